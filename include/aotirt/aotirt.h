@@ -1,0 +1,7 @@
+// Umbrella header for aotirt's public C++ API.
+#pragma once
+
+#include "aotirt/model.h"
+#include "aotirt/status.h"
+#include "aotirt/tensor.h"
+#include "aotirt/types.h"

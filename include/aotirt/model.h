@@ -1,0 +1,103 @@
+// aotirt::Model: load an AOTInductor .pt2 package and run it, without libtorch.
+//
+//   auto model = aotirt::Model::load("model.pt2");
+//   if (!model.ok()) { std::cerr << model.status().to_string(); return 1; }
+//   auto outputs = (*model)->run({aotirt::Tensor::from_blob(buf, {1, 3}, aotirt::DType::kFloat32)});
+//
+// A Model owns the model library, its weights and any files it extracted;
+// destroying it releases all of them.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aotirt/status.h"
+#include "aotirt/tensor.h"
+#include "aotirt/types.h"
+
+namespace aotirt {
+
+// What is known about one input or output. Packages made by aotirt's exporter
+// record dtype and shape; for other packages only the name may be known.
+struct TensorSpec {
+  std::string name;
+  bool has_dtype = false;
+  DType dtype = DType::kFloat32;
+  bool has_shape = false;
+  std::vector<int64_t> shape;  // -1 marks a dynamic dimension
+};
+
+// A package's contents, read without loading the model library.
+struct PackageInfo {
+  std::string path;
+  std::string model_name;          // "model" unless the package says otherwise
+  std::string device_key;          // "cpu", "cuda", "mps"
+  std::string cpu_isa;             // "AVX512", "AVX2", "" when scalar
+  std::string compute_capability;  // "90" for an sm_90 CUDA package
+  std::string library_entry;       // zip entry of the .so
+  size_t library_bytes = 0;
+  size_t weight_bytes = 0;         // external weights blob; 0 when weights live in the .so
+  bool weights_in_library = false;
+  std::vector<std::string> kernel_entries;  // .cubin files
+  std::vector<TensorSpec> inputs, outputs;  // from aotirt metadata, when present
+  // Every aoti_torch_* symbol the library imports, and whether aotirt has it.
+  struct Symbol {
+    std::string name;
+    bool provided;
+  };
+  std::vector<Symbol> imported_shims;
+};
+
+struct LoadOptions {
+  DeviceId device;            // must match the package's device type
+  size_t num_runners = 1;     // concurrent Run calls the container allows
+  size_t memory_limit_bytes = 0;  // 0 = none; allocations past it fail cleanly
+};
+
+struct RunOptions {
+  // Copy outputs back to host memory (device models only; CPU outputs are
+  // already on the host).
+  bool outputs_to_host = false;
+};
+
+class ModelState;
+
+class AOTIRT_API Model {
+ public:
+  // Loads |path|. Fails with a Status naming the problem (missing file, not a
+  // zip, no AOTI model, wrong device or ISA, missing shim symbol, ...).
+  static Result<std::unique_ptr<Model>> load(const std::string& path, const LoadOptions& options = {});
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const PackageInfo& package() const;
+  DeviceId device() const;
+  size_t num_inputs() const;
+  size_t num_outputs() const;
+  const std::vector<TensorSpec>& inputs() const;
+  const std::vector<TensorSpec>& outputs() const;
+
+  // Runs the model. CPU inputs on a CPU model are used in place (zero-copy);
+  // host inputs for a device model are copied to the device. Outputs own
+  // their memory and live on the model's device unless |options| says host.
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, const RunOptions& options = {});
+
+ private:
+  explicit Model(std::unique_ptr<ModelState> state);
+  std::unique_ptr<ModelState> state_;
+};
+
+// Reads a package's metadata and imported symbols without running anything.
+AOTIRT_API Result<PackageInfo> inspect_package(const std::string& path);
+
+// The last error recorded on this thread by aotirt (including errors from
+// shim calls made by the model library), as "CODE: message". Empty if none.
+AOTIRT_API std::string last_error();
+
+// Version string, e.g. "0.1.0".
+AOTIRT_API const char* version();
+
+}  // namespace aotirt

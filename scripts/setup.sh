@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what aotirt needs to build and test: Debian packages and a Python
+# virtual environment (.venv) with the pinned torch. Safe to run again: each
+# step checks first and does nothing when its work is already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TORCH_VERSION="2.11.0"
+APT_PACKAGES=(cmake ninja-build g++ pkg-config binutils python3-venv
+  libzip-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  libopenblas-dev libsleef-dev libgtest-dev libgmock-dev)
+
+log() { printf '[setup] %s\n' "$*"; }
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  log "Debian packages present"
+fi
+
+PY="${AOTIRT_PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  log "creating .venv"
+  "$PY" -m venv .venv
+fi
+if ! .venv/bin/python -c "import torch, numpy, sys; sys.exit(0 if torch.__version__.split('+')[0] == '$TORCH_VERSION' else 1)" 2>/dev/null; then
+  log "installing torch==$TORCH_VERSION and numpy into .venv (first time only)"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q "torch==$TORCH_VERSION" numpy
+else
+  log "torch $TORCH_VERSION present in .venv"
+fi

@@ -1,0 +1,21 @@
+#include "core/storage.h"
+
+namespace aotirt {
+
+Storage* Storage::new_owning(void* data, size_t nbytes, DeviceId device, DeleterFn deleter,
+                             void* deleter_ctx) {
+  return new Storage(data, nbytes, device, deleter, deleter_ctx);
+}
+
+Storage* Storage::new_borrowed(void* data, size_t nbytes, DeviceId device) {
+  return new Storage(data, nbytes, device, nullptr, nullptr);
+}
+
+void Storage::release() {
+  if (refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    if (deleter_) deleter_(deleter_ctx_, data_, nbytes_);
+    delete this;
+  }
+}
+
+}  // namespace aotirt

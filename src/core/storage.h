@@ -1,0 +1,78 @@
+// Storage: a refcounted span of device or host memory.
+//
+// Owning storage carries a deleter that runs when the last reference drops;
+// borrowed storage (caller buffers, mmap'd weights) has no deleter. The count
+// is atomic because the model library may run on any thread.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <utility>
+
+#include "aotirt/types.h"
+
+namespace aotirt {
+
+// Releases |ptr| (|nbytes| long) that was handed out with |ctx|.
+using DeleterFn = void (*)(void* ctx, void* ptr, size_t nbytes);
+
+class Storage {
+ public:
+  // Owned: |deleter| runs once, when the last reference is released.
+  static Storage* new_owning(void* data, size_t nbytes, DeviceId device, DeleterFn deleter,
+                             void* deleter_ctx);
+  // Borrowed: the memory must outlive every tensor that views it.
+  static Storage* new_borrowed(void* data, size_t nbytes, DeviceId device);
+
+  void retain() { refcount_.fetch_add(1, std::memory_order_relaxed); }
+  void release();
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  DeviceId device() const { return device_; }
+  bool is_borrowed() const { return deleter_ == nullptr; }
+  int refcount() const { return refcount_.load(std::memory_order_relaxed); }
+
+ private:
+  Storage(void* data, size_t nbytes, DeviceId device, DeleterFn deleter, void* ctx)
+      : data_(data), nbytes_(nbytes), device_(device), deleter_(deleter), deleter_ctx_(ctx) {}
+  ~Storage() = default;
+
+  std::atomic<int> refcount_{1};
+  void* data_;
+  size_t nbytes_;
+  DeviceId device_;
+  DeleterFn deleter_;
+  void* deleter_ctx_;
+};
+
+// Intrusive smart pointer for Storage.
+class StorageRef {
+ public:
+  StorageRef() = default;
+  // Adopts a reference the caller already holds (new_owning/new_borrowed give one).
+  static StorageRef adopt(Storage* s) {
+    StorageRef r;
+    r.ptr_ = s;
+    return r;
+  }
+  StorageRef(const StorageRef& o) : ptr_(o.ptr_) {
+    if (ptr_) ptr_->retain();
+  }
+  StorageRef(StorageRef&& o) noexcept : ptr_(o.ptr_) { o.ptr_ = nullptr; }
+  StorageRef& operator=(StorageRef o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    return *this;
+  }
+  ~StorageRef() {
+    if (ptr_) ptr_->release();
+  }
+  Storage* get() const { return ptr_; }
+  Storage* operator->() const { return ptr_; }
+  explicit operator bool() const { return ptr_ != nullptr; }
+
+ private:
+  Storage* ptr_ = nullptr;
+};
+
+}  // namespace aotirt

@@ -1,0 +1,94 @@
+// The device interface every backend implements (CPU, CUDA, Metal), and the
+// registry that creates devices on first use.
+//
+// Core and shim code only talk to Device and Allocator; they never name a
+// backend. A backend that is built off registers a stub whose probe reports
+// UNAVAILABLE, so callers get a clear error instead of a missing symbol.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "aotirt/status.h"
+#include "aotirt/types.h"
+#include "core/tensor.h"
+
+namespace aotirt {
+
+struct MemoryStats {
+  size_t active_bytes = 0;   // handed out and not yet returned
+  size_t peak_bytes = 0;     // highest active_bytes seen
+  size_t cached_bytes = 0;   // returned to the cache, not to the system
+  size_t limit_bytes = 0;    // 0 = no limit
+  size_t alloc_count = 0;    // allocate() calls that succeeded
+  size_t cache_hits = 0;     // of those, served from the cache
+};
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // Returns owned memory of at least |nbytes|, aligned to 64 bytes; nbytes 0
+  // gives a valid unique pointer. Fails with RESOURCE_EXHAUSTED past the limit.
+  virtual Result<void*> allocate(size_t nbytes) = 0;
+  // Returns memory from allocate() with the same |nbytes|.
+  virtual void deallocate(void* ptr, size_t nbytes) = 0;
+  virtual MemoryStats stats() const = 0;
+  // Caps active plus cached bytes; 0 removes the cap.
+  virtual void set_limit(size_t bytes) = 0;
+  // Gives cached blocks back to the system.
+  virtual void trim() = 0;
+  virtual void reset_peak() = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual DeviceId id() const = 0;
+  // "cpu", "cuda:0 (NVIDIA H200, sm_90)".
+  virtual std::string description() const = 0;
+  virtual Allocator& allocator() = 0;
+  // Copies |src| into |dst| elementwise, broadcasting |src| to |dst|'s shape
+  // and converting dtype where they differ. One side is on this device; the
+  // other is on this device or on the CPU.
+  virtual Status copy(const TensorImpl& dst, const TensorImpl& src, bool non_blocking) = 0;
+  // Sets every byte of |dst|'s elements to zero.
+  virtual Status zero(const TensorImpl& dst) = 0;
+  // Waits for all work queued on this device by this thread's current stream.
+  virtual Status synchronize() = 0;
+  // The native stream this thread's work goes to (cudaStream_t); null on CPU.
+  virtual void* current_stream() { return nullptr; }
+};
+
+struct BackendInfo {
+  DeviceType type;
+  const char* name;
+  // Number of devices; UNAVAILABLE when the backend is built off or has no driver.
+  Result<int> (*probe)();
+  Result<std::unique_ptr<Device>> (*create)(int index);
+};
+
+// Each backend defines one of these (the real one or its stub).
+const BackendInfo& cpu_backend_info();
+const BackendInfo& cuda_backend_info();
+const BackendInfo& metal_backend_info();
+
+// Returns the device, creating it on first use. Borrowed: the registry owns it
+// until process exit.
+Result<Device*> get_device(DeviceId id);
+// Number of devices of |type|, or the backend's UNAVAILABLE status.
+Result<int> device_count(DeviceType type);
+
+// Allocates an owned tensor on |id| with the given layout. Its storage holds
+// exactly the bytes the strides can reach.
+Result<TensorImpl> empty_strided(const DimVector& sizes, const DimVector& strides, DType dtype,
+                                 DeviceId id);
+Result<TensorImpl> empty_contiguous(const DimVector& sizes, DType dtype, DeviceId id);
+// Copies |src| into |dst| on whichever device is not the CPU (or the CPU).
+Status copy_tensor(const TensorImpl& dst, const TensorImpl& src, bool non_blocking);
+// A new contiguous tensor on the same device with |src|'s values.
+Result<TensorImpl> clone_tensor(const TensorImpl& src);
+// Storage bytes needed for |sizes|/|strides| of |dtype| (0 when any size is 0).
+Result<size_t> storage_bytes_for(const DimVector& sizes, const DimVector& strides, DType dtype);
+
+}  // namespace aotirt

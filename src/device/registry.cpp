@@ -1,0 +1,113 @@
+#include <array>
+#include <map>
+#include <mutex>
+
+#include "base/status.h"
+#include "device/device.h"
+
+namespace aotirt {
+namespace {
+
+const BackendInfo* backend_for(DeviceType type) {
+  switch (type) {
+    case DeviceType::kCpu: return &cpu_backend_info();
+    case DeviceType::kCuda: return &cuda_backend_info();
+    case DeviceType::kMps: return &metal_backend_info();
+  }
+  return nullptr;
+}
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::pair<int, int>, std::unique_ptr<Device>> devices;
+  Device* cpu = nullptr;  // hot path: every CPU empty_strided asks for it
+};
+
+Registry& registry() {
+  // Intentionally leaked: model libraries may free tensors from static
+  // destructors that run after ours.
+  static Registry* r = new Registry();
+  return *r;
+}
+
+}  // namespace
+
+Result<int> device_count(DeviceType type) {
+  const BackendInfo* info = backend_for(type);
+  if (!info) return AOTIRT_STATUS(kInvalidArgument, "unknown device type {}", static_cast<int>(type));
+  return info->probe();
+}
+
+Result<Device*> get_device(DeviceId id) {
+  Registry& r = registry();
+  if (id.type == DeviceType::kCpu && r.cpu) return r.cpu;
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto key = std::make_pair(static_cast<int>(id.type), id.index);
+  auto it = r.devices.find(key);
+  if (it != r.devices.end()) return it->second.get();
+  const BackendInfo* info = backend_for(id.type);
+  if (!info) return AOTIRT_STATUS(kInvalidArgument, "unknown device type {}", static_cast<int>(id.type));
+  AOTIRT_ASSIGN_OR_RETURN(int count, info->probe());
+  if (id.index < 0 || id.index >= count)
+    return AOTIRT_STATUS(kNotFound, "device {} does not exist: {} {} device(s) present",
+                         id.to_string(), count, info->name);
+  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<Device> dev, info->create(id.index));
+  Device* raw = dev.get();
+  r.devices.emplace(key, std::move(dev));
+  if (id.type == DeviceType::kCpu) r.cpu = raw;
+  return raw;
+}
+
+Result<size_t> storage_bytes_for(const DimVector& sizes, const DimVector& strides, DType dtype) {
+  size_t elsize = dtype_size(dtype);
+  if (elsize == 0) return AOTIRT_STATUS(kInvalidArgument, "invalid dtype {}", static_cast<int>(dtype));
+  if (sizes.size() != strides.size())
+    return AOTIRT_STATUS(kInvalidArgument, "sizes has {} dims but strides has {}", sizes.size(), strides.size());
+  int64_t last = 0;
+  for (int64_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 0) return AOTIRT_STATUS(kInvalidArgument, "negative size {} in dim {}", sizes[i], i);
+    if (sizes[i] == 0) return size_t{0};
+    if (strides[i] < 0) return AOTIRT_STATUS(kInvalidArgument, "negative stride {} in dim {}", strides[i], i);
+    last += (sizes[i] - 1) * strides[i];
+  }
+  return static_cast<size_t>(last + 1) * elsize;
+}
+
+namespace {
+void allocator_deleter(void* ctx, void* ptr, size_t nbytes) {
+  static_cast<Allocator*>(ctx)->deallocate(ptr, nbytes);
+}
+}  // namespace
+
+Result<TensorImpl> empty_strided(const DimVector& sizes, const DimVector& strides, DType dtype,
+                                 DeviceId id) {
+  AOTIRT_ASSIGN_OR_RETURN(size_t nbytes, storage_bytes_for(sizes, strides, dtype));
+  AOTIRT_ASSIGN_OR_RETURN(Device * dev, get_device(id));
+  Allocator& alloc = dev->allocator();
+  AOTIRT_ASSIGN_OR_RETURN(void* ptr, alloc.allocate(nbytes));
+  Storage* s = Storage::new_owning(ptr, nbytes, id, allocator_deleter, &alloc);
+  return TensorImpl(StorageRef::adopt(s), dtype, sizes, strides, 0);
+}
+
+Result<TensorImpl> empty_contiguous(const DimVector& sizes, DType dtype, DeviceId id) {
+  return empty_strided(sizes, contiguous_strides(sizes), dtype, id);
+}
+
+Status copy_tensor(const TensorImpl& dst, const TensorImpl& src, bool non_blocking) {
+  if (!dst.defined() || !src.defined())
+    return AOTIRT_STATUS(kInvalidArgument, "copy with an undefined tensor");
+  DeviceId owner = dst.device().is_cpu() ? src.device() : dst.device();
+  if (!dst.device().is_cpu() && !src.device().is_cpu() && dst.device() != src.device())
+    return AOTIRT_STATUS(kUnimplemented, "copy between {} and {} is not supported",
+                         src.device().to_string(), dst.device().to_string());
+  AOTIRT_ASSIGN_OR_RETURN(Device * dev, get_device(owner));
+  return dev->copy(dst, src, non_blocking);
+}
+
+Result<TensorImpl> clone_tensor(const TensorImpl& src) {
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_contiguous(src.sizes(), src.dtype(), src.device()));
+  AOTIRT_RETURN_IF_ERROR(copy_tensor(out, src, false));
+  return out;
+}
+
+}  // namespace aotirt

@@ -1,0 +1,2 @@
+#include "aotirt/aotirt.h"
+int main() { return 0; }
