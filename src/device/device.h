@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "aotirt/status.h"
 #include "aotirt/types.h"
@@ -58,6 +60,15 @@ class Device {
   virtual Status synchronize() = 0;
   // The native stream this thread's work goes to (cudaStream_t); null on CPU.
   virtual void* current_stream() { return nullptr; }
+
+  // Called before a model library for this device is opened: a chance to put
+  // runtime symbols the library imports (e.g. libcudart's) in global scope.
+  virtual Status prepare_model_load() { return Status(); }
+  // Refuses packages this device cannot run. |metadata| is the package's
+  // *_metadata.json as key/value strings (AOTI_COMPUTE_CAPABILITY, ...).
+  virtual Status check_package(const std::vector<std::pair<std::string, std::string>>& metadata) {
+    return Status();
+  }
 };
 
 struct BackendInfo {

@@ -1,1 +1,279 @@
-// placeholder, being written
+#include <dlfcn.h>
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <unordered_map>
+
+#include "base/log.h"
+#include "base/status.h"
+#include "model/model_state.h"
+#include "shim/common/shim_symbols.h"
+#include "shim/common/shim_util.h"
+
+namespace aotirt {
+namespace {
+
+DeviceType device_type_for_key(const std::string& key, bool* known) {
+  *known = true;
+  if (key == "cpu") return DeviceType::kCpu;
+  if (key == "cuda") return DeviceType::kCuda;
+  if (key == "mps") return DeviceType::kMps;
+  *known = false;
+  return DeviceType::kCpu;
+}
+
+// OpenMP's runtime must outlive every model library that used it: its worker
+// threads keep running after a library is closed.
+void pin_needed_runtimes(const std::vector<std::string>& undefined) {
+  bool uses_omp = std::any_of(undefined.begin(), undefined.end(),
+                              [](const std::string& s) { return s.rfind("GOMP_", 0) == 0 || s.rfind("omp_", 0) == 0; });
+  if (uses_omp) dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL);
+}
+
+Status run_error(const char* what) {
+  const Status& shim_error = get_last_error();
+  if (!shim_error.ok()) {
+    Status s = shim_error;
+    return s.annotate(what);
+  }
+  return AOTIRT_STATUS(kInternal,
+                       "{} failed inside the model library (its own message, if any, was printed to "
+                       "stderr; a wrong input shape, dtype or layout is the usual cause)",
+                       what);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, const LoadOptions& options) {
+  std::unique_ptr<ModelState> m(new ModelState());
+  AOTIRT_ASSIGN_OR_RETURN(m->package_, open_pt2_package(path));
+  const PackageInfo& info = m->package_.info;
+
+  // The device: the package decides its type; the options may only pick an index.
+  bool known = false;
+  DeviceType type = device_type_for_key(info.device_key, &known);
+  if (!known)
+    return AOTIRT_STATUS(kIncompatible, "'{}' was compiled for device '{}', which aotirt does not support", path,
+                         info.device_key);
+  if (options.device.type != type)
+    return AOTIRT_STATUS(kIncompatible, "'{}' was compiled for {} but device {} was requested", path,
+                         info.device_key, options.device.to_string());
+  m->device_id_ = options.device;
+  AOTIRT_RETURN_IF_ERROR(check_package_host(m->package_));
+  AOTIRT_ASSIGN_OR_RETURN(m->device_, get_device(m->device_id_));
+  AOTIRT_RETURN_IF_ERROR(m->device_->check_package(m->package_.metadata));
+  if (options.memory_limit_bytes) m->device_->allocator().set_limit(options.memory_limit_bytes);
+
+  // Every imported shim must exist before the library is opened; listing them
+  // all beats dlopen's "first undefined symbol" message.
+  AOTIRT_RETURN_IF_ERROR(ensure_shims_global());
+  AOTIRT_RETURN_IF_ERROR(m->device_->prepare_model_load());
+  resolve_imported_shims(m->package_);
+  std::vector<std::string> missing;
+  for (const auto& s : info.imported_shims)
+    if (!s.provided) missing.push_back(s.name);
+  if (!missing.empty()) {
+    std::string list;
+    for (const auto& s : missing) list += (list.empty() ? "" : ", ") + s;
+    return AOTIRT_STATUS(kUnimplemented,
+                         "the model imports {} aoti_torch_* function(s) that aotirt does not provide: {}",
+                         missing.size(), list);
+  }
+  pin_needed_runtimes(m->package_.undefined_symbols);
+
+  AOTIRT_ASSIGN_OR_RETURN(m->library_, ModelLibrary::open(m->package_.library_bytes, info.model_name));
+  // The bytes now live in the memfd; don't keep a second copy.
+  std::string().swap(m->package_.library_bytes);
+
+  const char* cubin_dir = nullptr;
+  if (!m->package_.kernels.empty()) {
+    AOTIRT_ASSIGN_OR_RETURN(m->kernel_dir_, TempDir::create("aotirt-kernels-"));
+    for (const ZipEntry* k : m->package_.kernels) {
+      std::string base = k->name.substr(k->name.rfind('/') + 1);
+      std::string out = m->kernel_dir_.path() + "/" + base;
+      UniqueFd fd(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+      if (fd.get() < 0) return AOTIRT_STATUS(kIoError, "cannot write kernel file {}", out);
+      AOTIRT_RETURN_IF_ERROR(m->package_.zip->extract_to_fd(*k, fd.get()));
+    }
+    cubin_dir = m->kernel_dir_.path().c_str();
+  }
+
+  clear_last_error();
+  std::string device_str = m->device_id_.is_cpu() ? "cpu" : m->device_id_.to_string();
+  size_t runners = options.num_runners ? options.num_runners : 1;
+  if (m->library_->api().create_with_device(&m->container_, runners, device_str.c_str(), cubin_dir) != 0 ||
+      !m->container_) {
+    m->container_ = nullptr;
+    return run_error("creating the model container");
+  }
+  AOTIRT_RETURN_IF_ERROR(m->load_weights());
+
+  // Names and specs of inputs and outputs.
+  const ContainerApi& api = m->library_->api();
+  size_t n_in = 0, n_out = 0;
+  if (api.get_num_inputs(m->container_, &n_in) != 0 || api.get_num_outputs(m->container_, &n_out) != 0)
+    return run_error("querying the model's inputs and outputs");
+  m->has_specs_ = !info.inputs.empty() || n_in == 0;
+  if (!info.inputs.empty() && info.inputs.size() != n_in)
+    return AOTIRT_STATUS(kDataLoss, "package metadata lists {} inputs but the model takes {}", info.inputs.size(),
+                         n_in);
+  m->inputs_ = info.inputs.empty() ? std::vector<TensorSpec>(n_in) : info.inputs;
+  m->outputs_ = info.outputs.size() == n_out ? info.outputs : std::vector<TensorSpec>(n_out);
+  for (size_t i = 0; i < n_in; ++i) {
+    const char* name = nullptr;
+    if (m->inputs_[i].name.empty() && api.get_input_name(m->container_, i, &name) == 0 && name)
+      m->inputs_[i].name = name;
+  }
+  for (size_t i = 0; i < n_out; ++i) {
+    const char* name = nullptr;
+    if (m->outputs_[i].name.empty() && api.get_output_name(m->container_, i, &name) == 0 && name)
+      m->outputs_[i].name = name;
+  }
+  if (!m->has_specs_) {
+    // Without recorded specs, let the model library check its inputs itself
+    // (generated checks, off unless this variable is set) so a wrong shape
+    // fails cleanly instead of reading out of bounds.
+    setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 0);
+  }
+  return m;
+}
+
+Status ModelState::load_weights() {
+  const ZipEntry* w = package_.weights;
+  if (!w) return Status();
+  const ContainerApi& api = library_->api();
+  if (!api.update_constants_from_blob)
+    return AOTIRT_STATUS(kIncompatible,
+                         "the package has an external weights blob but its library lacks "
+                         "AOTInductorModelUpdateConstantsFromBlob (built by torch older than 2.9)");
+  // PyTorch stores package entries uncompressed, so the blob is mapped
+  // straight out of the .pt2; the model copies it into its own buffers.
+  MappedRegion mapped;
+  std::string copy;
+  const uint8_t* data = nullptr;
+  if (w->stored) {
+    AOTIRT_ASSIGN_OR_RETURN(uint64_t offset, package_.zip->data_offset(*w));
+    AOTIRT_ASSIGN_OR_RETURN(mapped, MappedRegion::map(package_.info.path, offset, w->size));
+    data = mapped.data();
+  } else {
+    AOTIRT_ASSIGN_OR_RETURN(copy, package_.zip->read(*w));
+    data = reinterpret_cast<const uint8_t*>(copy.data());
+  }
+  static const uint8_t kEmpty[64] = {};
+  if (!data) data = kEmpty;
+  clear_last_error();
+  if (api.update_constants_from_blob(container_, data) != 0) return run_error("loading the weights");
+  return Status();
+}
+
+ModelState::~ModelState() {
+  if (container_ && library_) {
+    if (library_->api().destroy(container_) != 0)
+      AOTIRT_LOG(kWarning, "deleting the model container failed: {}", get_last_error().to_string());
+  }
+  container_ = nullptr;
+  library_.reset();
+  kernel_dir_.remove();
+}
+
+Status ModelState::validate_input(size_t i, const TensorImpl& t) const {
+  const TensorSpec& spec = inputs_[i];
+  std::string label = spec.name.empty() ? fmt::format("input {}", i) : fmt::format("input {} ('{}')", i, spec.name);
+  if (spec.has_dtype && spec.dtype != t.dtype())
+    return AOTIRT_STATUS(kInvalidArgument, "{} has dtype {} but the model expects {}", label, dtype_name(t.dtype()),
+                         dtype_name(spec.dtype));
+  if (spec.has_shape) {
+    bool ok = static_cast<int64_t>(spec.shape.size()) == t.dim();
+    for (int64_t d = 0; ok && d < t.dim(); ++d)
+      if (spec.shape[d] >= 0 && spec.shape[d] != t.sizes()[d]) ok = false;
+    if (!ok) {
+      std::string expected = "[";
+      for (size_t d = 0; d < spec.shape.size(); ++d)
+        expected += (d ? ", " : "") + (spec.shape[d] < 0 ? std::string("?") : std::to_string(spec.shape[d]));
+      expected += "]";
+      return AOTIRT_STATUS(kInvalidArgument, "{} has shape {} but the model expects {}", label,
+                           dims_to_string(t.sizes().data(), t.dim()), expected);
+    }
+  }
+  return Status();
+}
+
+Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
+  const size_t n_in = inputs_.size(), n_out = outputs_.size();
+  if (inputs.size() != n_in)
+    return AOTIRT_STATUS(kInvalidArgument, "the model takes {} input(s) but {} were given", n_in, inputs.size());
+
+  // The container steals the input handles (it deletes them), so each gets a
+  // fresh handle that shares the caller's storage: no data is copied for
+  // contiguous tensors already on the model's device.
+  std::vector<AtenTensorHandle> in_handles;
+  in_handles.reserve(n_in);
+  auto free_inputs = [&]() {
+    for (AtenTensorHandle h : in_handles) delete impl_of(h);
+  };
+  for (size_t i = 0; i < n_in; ++i) {
+    const TensorImpl* t = inputs[i].impl();
+    Status st;
+    if (!t || !t->defined())
+      st = AOTIRT_STATUS(kInvalidArgument, "input {} is an undefined tensor", i);
+    else
+      st = validate_input(i, *t);
+    if (st.ok() && !t->device().is_cpu() && t->device() != device_id_)
+      st = AOTIRT_STATUS(kInvalidArgument, "input {} is on {} but the model runs on {}", i, t->device().to_string(),
+                         device_id_.to_string());
+    TensorImpl prepared;
+    if (st.ok()) {
+      if (t->device() == device_id_ && t->is_contiguous()) {
+        prepared = *t;
+      } else {
+        // Host data for a device model, or a strided view: the generated code
+        // assumes the exported (contiguous) layout on the model's device.
+        Result<TensorImpl> moved = empty_contiguous(t->sizes(), t->dtype(), device_id_);
+        if (moved.ok()) {
+          st = copy_tensor(moved.value(), *t, false);
+          prepared = std::move(moved.value());
+        } else {
+          st = moved.take_status();
+        }
+      }
+    }
+    if (!st.ok()) {
+      free_inputs();
+      return st;
+    }
+    in_handles.push_back(new_handle(std::move(prepared)));
+  }
+
+  std::vector<AtenTensorHandle> out_handles(n_out, nullptr);
+  clear_last_error();
+  RuntimeError rc = library_->api().run(container_, in_handles.data(), n_in, out_handles.data(), n_out,
+                                        device_->current_stream(), nullptr);
+
+  // Take ownership of every returned handle exactly once: the generated code
+  // may return the same handle twice when outputs alias.
+  std::unordered_map<AtenTensorHandle, std::shared_ptr<TensorImpl>> owned;
+  std::vector<Tensor> outputs;
+  outputs.reserve(n_out);
+  for (AtenTensorHandle h : out_handles) {
+    if (!h) {
+      outputs.emplace_back();
+      continue;
+    }
+    auto it = owned.find(h);
+    if (it == owned.end()) it = owned.emplace(h, std::shared_ptr<TensorImpl>(impl_of(h))).first;
+    outputs.emplace_back(it->second);
+  }
+  if (rc != 0) return run_error("running the model");
+  for (size_t i = 0; i < n_out; ++i)
+    if (!outputs[i].defined()) return AOTIRT_STATUS(kInternal, "the model returned no tensor for output {}", i);
+
+  if (options.outputs_to_host && !device_id_.is_cpu()) {
+    for (auto& o : outputs) {
+      AOTIRT_ASSIGN_OR_RETURN(o, o.to(DeviceId{}));
+    }
+  }
+  return outputs;
+}
+
+}  // namespace aotirt

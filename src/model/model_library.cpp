@@ -1,1 +1,55 @@
-// placeholder, being written
+#include "model/model_library.h"
+
+#include <dlfcn.h>
+
+#include "base/status.h"
+
+namespace aotirt {
+namespace {
+
+template <class Fn>
+Status resolve(void* handle, const char* symbol, bool required, Fn* out) {
+  dlerror();
+  void* p = dlsym(handle, symbol);
+  if (!p && required)
+    return AOTIRT_STATUS(kIncompatible,
+                         "the model library does not export {}; it was not built by a supported "
+                         "AOTInductor (torch 2.9 or newer)",
+                         symbol);
+  *out = reinterpret_cast<Fn>(p);
+  return Status();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& bytes, const std::string& name) {
+  std::unique_ptr<ModelLibrary> lib(new ModelLibrary());
+  AOTIRT_ASSIGN_OR_RETURN(lib->fd_, create_memfd("aotirt-" + name));
+  AOTIRT_RETURN_IF_ERROR(write_all(lib->fd_.get(), bytes.data(), bytes.size(), "the model library"));
+  std::string proc_path = "/proc/self/fd/" + std::to_string(lib->fd_.get());
+  lib->handle_ = dlopen(proc_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib->handle_) {
+    const char* err = dlerror();
+    return AOTIRT_STATUS(kNotFound, "cannot load the model library: {}", err ? err : "unknown dlopen error");
+  }
+  ContainerApi& a = lib->api_;
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerCreateWithDevice", true, &a.create_with_device));
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerDelete", true, &a.destroy));
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerRun", true, &a.run));
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerRunSingleThreaded", false, &a.run_single_threaded));
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerGetNumInputs", true, &a.get_num_inputs));
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerGetNumOutputs", true, &a.get_num_outputs));
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerGetInputName", true, &a.get_input_name));
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerGetOutputName", true, &a.get_output_name));
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerGetCallSpec", true, &a.get_call_spec));
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerGetNumConstants", false, &a.get_num_constants));
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelUpdateConstantsFromBlob", false,
+                                 &a.update_constants_from_blob));
+  return lib;
+}
+
+ModelLibrary::~ModelLibrary() {
+  if (handle_) dlclose(handle_);
+}
+
+}  // namespace aotirt

@@ -1,1 +1,96 @@
-// placeholder, being written
+#include "package/cpu_features.h"
+
+#include <sys/utsname.h>
+
+#include <sstream>
+#include <vector>
+
+#include "base/status.h"
+
+namespace aotirt {
+namespace {
+
+struct IsaRequirement {
+  const char* token;
+  bool (*supported)();
+};
+
+#if defined(__x86_64__) || defined(__i386__)
+bool has_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+bool has_avx512() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+}
+bool has_avx512_vnni() { return __builtin_cpu_supports("avx512vnni"); }
+bool has_amx() {
+  // GCC 12's builtin does not know AMX; read cpuid leaf 7 EDX bit 24 (AMX-TILE).
+  unsigned a, b, c, d;
+  __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
+  return (d >> 24) & 1u;
+}
+#else
+bool has_avx2() { return false; }
+bool has_avx512() { return false; }
+bool has_avx512_vnni() { return false; }
+bool has_amx() { return false; }
+#endif
+
+const IsaRequirement kRequirements[] = {
+    {"AVX2", has_avx2},
+    {"AVX512", has_avx512},
+    {"AVX512_VNNI", has_avx512_vnni},
+    {"AMX_TILE", has_amx},
+};
+
+std::vector<std::string> split_tokens(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ' ' || c == '|' || c == ',' || c == ';') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+}  // namespace
+
+std::string host_cpu_isa() {
+  std::string out;
+  for (const auto& r : kRequirements)
+    if (r.supported()) out += (out.empty() ? "" : " ") + std::string(r.token);
+  return out.empty() ? "scalar" : out;
+}
+
+std::string host_machine() {
+  struct utsname u;
+  if (uname(&u) != 0) return "unknown";
+  return u.machine;
+}
+
+Status check_cpu_isa(const std::string& isa) {
+  for (const std::string& token : split_tokens(isa)) {
+    if (token == "INVALID_VEC_ISA" || token == "NONE" || token == "DEFAULT") continue;
+    bool known = false;
+    for (const auto& r : kRequirements) {
+      if (token != r.token) continue;
+      known = true;
+      if (!r.supported())
+        return AOTIRT_STATUS(kIncompatible,
+                             "the package's CPU kernels were compiled for {} but this CPU lacks it (it has: "
+                             "{}); export the model again on a machine like this one",
+                             token, host_cpu_isa());
+    }
+    // Inductor's other ISAs (NEON, SVE, VSX, ZVECTOR) belong to other machines.
+    if (!known)
+      return AOTIRT_STATUS(kIncompatible, "the package's CPU kernels use the {} ISA, which this {} CPU lacks",
+                           token, host_machine());
+  }
+  return Status();
+}
+
+}  // namespace aotirt

@@ -3,6 +3,7 @@
 
 #include "backends/cpu/cpu_allocator.h"
 #include "backends/cpu/cpu_copy.h"
+#include "backends/cpu/cpu_sleef.h"
 #include "base/status.h"
 #include "device/device.h"
 
@@ -30,6 +31,7 @@ class CpuDevice final : public Device {
     return cpu_copy_strided(dst, scalar);
   }
   Status synchronize() override { return Status(); }
+  Status prepare_model_load() override { return ensure_sleef_global(); }
 
  private:
   CpuAllocator allocator_;

@@ -1,0 +1,212 @@
+#include "backends/cpu/ops/cpu_op_util.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <numeric>
+#include <vector>
+
+#include "backends/cpu/cpu_copy.h"
+#include "base/status.h"
+#include "device/device.h"
+#include "shim/common/shim_util.h"
+
+namespace aotirt {
+namespace cpu_ops {
+
+std::string shape_str(const TensorImpl& t) { return dims_to_string(t.sizes().data(), t.dim()); }
+
+std::string layout_str(const TensorImpl& t) {
+  return "sizes " + shape_str(t) + " strides " + dims_to_string(t.strides().data(), t.dim());
+}
+
+Result<const TensorImpl*> require_tensor(AtenTensorHandle h, const char* what) {
+  if (!h) return AOTIRT_STATUS(kInvalidArgument, "'{}' is a null tensor handle", what);
+  return static_cast<const TensorImpl*>(impl_of(h));
+}
+
+const TensorImpl* optional_tensor(AtenTensorHandle* h) {
+  if (!h || !*h) return nullptr;
+  return impl_of(*h);
+}
+
+Status check_cpu(const TensorImpl& t, const char* what) {
+  AOTIRT_ENSURE(t.defined() || t.numel() == 0, kInvalidArgument, "'{}' has no storage", what);
+  AOTIRT_ENSURE(t.device().is_cpu(), kInvalidArgument, "'{}' is on {}, expected a CPU tensor", what,
+                t.device().to_string());
+  return Status();
+}
+
+Status check_dim(const TensorImpl& t, int64_t dim, const char* what) {
+  AOTIRT_ENSURE(t.dim() == dim, kInvalidArgument, "'{}' must be {}-D, got shape {}", what, dim,
+                shape_str(t));
+  return Status();
+}
+
+Status check_same_dtype(const TensorImpl& a, const char* a_name, const TensorImpl& b,
+                        const char* b_name) {
+  AOTIRT_ENSURE(a.dtype() == b.dtype(), kInvalidArgument,
+                "'{}' is {} but '{}' is {}; they must have the same dtype", a_name,
+                dtype_name(a.dtype()), b_name, dtype_name(b.dtype()));
+  return Status();
+}
+
+Status check_float_dtype(DType dtype, const char* what) {
+  switch (dtype) {
+    case DType::kFloat32:
+    case DType::kFloat64:
+    case DType::kBFloat16:
+    case DType::kFloat16:
+      return Status();
+    default:
+      return AOTIRT_STATUS(kUnimplemented,
+                           "'{}' has dtype {}; only float32, float64, bfloat16 and float16 are supported",
+                           what, dtype_name(dtype));
+  }
+}
+
+Result<TensorImpl> contiguous_as(const TensorImpl& t, DType dtype) {
+  if (t.dtype() == dtype && (t.numel() == 0 || t.is_contiguous())) return t;
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_contiguous(t.sizes(), dtype, DeviceId{}));
+  AOTIRT_RETURN_IF_ERROR(cpu_copy_strided(out, t));
+  return out;
+}
+
+TensorImpl reshape_contiguous(const TensorImpl& t, const DimVector& sizes) {
+  return TensorImpl(t.storage(), t.dtype(), sizes, contiguous_strides(sizes), t.storage_offset());
+}
+
+bool is_non_overlapping_and_dense(const TensorImpl& t) {
+  const int64_t nd = t.dim();
+  if (nd == 0) return true;
+  std::vector<int64_t> order(nd);
+  std::iota(order.begin(), order.end(), 0);
+  // Size-0/1 dims place no constraint; sort them last so the walk ends there.
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    bool a_trivial = t.sizes()[a] < 2, b_trivial = t.sizes()[b] < 2;
+    if (a_trivial != b_trivial) return b_trivial;
+    return t.strides()[a] < t.strides()[b];
+  });
+  int64_t expected = 1;
+  for (int64_t d : order) {
+    if (t.sizes()[d] < 2) return true;
+    if (t.strides()[d] != expected) return false;
+    expected *= t.sizes()[d];
+  }
+  return true;
+}
+
+DimVector empty_like_strides(const TensorImpl& t) {
+  const int64_t nd = t.dim();
+  if (nd <= 1 || t.numel() == 0 || t.is_contiguous()) return contiguous_strides(t.sizes());
+  if (is_non_overlapping_and_dense(t)) return t.strides();
+  // Order dims from innermost to outermost by stride with the insertion sort
+  // PyTorch uses for elementwise outputs: broadcast (zero) strides and ties
+  // leave the order undecided rather than forcing it.
+  std::vector<int64_t> inner_first(nd);
+  for (int64_t i = 0; i < nd; ++i) inner_first[i] = nd - 1 - i;
+  auto should_swap = [&](int64_t a, int64_t b) -> int {
+    int64_t sa = t.strides()[a], sb = t.strides()[b];
+    if (sa == 0 || sb == 0) return 0;
+    if (sa == sb) return t.sizes()[b] >= t.sizes()[a] ? 0 : 1;
+    return sb > sa ? -1 : 1;
+  };
+  for (int64_t i = 1; i < nd; ++i) {
+    int64_t moving = i;
+    for (int64_t j = i - 1; j >= 0; --j) {
+      int c = should_swap(inner_first[j], inner_first[moving]);
+      if (c > 0) {
+        std::swap(inner_first[j], inner_first[moving]);
+        moving = j;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  DimVector strides;
+  strides.resize(nd);
+  int64_t acc = 1;
+  for (int64_t d : inner_first) {
+    strides[d] = acc;
+    acc *= std::max<int64_t>(t.sizes()[d], 1);
+  }
+  return strides;
+}
+
+Status check_blas_int(int64_t v, const char* what) {
+  AOTIRT_ENSURE(v >= 0 && v <= INT_MAX, kInvalidArgument,
+                "{} = {} exceeds what the BLAS library accepts (32-bit)", what, v);
+  return Status();
+}
+
+bool blas_matrix(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, BlasMatrix* out) {
+  // A stride of a size-1 dim is never used, so any value works there.
+  const int64_t min_row_ld = std::max<int64_t>(cols, 1);
+  const int64_t min_col_ld = std::max<int64_t>(rows, 1);
+  if (col_stride == 1 || cols <= 1) {
+    int64_t ld = rows <= 1 ? min_row_ld : row_stride;
+    if (ld >= min_row_ld && ld <= INT_MAX) {
+      *out = BlasMatrix{false, ld};
+      return true;
+    }
+  }
+  if (row_stride == 1 || rows <= 1) {
+    int64_t ld = cols <= 1 ? min_col_ld : col_stride;
+    if (ld >= min_col_ld && ld <= INT_MAX) {
+      *out = BlasMatrix{true, ld};
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+void blas_gemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
+               const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  cblas_sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void blas_gemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k,
+               double alpha, const double* a, int lda, const double* b, int ldb, double beta, double* c,
+               int ldc) {
+  cblas_dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace
+
+template <class T>
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+          const T* b, int64_t ldb, T beta, T* c, int64_t ldc, bool c_col_major) {
+  if (m == 0 || n == 0) return;
+  if (k == 0 || alpha == T(0)) {
+    // BLAS may skip C entirely here; do the beta part by hand so that
+    // beta == 0 really clears C (PyTorch ignores NaN in C when beta is 0).
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        T& x = c_col_major ? c[j * ldc + i] : c[i * ldc + j];
+        x = beta == T(0) ? T(0) : beta * x;
+      }
+    }
+    return;
+  }
+  // Column-major C is row-major C^T = op(B)^T op(A)^T: swap the operands.
+  if (c_col_major) {
+    blas_gemm(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans, trans_a ? CblasNoTrans : CblasTrans,
+              static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha, b,
+              static_cast<int>(ldb), a, static_cast<int>(lda), beta, c, static_cast<int>(ldc));
+    return;
+  }
+  blas_gemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+            static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda),
+            b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
+                          int64_t, float, float*, int64_t, bool);
+template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t,
+                           const double*, int64_t, double, double*, int64_t, bool);
+
+}  // namespace cpu_ops
+}  // namespace aotirt

@@ -1,0 +1,140 @@
+#include "base/file_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "base/log.h"
+#include "base/status.h"
+
+namespace aotirt {
+
+Result<TempDir> TempDir::create(const std::string& prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/" + prefix + "XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data()))
+    return AOTIRT_STATUS(kIoError, "cannot create a temporary directory '{}': {}", tmpl, std::strerror(errno));
+  return TempDir(std::string(buf.data()));
+}
+
+TempDir& TempDir::operator=(TempDir&& o) noexcept {
+  if (this != &o) {
+    remove();
+    path_ = std::move(o.path_);
+    o.path_.clear();
+  }
+  return *this;
+}
+
+void TempDir::remove() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+  if (ec) AOTIRT_LOG(kWarning, "could not remove temporary directory {}: {}", path_, ec.message());
+  path_.clear();
+}
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
+  if (this != &o) {
+    reset();
+    fd_ = o.fd_;
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+void UniqueFd::reset() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+Result<UniqueFd> create_memfd(const std::string& name) {
+  int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
+  if (fd < 0) return AOTIRT_STATUS(kIoError, "memfd_create failed: {}", std::strerror(errno));
+  return UniqueFd(fd);
+}
+
+Status write_all(int fd, const void* data, size_t size, const std::string& what) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return AOTIRT_STATUS(kIoError, "writing {} failed: {}", what, std::strerror(errno));
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return Status();
+}
+
+MappedRegion& MappedRegion::operator=(MappedRegion&& o) noexcept {
+  if (this != &o) {
+    unmap();
+    base_ = o.base_;
+    base_length_ = o.base_length_;
+    data_ = o.data_;
+    size_ = o.size_;
+    o.base_ = nullptr;
+    o.data_ = nullptr;
+    o.size_ = o.base_length_ = 0;
+  }
+  return *this;
+}
+
+void MappedRegion::unmap() {
+  if (base_) munmap(base_, base_length_);
+  base_ = nullptr;
+  data_ = nullptr;
+  size_ = base_length_ = 0;
+}
+
+Result<MappedRegion> MappedRegion::map(const std::string& path, uint64_t offset, size_t length) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return AOTIRT_STATUS(kIoError, "cannot open '{}': {}", path, std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < offset + length) {
+    ::close(fd);
+    return AOTIRT_STATUS(kDataLoss, "'{}' is shorter than the {} bytes at offset {} it should hold", path,
+                         length, offset);
+  }
+  MappedRegion r;
+  if (length == 0) {
+    ::close(fd);
+    return r;
+  }
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t aligned = offset / page * page;
+  const size_t map_len = static_cast<size_t>(offset - aligned) + length;
+  void* base = mmap(nullptr, map_len, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(aligned));
+  ::close(fd);  // the mapping keeps the file alive
+  if (base == MAP_FAILED) return AOTIRT_STATUS(kIoError, "mmap of '{}' failed: {}", path, std::strerror(errno));
+  r.base_ = base;
+  r.base_length_ = map_len;
+  r.data_ = static_cast<const uint8_t*>(base) + (offset - aligned);
+  r.size_ = length;
+  return r;
+}
+
+Status check_readable_file(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return AOTIRT_STATUS(kNotFound, "'{}' does not exist", path);
+    return AOTIRT_STATUS(kIoError, "cannot access '{}': {}", path, std::strerror(errno));
+  }
+  if (S_ISDIR(st.st_mode)) return AOTIRT_STATUS(kInvalidArgument, "'{}' is a directory, not a .pt2 file", path);
+  if (::access(path.c_str(), R_OK) != 0)
+    return AOTIRT_STATUS(kIoError, "cannot read '{}': {}", path, std::strerror(errno));
+  return Status();
+}
+
+}  // namespace aotirt

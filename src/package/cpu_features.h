@@ -1,0 +1,20 @@
+// Host CPU checks for packages: AOTI compiles CPU kernels for the build
+// host's vector ISA (-march=native), and such code faults with SIGILL on a
+// CPU without it. We refuse those packages up front instead.
+#pragma once
+
+#include <string>
+
+#include "aotirt/status.h"
+
+namespace aotirt {
+
+// OK when this CPU can run kernels built for |isa|, the package's
+// AOTI_CPU_ISA value ("AVX512", "AVX2", "AVX512 AVX512_VNNI AMX_TILE", "" ...).
+Status check_cpu_isa(const std::string& isa);
+// Names of the vector ISAs this CPU has, for messages ("AVX2 AVX512").
+std::string host_cpu_isa();
+// uname's machine ("x86_64", "aarch64").
+std::string host_machine();
+
+}  // namespace aotirt
