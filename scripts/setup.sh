@@ -6,9 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TORCH_VERSION="2.11.0"
-APT_PACKAGES=(cmake ninja-build g++ pkg-config binutils python3-venv
-  libzip-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-  libopenblas-dev libsleef-dev libgtest-dev libgmock-dev)
+APT_PACKAGES=(cmake ninja-build g++ pkg-config binutils
+  libminizip-dev libelf-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  libopenblas-dev libsleef3 libgtest-dev libgmock-dev)
+PIP_PACKAGES=("torch==$TORCH_VERSION" numpy pytest)
 
 log() { printf '[setup] %s\n' "$*"; }
 
@@ -30,10 +31,13 @@ if [ ! -x .venv/bin/python ]; then
   log "creating .venv"
   "$PY" -m venv .venv
 fi
-if ! .venv/bin/python -c "import torch, numpy, sys; sys.exit(0 if torch.__version__.split('+')[0] == '$TORCH_VERSION' else 1)" 2>/dev/null; then
-  log "installing torch==$TORCH_VERSION and numpy into .venv (first time only)"
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q "torch==$TORCH_VERSION" numpy
+if ! .venv/bin/python - "$TORCH_VERSION" <<'PYEOF' 2>/dev/null
+import sys, torch, numpy, pytest
+sys.exit(0 if torch.__version__.split('+')[0] == sys.argv[1] else 1)
+PYEOF
+then
+  log "installing ${PIP_PACKAGES[*]} into .venv (first time only; torch is large)"
+  .venv/bin/python -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
 else
-  log "torch $TORCH_VERSION present in .venv"
+  log "torch $TORCH_VERSION, numpy and pytest present in .venv"
 fi

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds aotirt and runs every test: C++ unit and shim tests (ctest), then the
+# model tests, which export real AOTInductor packages with torch (cached by
+# torch version and model source) and compare aotirt's outputs with eager
+# PyTorch. CUDA tests run when a GPU is present and are skipped visibly
+# otherwise. The last line is the total: "N passed, N failed, N skipped".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
+
+./scripts/setup.sh || { echo "setup failed"; exit 1; }
+
+BUILD_DIR="${AOTIRT_BUILD_DIR:-build}"
+CPU_ONLY_DIR="${AOTIRT_CPU_ONLY_BUILD_DIR:-build-cpu-only}"
+export AOTIRT_CACHE_DIR="${AOTIRT_CACHE_DIR:-$ROOT/.cache}"
+
+step() { printf '\n==== %s ====\n' "$*"; }
+
+step "build ($BUILD_DIR)"
+AOTIRT_BUILD_DIR="$BUILD_DIR" ./scripts/build.sh -DAOTIRT_BUILD_TESTS=ON || { echo "build failed"; exit 1; }
+step "build, CPU only ($CPU_ONLY_DIR)"
+cmake -S . -B "$CPU_ONLY_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAOTIRT_BUILD_CUDA=OFF \
+  -DAOTIRT_BUILD_TESTS=OFF -DAOTIRT_BUILD_EXAMPLES=OFF >/dev/null &&
+  ninja -C "$CPU_ONLY_DIR" aotirt || { echo "CPU-only build failed"; exit 1; }
+
+passed=0; failed=0; skipped=0
+tally() {  # tally PASSED FAILED SKIPPED
+  passed=$((passed + ${1:-0})); failed=$((failed + ${2:-0})); skipped=$((skipped + ${3:-0}))
+}
+
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  echo
+  echo "SKIP: no GPU on this machine: CUDA tests are skipped (they run on a machine with one)."
+fi
+
+step "C++ unit, shim and CUDA tests (ctest)"
+ctest_log="$(mktemp)"
+(cd "$BUILD_DIR" && ctest --output-on-failure -j2 --timeout 300) 2>&1 | tee "$ctest_log"
+ct_total=$(grep -Eo 'tests passed, [0-9]+ tests failed out of [0-9]+' "$ctest_log" | grep -Eo '[0-9]+$' | tail -1)
+ct_failed=$(grep -Eo '[0-9]+ tests failed out of' "$ctest_log" | grep -Eo '^[0-9]+' | tail -1)
+ct_skipped=$(grep -c '\*\*\*Skipped' "$ctest_log")
+if [ -z "$ct_total" ]; then
+  echo "ctest did not report a result"; tally 0 1 0
+else
+  tally $((ct_total - ct_failed - ct_skipped)) "$ct_failed" "$ct_skipped"
+fi
+rm -f "$ctest_log"
+
+step "model tests (pytest: zoo vs eager, CLI, bad input, exporter)"
+py_log="$(mktemp)"
+AOTIRT_BUILD_DIR="$ROOT/$BUILD_DIR" AOTIRT_CPU_ONLY_LIB="$ROOT/$CPU_ONLY_DIR/lib/libaotirt.so" \
+PYTHONPATH="$ROOT/python" .venv/bin/python -m pytest -q -rs tests/models 2>&1 | tee "$py_log"
+py_line=$(grep -E '^(=+ )?[0-9]+ (passed|failed)|^(=+ )?[0-9]+ (skipped|error)|no tests ran' "$py_log" | tail -1)
+py_pass=$(echo "$py_line" | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+')
+py_fail=$(echo "$py_line" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
+py_skip=$(echo "$py_line" | grep -Eo '[0-9]+ skipped' | grep -Eo '[0-9]+')
+if [ -z "$py_line" ]; then
+  echo "pytest did not report a result"; tally 0 1 0
+else
+  tally "${py_pass:-0}" "${py_fail:-0}" "${py_skip:-0}"
+fi
+rm -f "$py_log"
+
+echo
+echo "total: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
