@@ -33,7 +33,14 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "SKIP: no GPU on this machine: CUDA tests are skipped (they run on a machine with one)."
 fi
 
-step "C++ unit, shim and CUDA tests (ctest)"
+step "zoo packages (exported with torch; cached by torch version and source)"
+PYTHONPATH="$ROOT/python" .venv/bin/python tests/models/make_packages.py --device cpu 2>&1 |
+  grep -v -E '^\s*$|Warning|warn\(' | tail -n 40
+export AOTIRT_ZOO_MANIFEST
+AOTIRT_ZOO_MANIFEST="$(ls -t "$AOTIRT_CACHE_DIR"/zoo/torch-*-cpu/manifest.json 2>/dev/null | head -1)"
+echo "manifest: ${AOTIRT_ZOO_MANIFEST:-none}"
+
+step "C++ unit, shim, model-API and CUDA tests (ctest)"
 ctest_log="$(mktemp)"
 (cd "$BUILD_DIR" && ctest --output-on-failure -j2 --timeout 300) 2>&1 | tee "$ctest_log"
 ct_total=$(grep -Eo 'tests passed, [0-9]+ tests failed out of [0-9]+' "$ctest_log" | grep -Eo '[0-9]+$' | tail -1)

@@ -1,0 +1,193 @@
+// Runs every zoo package through the public C++ API and compares the outputs
+// with eager PyTorch's (saved next to each package by make_packages.py). The
+// process must never map a torch or c10 library.
+//
+// The manifest comes from $AOTIRT_ZOO_MANIFEST, else the newest
+// .cache/zoo/*-cpu/manifest.json in the source tree (scripts/test.sh builds it).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "aotirt/aotirt.h"
+#include "cli/npy.h"
+
+namespace fs = std::filesystem;
+using aotirt::DType;
+using aotirt::Tensor;
+
+namespace {
+
+std::string manifest_path() {
+  if (const char* env = std::getenv("AOTIRT_ZOO_MANIFEST")) return env;
+  fs::path best;
+  fs::file_time_type best_time;
+  std::error_code ec;
+  fs::path zoo = fs::path(AOTIRT_SOURCE_DIR) / ".cache" / "zoo";
+  for (const auto& dir : fs::directory_iterator(zoo, ec)) {
+    fs::path m = dir.path() / "manifest.json";
+    const std::string name = dir.path().filename().string();
+    if (name.size() < 4 || name.compare(name.size() - 4, 4, "-cpu") != 0 || !fs::exists(m)) continue;
+    if (best.empty() || fs::last_write_time(m) > best_time) {
+      best = m;
+      best_time = fs::last_write_time(m);
+    }
+  }
+  return best.string();
+}
+
+nlohmann::json& manifest() {
+  static nlohmann::json m = [] {
+    std::string path = manifest_path();
+    std::ifstream f(path);
+    if (path.empty() || !f) return nlohmann::json();
+    nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
+    if (!j.is_discarded()) j["__path"] = path;
+    return j;
+  }();
+  return m;
+}
+
+std::vector<std::string> package_names() {
+  std::vector<std::string> names;
+  const nlohmann::json& m = manifest();
+  if (m.is_object() && m.contains("packages"))
+    for (const auto& p : m["packages"]) names.push_back(p["name"].get<std::string>());
+  if (names.empty()) names.push_back("no_manifest");
+  return names;
+}
+
+const nlohmann::json* find_package(const std::string& name) {
+  const nlohmann::json& m = manifest();
+  if (!m.is_object() || !m.contains("packages")) return nullptr;
+  for (const auto& p : m["packages"])
+    if (p["name"] == name) return &p;
+  return nullptr;
+}
+
+std::string package_dir(const nlohmann::json& pkg) {
+  return (fs::path(manifest()["__path"].get<std::string>()).parent_path() / pkg["dir"].get<std::string>())
+      .string();
+}
+
+// Reads an input, converting the float32 file to bf16/f16 where the model wants it.
+Tensor load_input(const std::string& file, const std::string& dtype_name) {
+  auto t = aotirt::cli::read_npy(file);
+  EXPECT_TRUE(t.ok()) << t.status().to_string();
+  if (!t.ok()) return Tensor();
+  auto want = aotirt::dtype_from_name(dtype_name);
+  EXPECT_TRUE(want.ok());
+  if (want.ok() && want.value() != t->dtype()) {
+    auto conv = t->to(aotirt::DeviceId{}, want.value());
+    EXPECT_TRUE(conv.ok()) << conv.status().to_string();
+    return conv.ok() ? conv.value() : Tensor();
+  }
+  return t.value();
+}
+
+void expect_close(const Tensor& got, const Tensor& want, double rtol, double atol, const std::string& what) {
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  auto g = got.to(aotirt::DeviceId{}, DType::kFloat64);
+  auto w = want.to(aotirt::DeviceId{}, DType::kFloat64);
+  ASSERT_TRUE(g.ok() && w.ok()) << what;
+  const double* gp = static_cast<const double*>(g->data());
+  const double* wp = static_cast<const double*>(w->data());
+  const bool exact = !aotirt::dtype_is_floating(want.dtype());
+  int64_t bad = 0;
+  double worst = 0;
+  for (int64_t i = 0; i < g->numel(); ++i) {
+    double d = std::fabs(gp[i] - wp[i]);
+    worst = std::max(worst, d);
+    bool ok = exact ? gp[i] == wp[i] : (d <= atol + rtol * std::fabs(wp[i]) && !std::isnan(gp[i]));
+    if (!ok) ++bad;
+  }
+  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << g->numel() << " elements differ; worst |diff| " << worst;
+}
+
+class ZooApiTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ZooApiTest, MatchesEager) {
+  const nlohmann::json* pkg = find_package(GetParam());
+  ASSERT_NE(pkg, nullptr) << "no zoo manifest found (run tests/models/make_packages.py or scripts/test.sh; "
+                             "or set AOTIRT_ZOO_MANIFEST)";
+  ASSERT_FALSE(pkg->contains("error")) << "export failed: " << (*pkg)["error"];
+  const std::string dir = package_dir(*pkg);
+  const double rtol = (*pkg)["tolerance"]["rtol"], atol = (*pkg)["tolerance"]["atol"];
+  for (const auto& set : (*pkg)["input_sets"]) {
+    // A fresh model per input set: models that mutate buffers keep state.
+    auto model = aotirt::Model::load(dir + "/" + (*pkg)["package"].get<std::string>());
+    ASSERT_TRUE(model.ok()) << model.status().to_string();
+    std::vector<Tensor> inputs;
+    for (const auto& in : set["inputs"])
+      inputs.push_back(load_input(dir + "/" + in["file"].get<std::string>(), in["dtype"]));
+    auto outputs = (*model)->run(inputs);
+    ASSERT_TRUE(outputs.ok()) << outputs.status().to_string();
+    ASSERT_EQ(outputs->size(), set["expected"].size());
+    for (size_t i = 0; i < outputs->size(); ++i) {
+      const auto& exp = set["expected"][i];
+      auto want = aotirt::cli::read_npy(dir + "/" + exp["file"].get<std::string>());
+      ASSERT_TRUE(want.ok()) << want.status().to_string();
+      EXPECT_EQ(aotirt::dtype_name((*outputs)[i].dtype()), exp["dtype"].get<std::string>()) << "output " << i;
+      expect_close((*outputs)[i], want.value(), rtol, atol,
+                   GetParam() + " " + set["name"].get<std::string>() + " output " + std::to_string(i));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, ZooApiTest, ::testing::ValuesIn(package_names()),
+                         [](const auto& info) { return info.param; });
+
+bool maps_contain_torch() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find("libtorch") != std::string::npos || line.find("libc10") != std::string::npos) return true;
+  return false;
+}
+
+// Several models at once, unloaded in an order unlike their load order: each
+// container is deleted, and none of that may disturb the others.
+TEST(ZooLifetimeTest, ManyModelsLoadedTogetherAndNoTorchMapped) {
+  const nlohmann::json& m = manifest();
+  ASSERT_TRUE(m.is_object() && m.contains("packages")) << "no zoo manifest found";
+  std::vector<std::unique_ptr<aotirt::Model>> models;
+  for (const auto& pkg : m["packages"]) {
+    if (pkg.contains("error")) continue;
+    auto model = aotirt::Model::load(package_dir(pkg) + "/" + pkg["package"].get<std::string>());
+    ASSERT_TRUE(model.ok()) << model.status().to_string();
+    models.push_back(std::move(model).value());
+  }
+  ASSERT_GE(models.size(), 3u);
+  EXPECT_FALSE(maps_contain_torch()) << "a torch/c10 library is mapped into the process";
+  for (size_t i = 0; i < models.size(); i += 2) models[i].reset();
+  // The survivors still run.
+  for (auto& model : models) {
+    if (!model) continue;
+    std::vector<Tensor> inputs;
+    bool known = true;
+    for (const auto& spec : model->inputs()) {
+      known = known && spec.has_shape && spec.has_dtype;
+      if (!known) break;
+      std::vector<int64_t> shape = spec.shape;
+      for (auto& d : shape) d = d < 0 ? 2 : d;
+      auto t = Tensor::empty(shape, spec.dtype);
+      ASSERT_TRUE(t.ok());
+      std::memset(t->data(), 0, t->nbytes());  // zeros are valid indices and masks too
+      inputs.push_back(t.value());
+    }
+    if (!known) continue;
+    auto out = model->run(inputs);
+    EXPECT_TRUE(out.ok()) << out.status().to_string();
+  }
+  models.clear();
+  EXPECT_FALSE(maps_contain_torch());
+}
+
+}  // namespace
