@@ -1,2 +1,564 @@
+// aotirt: the command-line tool. `run` runs a package on .npy inputs and
+// writes .npy outputs, `inspect` shows what a package holds and which shims it
+// needs, `bench` times it. docs/cli.md describes every option.
+//
+// Exit codes: 0 success, 1 runtime error, 2 usage error.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
 #include "aotirt/aotirt.h"
-int main() { return 0; }
+#include "cli/npy.h"
+
+namespace aotirt {
+namespace cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+constexpr int kExitRuntimeError = 1;
+constexpr int kExitUsageError = 2;
+
+constexpr char kConversionHelp[] =
+    "Conversions: numpy has no bfloat16, so bfloat16 and float16 outputs are written as float32 (as are "
+    "float8 outputs); a float32 .npy is accepted for a bfloat16 or float16 input and rounded to nearest even.\n";
+
+// ---- small helpers ----
+
+// The part of a "CODE: message [file:line]" string that says what happened,
+// so a last error already contained in the reported status is not repeated.
+std::string message_core(std::string text) {
+  const size_t colon = text.find(": ");
+  if (colon != std::string::npos) text = text.substr(colon + 2);
+  if (!text.empty() && text.back() == ']') {
+    const size_t open = text.rfind(" [");
+    if (open != std::string::npos) text = text.substr(0, open);
+  }
+  return text;
+}
+
+int report_error(const Status& status) {
+  const std::string text = status.to_string();
+  fmt::print(stderr, "aotirt: error: {}\n", text);
+  const std::string last = last_error();
+  if (!last.empty() && text.find(message_core(last)) == std::string::npos)
+    fmt::print(stderr, "aotirt: last error: {}\n", last);
+  return kExitRuntimeError;
+}
+
+Status error(StatusCode code, std::string message) { return Status(code, std::move(message)); }
+
+bool is_narrow_float(DType d) {
+  return d == DType::kBFloat16 || d == DType::kFloat16 || d == DType::kFloat8_e5m2 || d == DType::kFloat8_e4m3fn ||
+         d == DType::kFloat8_e5m2fnuz || d == DType::kFloat8_e4m3fnuz;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += shape[i] < 0 ? std::string("?") : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+std::string spec_label(size_t index, const TensorSpec* spec) {
+  if (spec && !spec->name.empty()) return fmt::format("input {} ('{}')", index, spec->name);
+  return fmt::format("input {}", index);
+}
+
+std::string byte_text(size_t bytes) {
+  if (bytes < 1024) return fmt::format("{} bytes", bytes);
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = -1;
+  while (v >= 1024 && u < 3) {
+    v /= 1024;
+    ++u;
+  }
+  return fmt::format("{} bytes ({:.1f} {})", bytes, v, units[u]);
+}
+
+// The device to load on: the one asked for, else the package's own.
+Result<DeviceId> resolve_device(const std::string& package, const std::string& requested) {
+  if (!requested.empty()) return DeviceId::parse(requested);
+  Result<PackageInfo> info = inspect_package(package);
+  if (!info.ok()) return info.status();
+  if (info->device_key.empty()) return DeviceId{};
+  return DeviceId::parse(info->device_key);
+}
+
+Result<std::unique_ptr<Model>> load_model(const std::string& package, const std::string& requested_device,
+                                          double* load_ms = nullptr) {
+  Result<DeviceId> device = resolve_device(package, requested_device);
+  if (!device.ok()) return device.status();
+  LoadOptions options;
+  options.device = device.value();
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::unique_ptr<Model>> model = Model::load(package, options);
+  if (load_ms)
+    *load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  // The user did not pick this device, so say where the choice came from.
+  if (!model.ok() && requested_device.empty() && model.status().code() == StatusCode::kUnavailable) {
+    Status st = model.status();
+    return st.annotate(fmt::format("'{}' was compiled for {}", package, device->to_string()));
+  }
+  return model;
+}
+
+// Checks one input against what the package records, converting a float32
+// array for a bfloat16/float16 input.
+Result<Tensor> check_input(size_t index, const TensorSpec* spec, Tensor tensor, const std::string& file) {
+  const std::string label = spec_label(index, spec);
+  if (spec && spec->has_dtype && tensor.dtype() != spec->dtype) {
+    const bool widened = (spec->dtype == DType::kBFloat16 || spec->dtype == DType::kFloat16) &&
+                         tensor.dtype() == DType::kFloat32;
+    if (!widened)
+      return error(StatusCode::kInvalidArgument,
+                   fmt::format("{}: the model expects {}, but {} holds {}{}", label, dtype_name(spec->dtype), file,
+                               dtype_name(tensor.dtype()),
+                               spec->dtype == DType::kBFloat16 || spec->dtype == DType::kFloat16
+                                   ? " (use float32 or " + std::string(dtype_name(spec->dtype)) + ")"
+                                   : ""));
+    Result<Tensor> converted = tensor.to(DeviceId{}, spec->dtype);
+    if (!converted.ok()) {
+      Status st = converted.status();
+      return st.annotate(fmt::format("converting {} to {}", file, dtype_name(spec->dtype)));
+    }
+    tensor = std::move(converted).value();
+  }
+  if (spec && spec->has_shape) {
+    const std::vector<int64_t> got = tensor.sizes();
+    bool match = got.size() == spec->shape.size();
+    for (size_t d = 0; match && d < got.size(); ++d) match = spec->shape[d] < 0 || spec->shape[d] == got[d];
+    if (!match)
+      return error(StatusCode::kInvalidArgument, fmt::format("{}: the model expects shape {}, but {} has shape {}",
+                                                             label, shape_text(spec->shape), file,
+                                                             shape_text(got)));
+  }
+  return tensor;
+}
+
+Result<std::vector<Tensor>> read_inputs(const Model& model, const std::vector<std::string>& files) {
+  if (files.size() != model.num_inputs())
+    return error(StatusCode::kInvalidArgument,
+                 fmt::format("the model takes {} input(s) but {} --input file(s) were given", model.num_inputs(),
+                             files.size()));
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < files.size(); ++i) {
+    Result<Tensor> t = read_npy(files[i]);
+    if (!t.ok()) return t.status();
+    const TensorSpec* spec = i < model.inputs().size() ? &model.inputs()[i] : nullptr;
+    Result<Tensor> checked = check_input(i, spec, std::move(t).value(), files[i]);
+    if (!checked.ok()) return checked.status();
+    inputs.push_back(std::move(checked).value());
+  }
+  return inputs;
+}
+
+// Creates |dir| if needed and makes sure files can be written in it, so a bad
+// path fails before the model runs.
+Status prepare_output_dir(const std::string& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    return error(StatusCode::kIoError, fmt::format("output path '{}' exists and is not a directory", dir));
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir, ec))
+    return error(StatusCode::kIoError, fmt::format("cannot create output directory '{}': {}", dir,
+                                                   ec ? ec.message() : std::string("unknown error")));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return error(StatusCode::kIoError,
+                 fmt::format("output directory '{}' is not writable: {}", dir, std::strerror(errno)));
+  return Status();
+}
+
+// ---- run ----
+
+struct RunArgs {
+  std::string package;
+  std::vector<std::string> inputs;
+  std::string output_dir;
+  std::string device;
+};
+
+Status cmd_run(const RunArgs& args) {
+  Status st = prepare_output_dir(args.output_dir);
+  if (!st.ok()) return st;
+  Result<std::unique_ptr<Model>> model = load_model(args.package, args.device);
+  if (!model.ok()) return model.status();
+  Result<std::vector<Tensor>> inputs = read_inputs(**model, args.inputs);
+  if (!inputs.ok()) return inputs.status();
+
+  RunOptions options;
+  options.outputs_to_host = true;
+  Result<std::vector<Tensor>> outputs = (*model)->run(inputs.value(), options);
+  if (!outputs.ok()) return outputs.status();
+
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    Tensor out = (*outputs)[i];
+    const DType original = out.dtype();
+    const DType written = is_narrow_float(original) ? DType::kFloat32 : original;
+    if (written != original || !out.device().is_cpu()) {
+      Result<Tensor> host = out.to(DeviceId{}, written);
+      if (!host.ok()) {
+        Status s = host.status();
+        return s.annotate(fmt::format("output {}", i));
+      }
+      out = std::move(host).value();
+    }
+    const std::string path = (fs::path(args.output_dir) / fmt::format("output{}.npy", i)).string();
+    Status w = write_npy(path, out);
+    if (!w.ok()) return w.annotate(fmt::format("output {}", i));
+    fmt::print("output{}: {} {} -> {}{}\n", i, dtype_name(written), shape_text(out.sizes()), path,
+               written != original ? fmt::format(" (converted from {})", dtype_name(original)) : "");
+  }
+  return Status();
+}
+
+// ---- inspect ----
+
+Json spec_json(const TensorSpec& spec) {
+  Json j;
+  j["name"] = spec.name;
+  j["dtype"] = spec.has_dtype ? Json(dtype_name(spec.dtype)) : Json(nullptr);
+  j["shape"] = spec.has_shape ? Json(spec.shape) : Json(nullptr);
+  return j;
+}
+
+void print_specs(const char* what, const std::vector<TensorSpec>& specs) {
+  if (specs.empty()) {
+    fmt::print("{}: unknown (the package records no tensor metadata)\n", what);
+    return;
+  }
+  fmt::print("{} ({}):\n", what, specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const TensorSpec& s = specs[i];
+    fmt::print("  {:<3} {:<20} {:<10} {}\n", i, s.name.empty() ? "-" : s.name,
+               s.has_dtype ? dtype_name(s.dtype) : "?", s.has_shape ? shape_text(s.shape) : "?");
+  }
+}
+
+Status cmd_inspect(const std::string& package, bool json) {
+  Result<PackageInfo> info = inspect_package(package);
+  if (!info.ok()) return info.status();
+  const PackageInfo& p = info.value();
+  size_t missing = 0;
+  for (const auto& s : p.imported_shims) missing += s.provided ? 0 : 1;
+  const std::string summary =
+      missing == 0 ? fmt::format("all {} imported shims are provided", p.imported_shims.size())
+                   : fmt::format("{} missing symbol{}: the model will not load", missing, missing == 1 ? "" : "s");
+
+  if (json) {
+    Json j;
+    j["path"] = p.path;
+    j["model_name"] = p.model_name;
+    j["device"] = p.device_key;
+    j["cpu_isa"] = p.cpu_isa;
+    j["compute_capability"] = p.compute_capability;
+    j["library_entry"] = p.library_entry;
+    j["library_bytes"] = p.library_bytes;
+    j["weight_bytes"] = p.weight_bytes;
+    j["weights_in_library"] = p.weights_in_library;
+    j["kernel_entries"] = p.kernel_entries;
+    j["inputs"] = Json::array();
+    for (const auto& s : p.inputs) j["inputs"].push_back(spec_json(s));
+    j["outputs"] = Json::array();
+    for (const auto& s : p.outputs) j["outputs"].push_back(spec_json(s));
+    j["imported_shims"] = Json::array();
+    for (const auto& s : p.imported_shims) j["imported_shims"].push_back({{"name", s.name}, {"provided", s.provided}});
+    j["missing_shims"] = missing;
+    j["summary"] = summary;
+    std::cout << j.dump(2) << "\n";
+    return Status();
+  }
+
+  fmt::print("package:  {}\n", p.path);
+  fmt::print("model:    {}\n", p.model_name);
+  std::string device = p.device_key.empty() ? "?" : p.device_key;
+  if (!p.cpu_isa.empty()) device += fmt::format(" (ISA {})", p.cpu_isa);
+  if (!p.compute_capability.empty()) device += fmt::format(" (sm_{})", p.compute_capability);
+  fmt::print("device:   {}\n", device);
+  fmt::print("library:  {}, {}\n", p.library_entry, byte_text(p.library_bytes));
+  fmt::print("weights:  {}\n",
+             p.weights_in_library ? "inside the library" : byte_text(p.weight_bytes) + " (external blob)");
+  if (!p.kernel_entries.empty()) fmt::print("kernels:  {} .cubin file(s)\n", p.kernel_entries.size());
+  print_specs("inputs", p.inputs);
+  print_specs("outputs", p.outputs);
+  fmt::print("imported shims ({}):\n", p.imported_shims.size());
+  for (const auto& s : p.imported_shims) fmt::print("  {:<8} {}\n", s.provided ? "provided" : "MISSING", s.name);
+  fmt::print("{}\n", summary);
+  return Status();
+}
+
+// ---- bench ----
+
+struct BenchArgs {
+  std::string package;
+  std::string device;
+  int iters = 100;
+  int warmup = 10;
+  bool json = false;
+  std::vector<std::string> inputs;
+  std::optional<int64_t> dynamic_dim;
+};
+
+template <class T, class Gen>
+void fill(void* data, int64_t n, Gen&& gen) {
+  T* p = static_cast<T*>(data);
+  for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(gen());
+}
+
+// Random data for one input: floats in [-1, 1), integers in [0, 10) (safe as
+// indices into small tables), booleans 0/1.
+Result<Tensor> random_input(size_t index, const TensorSpec* spec, std::optional<int64_t> dynamic_dim,
+                            std::mt19937& rng) {
+  const std::string label = spec_label(index, spec);
+  if (!spec || !spec->has_dtype || !spec->has_shape)
+    return error(StatusCode::kInvalidArgument,
+                 fmt::format("{}: the package does not record its dtype and shape, so random inputs cannot be "
+                             "made; pass --input files",
+                             label));
+  std::vector<int64_t> shape = spec->shape;
+  for (int64_t& d : shape) {
+    if (d >= 0) continue;
+    if (!dynamic_dim)
+      return error(StatusCode::kInvalidArgument,
+                   fmt::format("{} has a dynamic dimension {}; pass --dynamic-dim N or --input files", label,
+                               shape_text(spec->shape)));
+    d = *dynamic_dim;
+  }
+  const DType dtype = spec->dtype;
+  const bool direct = !is_narrow_float(dtype) && dtype != DType::kComplex32;
+  Result<Tensor> t = Tensor::empty(shape, direct ? dtype : DType::kFloat32);
+  if (!t.ok()) return t.status();
+  std::uniform_real_distribution<float> real(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> small(0, 9);
+  auto r = [&] { return real(rng); };
+  auto k = [&] { return small(rng); };
+  auto b = [&] { return small(rng) & 1; };
+  void* p = t->data();
+  const int64_t n = t->numel();
+  switch (t->dtype()) {
+    case DType::kFloat32: fill<float>(p, n, r); break;
+    case DType::kFloat64: fill<double>(p, n, r); break;
+    case DType::kComplex64: fill<float>(p, 2 * n, r); break;
+    case DType::kComplex128: fill<double>(p, 2 * n, r); break;
+    case DType::kBool: fill<uint8_t>(p, n, b); break;
+    case DType::kUInt8: fill<uint8_t>(p, n, k); break;
+    case DType::kInt8: fill<int8_t>(p, n, k); break;
+    case DType::kInt16: fill<int16_t>(p, n, k); break;
+    case DType::kUInt16: fill<uint16_t>(p, n, k); break;
+    case DType::kInt32: fill<int32_t>(p, n, k); break;
+    case DType::kUInt32: fill<uint32_t>(p, n, k); break;
+    case DType::kInt64: fill<int64_t>(p, n, k); break;
+    case DType::kUInt64: fill<uint64_t>(p, n, k); break;
+    default:
+      return error(StatusCode::kUnimplemented,
+                   fmt::format("{}: cannot make random {} data", label, dtype_name(dtype)));
+  }
+  if (direct) return t;
+  return t->to(DeviceId{}, dtype);
+}
+
+double percentile(const std::vector<double>& sorted, double p) {
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  rank = std::min(std::max<size_t>(rank, 1), sorted.size());
+  return sorted[rank - 1];
+}
+
+Status cmd_bench(const BenchArgs& args) {
+  double load_ms = 0;
+  Result<std::unique_ptr<Model>> loaded = load_model(args.package, args.device, &load_ms);
+  if (!loaded.ok()) return loaded.status();
+  Model& model = **loaded;
+
+  std::vector<Tensor> inputs;
+  if (!args.inputs.empty()) {
+    Result<std::vector<Tensor>> read = read_inputs(model, args.inputs);
+    if (!read.ok()) return read.status();
+    inputs = std::move(read).value();
+  } else {
+    std::mt19937 rng(0);
+    for (size_t i = 0; i < model.num_inputs(); ++i) {
+      const TensorSpec* spec = i < model.inputs().size() ? &model.inputs()[i] : nullptr;
+      Result<Tensor> t = random_input(i, spec, args.dynamic_dim, rng);
+      if (!t.ok()) return t.status();
+      inputs.push_back(std::move(t).value());
+    }
+  }
+  // Inputs go to the device once, so the timed runs measure the model only.
+  if (!model.device().is_cpu()) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Result<Tensor> moved = inputs[i].to(model.device());
+      if (!moved.ok()) {
+        Status s = moved.status();
+        return s.annotate(fmt::format("copying input {} to {}", i, model.device().to_string()));
+      }
+      inputs[i] = std::move(moved).value();
+    }
+  }
+
+  using Clock = std::chrono::steady_clock;
+  auto timed_run = [&](double* us) -> Status {
+    const auto start = Clock::now();
+    Result<std::vector<Tensor>> out = model.run(inputs);
+    const auto end = Clock::now();
+    if (!out.ok()) return out.status();
+    *us = std::chrono::duration<double, std::micro>(end - start).count();
+    return Status();
+  };
+
+  double first_us = 0;
+  Status st = timed_run(&first_us);
+  if (!st.ok()) return st.annotate("first run");
+  for (int i = 0; i < args.warmup; ++i) {
+    double ignored = 0;
+    st = timed_run(&ignored);
+    if (!st.ok()) return st.annotate(fmt::format("warm-up run {}", i + 1));
+  }
+  std::vector<double> samples(static_cast<size_t>(args.iters));
+  for (int i = 0; i < args.iters; ++i) {
+    st = timed_run(&samples[static_cast<size_t>(i)]);
+    if (!st.ok()) return st.annotate(fmt::format("timed run {}", i + 1));
+  }
+  std::sort(samples.begin(), samples.end());
+  double sum = 0;
+  for (double s : samples) sum += s;
+  const double mean = sum / static_cast<double>(samples.size());
+
+  if (args.json) {
+    Json j;
+    j["package"] = args.package;
+    j["device"] = model.device().to_string();
+    j["iters"] = args.iters;
+    j["warmup"] = args.warmup;
+    j["load_ms"] = load_ms;
+    j["first_run_us"] = first_us;
+    j["median_us"] = percentile(samples, 50);
+    j["p90_us"] = percentile(samples, 90);
+    j["p99_us"] = percentile(samples, 99);
+    j["min_us"] = samples.front();
+    j["max_us"] = samples.back();
+    j["mean_us"] = mean;
+    std::cout << j.dump() << "\n";
+    return Status();
+  }
+  fmt::print("package:    {}\n", args.package);
+  fmt::print("device:     {}\n", model.device().to_string());
+  fmt::print("load:       {:.3f} ms\n", load_ms);
+  fmt::print("first run:  {:.1f} us\n", first_us);
+  fmt::print("{} runs after {} warm-up runs (us):\n", args.iters, args.warmup);
+  fmt::print("  median {:.1f}  p90 {:.1f}  p99 {:.1f}  min {:.1f}  max {:.1f}  mean {:.1f}\n",
+             percentile(samples, 50), percentile(samples, 90), percentile(samples, 99), samples.front(),
+             samples.back(), mean);
+  return Status();
+}
+
+// ---- command line ----
+
+CLI::Validator device_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        Result<DeviceId> d = DeviceId::parse(text);
+        return d.ok() ? std::string() : d.status().message();
+      },
+      "cpu|cuda[:N]", "device");
+}
+
+int run_main(int argc, char** argv) {
+  CLI::App app{"aotirt: run AOTInductor .pt2 packages without libtorch.", "aotirt"};
+  // Usage errors read like runtime ones; set before the subcommands, which copy it.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return fmt::format("aotirt: error: {}\nRun with --help for more information.\n", e.what());
+  });
+  app.set_version_flag("--version", fmt::format("aotirt {}", version()));
+  app.require_subcommand(1);
+  app.footer("Exit codes: 0 success, 1 runtime error, 2 usage error.");
+
+  RunArgs run_args;
+  CLI::App* run = app.add_subcommand("run", "Run a package on .npy inputs and write its outputs as .npy files.");
+  run->add_option("package", run_args.package, "The .pt2 package")->required();
+  run->add_option("-i,--input", run_args.inputs, "Input .npy file, once per model input, in order")
+      ->allow_extra_args(false)
+      ->take_all();
+  run->add_option("-o,--output-dir", run_args.output_dir,
+                  "Directory for output0.npy, output1.npy, ... (created if missing)")
+      ->required();
+  run->add_option("-d,--device", run_args.device, "cpu, cuda or cuda:N (default: the package's device)")
+      ->check(device_validator());
+  run->footer(kConversionHelp);
+
+  std::string inspect_package_path;
+  bool inspect_json = false;
+  CLI::App* inspect =
+      app.add_subcommand("inspect", "Show a package's device, tensors, sizes and the shims it imports.");
+  inspect->add_option("package", inspect_package_path, "The .pt2 package")->required();
+  inspect->add_flag("--json", inspect_json, "Print one JSON object");
+
+  BenchArgs bench_args;
+  int64_t dynamic_dim = 0;
+  CLI::App* bench = app.add_subcommand("bench", "Time load, first run and steady-state runs of a package.");
+  bench->add_option("package", bench_args.package, "The .pt2 package")->required();
+  bench->add_option("-d,--device", bench_args.device, "cpu, cuda or cuda:N (default: the package's device)")
+      ->check(device_validator());
+  bench->add_option("--iters", bench_args.iters, "Timed runs")->capture_default_str()->check(CLI::Range(1, 1 << 30));
+  bench->add_option("--warmup", bench_args.warmup, "Untimed runs after the first run")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  bench->add_flag("--json", bench_args.json, "Print one JSON object");
+  bench->add_option("-i,--input", bench_args.inputs, "Input .npy files (default: random data from the specs)")
+      ->allow_extra_args(false)
+      ->take_all();
+  CLI::Option* dyn = bench->add_option("--dynamic-dim", dynamic_dim,
+                                       "Size used for dynamic dimensions of random inputs")
+                         ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  bench->footer("A float32 .npy is accepted for a bfloat16 or float16 input (rounded to nearest even).\n");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsageError;
+  }
+
+  Status st;
+  if (*run) {
+    st = cmd_run(run_args);
+  } else if (*inspect) {
+    st = cmd_inspect(inspect_package_path, inspect_json);
+  } else if (*bench) {
+    if (*dyn) bench_args.dynamic_dim = dynamic_dim;
+    st = cmd_bench(bench_args);
+  }
+  return st.ok() ? 0 : report_error(st);
+}
+
+}  // namespace
+}  // namespace cli
+}  // namespace aotirt
+
+int main(int argc, char** argv) {
+  // Nothing in aotirt throws, but a std::bad_alloc from a huge input must not
+  // end in an abort.
+  try {
+    return aotirt::cli::run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "aotirt: error: %s\n", e.what());
+    return 1;
+  }
+}
