@@ -39,16 +39,14 @@ Status check_cpu(const TensorImpl& t, const char* what) {
 }
 
 Status check_dim(const TensorImpl& t, int64_t dim, const char* what) {
-  AOTIRT_ENSURE(t.dim() == dim, kInvalidArgument, "'{}' must be {}-D, got shape {}", what, dim,
-                shape_str(t));
+  AOTIRT_ENSURE(t.dim() == dim, kInvalidArgument, "'{}' must be {}-D, got shape {}", what, dim, shape_str(t));
   return Status();
 }
 
-Status check_same_dtype(const TensorImpl& a, const char* a_name, const TensorImpl& b,
-                        const char* b_name) {
+Status check_same_dtype(const TensorImpl& a, const char* a_name, const TensorImpl& b, const char* b_name) {
   AOTIRT_ENSURE(a.dtype() == b.dtype(), kInvalidArgument,
-                "'{}' is {} but '{}' is {}; they must have the same dtype", a_name,
-                dtype_name(a.dtype()), b_name, dtype_name(b.dtype()));
+                "'{}' is {} but '{}' is {}; they must have the same dtype", a_name, dtype_name(a.dtype()),
+                b_name, dtype_name(b.dtype()));
   return Status();
 }
 
@@ -57,8 +55,7 @@ Status check_float_dtype(DType dtype, const char* what) {
     case DType::kFloat32:
     case DType::kFloat64:
     case DType::kBFloat16:
-    case DType::kFloat16:
-      return Status();
+    case DType::kFloat16: return Status();
     default:
       return AOTIRT_STATUS(kUnimplemented,
                            "'{}' has dtype {}; only float32, float64, bfloat16 and float16 are supported",
@@ -99,7 +96,6 @@ bool is_non_overlapping_and_dense(const TensorImpl& t) {
 
 DimVector empty_like_strides(const TensorImpl& t) {
   const int64_t nd = t.dim();
-  if (nd <= 1 || t.numel() == 0 || t.is_contiguous()) return contiguous_strides(t.sizes());
   if (is_non_overlapping_and_dense(t)) return t.strides();
   // Order dims from innermost to outermost by stride with the insertion sort
   // PyTorch uses for elementwise outputs: broadcast (zero) strides and ties
@@ -168,9 +164,8 @@ void blas_gemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m,
   cblas_sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-void blas_gemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k,
-               double alpha, const double* a, int lda, const double* b, int ldb, double beta, double* c,
-               int ldc) {
+void blas_gemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
+               const double* a, int lda, const double* b, int ldb, double beta, double* c, int ldc) {
   cblas_dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
@@ -194,13 +189,13 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
   // Column-major C is row-major C^T = op(B)^T op(A)^T: swap the operands.
   if (c_col_major) {
     blas_gemm(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans, trans_a ? CblasNoTrans : CblasTrans,
-              static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha, b,
-              static_cast<int>(ldb), a, static_cast<int>(lda), beta, c, static_cast<int>(ldc));
+              static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha, b, static_cast<int>(ldb),
+              a, static_cast<int>(lda), beta, c, static_cast<int>(ldc));
     return;
   }
   blas_gemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-            static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda),
-            b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+            static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b,
+            static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
 template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,

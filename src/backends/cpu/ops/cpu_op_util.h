@@ -30,8 +30,7 @@ Status check_cpu(const TensorImpl& t, const char* what);
 // Fails unless |t| has |dim| dimensions.
 Status check_dim(const TensorImpl& t, int64_t dim, const char* what);
 // Fails unless |a| and |b| share a dtype.
-Status check_same_dtype(const TensorImpl& a, const char* a_name, const TensorImpl& b,
-                        const char* b_name);
+Status check_same_dtype(const TensorImpl& a, const char* a_name, const TensorImpl& b, const char* b_name);
 // Fails (UNIMPLEMENTED) unless |dtype| is float32, float64, bfloat16 or float16.
 Status check_float_dtype(DType dtype, const char* what);
 
@@ -53,8 +52,8 @@ TensorImpl reshape_contiguous(const TensorImpl& t, const DimVector& sizes);
 bool is_non_overlapping_and_dense(const TensorImpl& t);
 
 // Strides of a fresh dense tensor laid out like |t|, as torch.empty_like:
-// |t|'s own strides when it is dense, else dense strides that keep the order
-// of |t|'s strides.
+// |t|'s own strides (size-1 dims included) when it is dense, else dense
+// strides that keep the order of |t|'s strides.
 DimVector empty_like_strides(const TensorImpl& t);
 
 // Fails when |v| does not fit BLAS's 32-bit integer arguments.

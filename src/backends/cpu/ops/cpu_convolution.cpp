@@ -1,0 +1,410 @@
+// CPU fallback for aten::convolution: 1-d, 2-d and 3-d, strided, padded,
+// dilated, grouped and transposed. Every case runs as 3-d internally (1-d and
+// 2-d get leading spatial dims of size one) through im2col + GEMM, or GEMM +
+// col2im for the transposed case.
+#include <algorithm>
+#include <vector>
+
+#include "backends/cpu/cpu_copy.h"
+#include "backends/cpu/ops/cpu_op_util.h"
+#include "base/status.h"
+#include "device/device.h"
+#include "shim/common/shim_util.h"
+
+using namespace aotirt;
+using namespace aotirt::cpu_ops;
+
+namespace {
+
+constexpr int kMaxSpatial = 3;
+
+// Geometry of one convolution with spatial dims padded to three.
+struct ConvGeometry {
+  int64_t batch = 0;
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;
+  int64_t groups = 1;
+  int64_t in_size[kMaxSpatial] = {1, 1, 1};
+  int64_t out_size[kMaxSpatial] = {1, 1, 1};
+  int64_t kernel[kMaxSpatial] = {1, 1, 1};
+  int64_t stride[kMaxSpatial] = {1, 1, 1};
+  int64_t padding[kMaxSpatial] = {0, 0, 0};
+  int64_t dilation[kMaxSpatial] = {1, 1, 1};
+  bool transposed = false;
+
+  int64_t kernel_volume() const { return kernel[0] * kernel[1] * kernel[2]; }
+  int64_t in_volume() const { return in_size[0] * in_size[1] * in_size[2]; }
+  int64_t out_volume() const { return out_size[0] * out_size[1] * out_size[2]; }
+};
+
+// Reads an int list that is either one value for every spatial dim or one per dim.
+Status read_param(const int64_t* values, int64_t len, int64_t spatial, const char* name, int64_t fallback,
+                  int64_t* dst) {
+  if (len == 0 && fallback >= 0) {
+    for (int64_t i = 0; i < spatial; ++i) dst[i] = fallback;
+    return Status();
+  }
+  AOTIRT_ENSURE(len == 1 || len == spatial, kInvalidArgument,
+                "'{}' has {} values, expected 1 or {} for a {}-d convolution", name, len, spatial, spatial);
+  AOTIRT_ENSURE(values != nullptr, kInvalidArgument, "'{}' is a null pointer", name);
+  for (int64_t i = 0; i < spatial; ++i) dst[i] = values[len == 1 ? 0 : i];
+  return Status();
+}
+
+// The layout PyTorch picks for a convolution output: channels-last when the
+// input or the weight already is, for 2-d, and for 3-d on the oneDNN path
+// (which float64 does not take).
+bool strides_like_channels_last(const TensorImpl& t) {
+  const int64_t nd = t.dim();
+  if (nd != 4 && nd != 5) return false;
+  if (t.strides()[1] == 0) return false;
+  // Walk C, then the spatial dims innermost first, then N; each stride must
+  // cover the previous dims. Ambiguous cases (size-1 dims with equal
+  // strides) fall back to contiguous, as PyTorch's heuristic does.
+  int64_t order[5] = {1, 3, 2, 0, 0};
+  if (nd == 5) {
+    order[1] = 4;
+    order[2] = 3;
+    order[3] = 2;
+    order[4] = 0;
+  }
+  int64_t min = 0;
+  for (int64_t i = 0; i < nd; ++i) {
+    const int64_t d = order[i];
+    if (t.sizes()[d] == 0) return false;
+    if (t.strides()[d] < min) return false;
+    if (d == 0 && min == t.strides()[1]) return false;
+    min = t.strides()[d];
+    if (t.sizes()[d] > 1) min *= t.sizes()[d];
+  }
+  return true;
+}
+
+// Unlike contiguous strides, PyTorch's channels-last strides multiply plain
+// sizes, so an empty dim zeroes the strides outside it; kept for parity.
+DimVector channels_last_strides(const DimVector& sizes) {
+  const int64_t nd = sizes.size();
+  DimVector strides;
+  strides.resize(nd);
+  int64_t acc = 1;
+  strides[1] = acc;
+  acc *= sizes[1];
+  for (int64_t d = nd - 1; d >= 2; --d) {
+    strides[d] = acc;
+    acc *= sizes[d];
+  }
+  strides[0] = acc;
+  return strides;
+}
+
+// Unfolds one group of one image, x [C, iD, iH, iW], into col
+// [C * kvol, oD * oH * oW], zero where the window reaches into padding.
+template <class T>
+void im2col(const T* x, int64_t channels, const ConvGeometry& g, T* col) {
+  T* dst = col;
+  for (int64_t c = 0; c < channels; ++c) {
+    const T* xc = x + c * g.in_volume();
+    for (int64_t kd = 0; kd < g.kernel[0]; ++kd)
+      for (int64_t kh = 0; kh < g.kernel[1]; ++kh)
+        for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+          for (int64_t od = 0; od < g.out_size[0]; ++od) {
+            const int64_t id = od * g.stride[0] - g.padding[0] + kd * g.dilation[0];
+            if (id < 0 || id >= g.in_size[0]) {
+              std::fill(dst, dst + g.out_size[1] * g.out_size[2], T(0));
+              dst += g.out_size[1] * g.out_size[2];
+              continue;
+            }
+            for (int64_t oh = 0; oh < g.out_size[1]; ++oh) {
+              const int64_t ih = oh * g.stride[1] - g.padding[1] + kh * g.dilation[1];
+              if (ih < 0 || ih >= g.in_size[1]) {
+                std::fill(dst, dst + g.out_size[2], T(0));
+                dst += g.out_size[2];
+                continue;
+              }
+              const T* row = xc + (id * g.in_size[1] + ih) * g.in_size[2];
+              for (int64_t ow = 0; ow < g.out_size[2]; ++ow) {
+                const int64_t iw = ow * g.stride[2] - g.padding[2] + kw * g.dilation[2];
+                *dst++ = (iw >= 0 && iw < g.in_size[2]) ? row[iw] : T(0);
+              }
+            }
+          }
+        }
+  }
+}
+
+// The adjoint of im2col for the transposed case: col [C * kvol, iD * iH * iW]
+// is scattered (added) into y [C, oD, oH, oW]. Here the input grid plays the
+// role of the forward convolution's output grid.
+template <class T>
+void col2im_add(const T* col, int64_t channels, const ConvGeometry& g, T* y) {
+  const T* src = col;
+  for (int64_t c = 0; c < channels; ++c) {
+    T* yc = y + c * g.out_volume();
+    for (int64_t kd = 0; kd < g.kernel[0]; ++kd)
+      for (int64_t kh = 0; kh < g.kernel[1]; ++kh)
+        for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+          for (int64_t id = 0; id < g.in_size[0]; ++id) {
+            const int64_t od = id * g.stride[0] - g.padding[0] + kd * g.dilation[0];
+            if (od < 0 || od >= g.out_size[0]) {
+              src += g.in_size[1] * g.in_size[2];
+              continue;
+            }
+            for (int64_t ih = 0; ih < g.in_size[1]; ++ih) {
+              const int64_t oh = ih * g.stride[1] - g.padding[1] + kh * g.dilation[1];
+              if (oh < 0 || oh >= g.out_size[1]) {
+                src += g.in_size[2];
+                continue;
+              }
+              T* row = yc + (od * g.out_size[1] + oh) * g.out_size[2];
+              for (int64_t iw = 0; iw < g.in_size[2]; ++iw, ++src) {
+                const int64_t ow = iw * g.stride[2] - g.padding[2] + kw * g.dilation[2];
+                if (ow >= 0 && ow < g.out_size[2]) row[ow] += *src;
+              }
+            }
+          }
+        }
+  }
+}
+
+// Fills each channel plane of y [C, vol] with its bias, or zero.
+template <class T>
+void init_planes(T* y, int64_t channels, int64_t vol, const T* bias) {
+  for (int64_t c = 0; c < channels; ++c) std::fill(y + c * vol, y + (c + 1) * vol, bias ? bias[c] : T(0));
+}
+
+// x [N, Cin, in...], w (contiguous, compute dtype), y [N, Cout, out...] contiguous.
+template <class T>
+void conv_forward(const ConvGeometry& g, const T* x, const T* w, const T* bias, T* y) {
+  const int64_t cin_g = g.in_channels / g.groups, cout_g = g.out_channels / g.groups;
+  const int64_t kvol = g.kernel_volume(), in_vol = g.in_volume(), out_vol = g.out_volume();
+  const int64_t rows = cin_g * kvol;
+  // A 1x1x1 kernel with unit stride and no padding reads the input as is.
+  bool pointwise = kvol == 1;
+  for (int i = 0; i < kMaxSpatial; ++i) pointwise = pointwise && g.stride[i] == 1 && g.padding[i] == 0;
+  std::vector<T> col(pointwise ? 0 : static_cast<size_t>(rows * out_vol));
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const T* xg = x + (n * g.in_channels + grp * cin_g) * in_vol;
+      T* yg = y + (n * g.out_channels + grp * cout_g) * out_vol;
+      const T* wg = w + grp * cout_g * rows;
+      init_planes(yg, cout_g, out_vol, bias ? bias + grp * cout_g : nullptr);
+      const T* b = xg;
+      if (!pointwise) {
+        im2col(xg, cin_g, g, col.data());
+        b = col.data();
+      }
+      // y_g [cout_g, out_vol] += w_g [cout_g, rows] @ col [rows, out_vol]
+      gemm<T>(false, false, cout_g, out_vol, rows, T(1), wg, std::max<int64_t>(rows, 1), b,
+              std::max<int64_t>(out_vol, 1), T(1), yg, std::max<int64_t>(out_vol, 1));
+    }
+  }
+}
+
+// Transposed: w is [Cin, Cout/groups, k...].
+template <class T>
+void conv_transposed(const ConvGeometry& g, const T* x, const T* w, const T* bias, T* y) {
+  const int64_t cin_g = g.in_channels / g.groups, cout_g = g.out_channels / g.groups;
+  const int64_t kvol = g.kernel_volume(), in_vol = g.in_volume(), out_vol = g.out_volume();
+  const int64_t rows = cout_g * kvol;
+  std::vector<T> col(static_cast<size_t>(rows * in_vol));
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const T* xg = x + (n * g.in_channels + grp * cin_g) * in_vol;
+      T* yg = y + (n * g.out_channels + grp * cout_g) * out_vol;
+      const T* wg = w + grp * cin_g * rows;
+      init_planes(yg, cout_g, out_vol, bias ? bias + grp * cout_g : nullptr);
+      // col [rows, in_vol] = w_g^T [rows, cin_g] @ x_g [cin_g, in_vol]
+      gemm<T>(true, false, rows, in_vol, cin_g, T(1), wg, std::max<int64_t>(rows, 1), xg,
+              std::max<int64_t>(in_vol, 1), T(0), col.data(), std::max<int64_t>(in_vol, 1));
+      col2im_add(col.data(), cout_g, g, yg);
+    }
+  }
+}
+
+struct ConvArgs {
+  const TensorImpl* input;
+  const TensorImpl* weight;
+  const TensorImpl* bias;
+  const int64_t* stride;
+  int64_t stride_len;
+  const int64_t* padding;
+  int64_t padding_len;
+  const int64_t* dilation;
+  int64_t dilation_len;
+  bool transposed;
+  const int64_t* output_padding;
+  int64_t output_padding_len;
+  int64_t groups;
+};
+
+Result<ConvGeometry> plan(const ConvArgs& a) {
+  const TensorImpl& in = *a.input;
+  const TensorImpl& w = *a.weight;
+  AOTIRT_RETURN_IF_ERROR(check_cpu(in, "input"));
+  AOTIRT_RETURN_IF_ERROR(check_cpu(w, "weight"));
+  AOTIRT_ENSURE(in.dim() >= 3 && in.dim() <= 5, kInvalidArgument,
+                "'input' must be 3-D, 4-D or 5-D (batched 1-d, 2-d or 3-d), got shape {}", shape_str(in));
+  AOTIRT_ENSURE(w.dim() == in.dim(), kInvalidArgument, "'weight' {} must have as many dims as 'input' {}",
+                shape_str(w), shape_str(in));
+  AOTIRT_RETURN_IF_ERROR(check_float_dtype(in.dtype(), "input"));
+  AOTIRT_RETURN_IF_ERROR(check_same_dtype(in, "input", w, "weight"));
+  AOTIRT_ENSURE(a.groups > 0, kInvalidArgument, "groups must be positive, got {}", a.groups);
+
+  const int64_t spatial = in.dim() - 2;
+  const int64_t off = kMaxSpatial - spatial;
+  ConvGeometry g;
+  g.transposed = a.transposed;
+  g.groups = a.groups;
+  g.batch = in.sizes()[0];
+  g.in_channels = in.sizes()[1];
+  int64_t output_padding[kMaxSpatial] = {0, 0, 0};
+  AOTIRT_RETURN_IF_ERROR(read_param(a.stride, a.stride_len, spatial, "stride", -1, g.stride + off));
+  AOTIRT_RETURN_IF_ERROR(read_param(a.padding, a.padding_len, spatial, "padding", 0, g.padding + off));
+  AOTIRT_RETURN_IF_ERROR(read_param(a.dilation, a.dilation_len, spatial, "dilation", 1, g.dilation + off));
+  AOTIRT_RETURN_IF_ERROR(
+      read_param(a.output_padding, a.output_padding_len, spatial, "output_padding", 0, output_padding + off));
+  for (int64_t i = off; i < kMaxSpatial; ++i) {
+    AOTIRT_ENSURE(g.stride[i] > 0, kInvalidArgument, "stride must be positive, got {}", g.stride[i]);
+    AOTIRT_ENSURE(g.dilation[i] > 0, kInvalidArgument, "dilation must be positive, got {}", g.dilation[i]);
+    AOTIRT_ENSURE(g.padding[i] >= 0, kInvalidArgument, "padding must be non-negative, got {}", g.padding[i]);
+    AOTIRT_ENSURE(output_padding[i] >= 0, kInvalidArgument, "output_padding must be non-negative, got {}",
+                  output_padding[i]);
+    if (a.transposed) {
+      AOTIRT_ENSURE(output_padding[i] < g.stride[i] || output_padding[i] < g.dilation[i], kInvalidArgument,
+                    "output_padding {} must be smaller than either stride {} or dilation {}",
+                    output_padding[i], g.stride[i], g.dilation[i]);
+    }
+    g.in_size[i] = in.sizes()[2 + i - off];
+    g.kernel[i] = w.sizes()[2 + i - off];
+  }
+
+  if (!a.transposed) {
+    AOTIRT_ENSURE(w.sizes()[0] % a.groups == 0, kInvalidArgument,
+                  "'weight' {}: {} output channels are not divisible by groups={}", shape_str(w),
+                  w.sizes()[0], a.groups);
+    AOTIRT_ENSURE(g.in_channels == w.sizes()[1] * a.groups, kInvalidArgument,
+                  "'input' {} has {} channels but 'weight' {} with groups={} expects {}", shape_str(in),
+                  g.in_channels, shape_str(w), a.groups, w.sizes()[1] * a.groups);
+    g.out_channels = w.sizes()[0];
+  } else {
+    AOTIRT_ENSURE(g.in_channels == w.sizes()[0], kInvalidArgument,
+                  "'input' {} has {} channels but transposed 'weight' {} expects {}", shape_str(in),
+                  g.in_channels, shape_str(w), w.sizes()[0]);
+    AOTIRT_ENSURE(g.in_channels % a.groups == 0, kInvalidArgument,
+                  "'input' {}: {} channels are not divisible by groups={}", shape_str(in), g.in_channels,
+                  a.groups);
+    g.out_channels = w.sizes()[1] * a.groups;
+  }
+
+  for (int64_t i = 0; i < kMaxSpatial; ++i) {
+    const int64_t span = g.dilation[i] * (g.kernel[i] - 1) + 1;
+    if (!a.transposed) {
+      AOTIRT_ENSURE(g.in_size[i] + 2 * g.padding[i] >= span, kInvalidArgument,
+                    "kernel {} (dilated to {}) is larger than the padded input {}; input {}, weight {}",
+                    g.kernel[i], span, g.in_size[i] + 2 * g.padding[i], shape_str(in), shape_str(w));
+      g.out_size[i] = (g.in_size[i] + 2 * g.padding[i] - span) / g.stride[i] + 1;
+    } else {
+      g.out_size[i] = (g.in_size[i] - 1) * g.stride[i] - 2 * g.padding[i] + span + output_padding[i];
+      // Zero is allowed (an empty result), as in PyTorch.
+      AOTIRT_ENSURE(g.out_size[i] >= 0, kInvalidArgument,
+                    "transposed convolution output size {} is negative; input {}, weight {}", g.out_size[i],
+                    shape_str(in), shape_str(w));
+    }
+  }
+
+  if (a.bias) {
+    const TensorImpl& b = *a.bias;
+    AOTIRT_RETURN_IF_ERROR(check_cpu(b, "bias"));
+    AOTIRT_RETURN_IF_ERROR(check_same_dtype(in, "input", b, "bias"));
+    AOTIRT_ENSURE(b.dim() == 1 && b.sizes()[0] == g.out_channels, kInvalidArgument,
+                  "'bias' has shape {}, expected [{}]", shape_str(b), g.out_channels);
+  }
+  return g;
+}
+
+template <class T>
+void run(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& w, const TensorImpl* b,
+         const TensorImpl& y) {
+  const T* px = static_cast<const T*>(x.data_ptr());
+  const T* pw = static_cast<const T*>(w.data_ptr());
+  const T* pb = b ? static_cast<const T*>(b->data_ptr()) : nullptr;
+  T* py = static_cast<T*>(y.data_ptr());
+  if (g.transposed)
+    conv_transposed(g, px, pw, pb, py);
+  else
+    conv_forward(g, px, pw, pb, py);
+}
+
+Status convolution(const ConvArgs& a, AtenTensorHandle* ret0) {
+  AOTIRT_REQUIRE_OUT(ret0);
+  AOTIRT_ASSIGN_OR_RETURN(ConvGeometry g, plan(a));
+  const TensorImpl& in = *a.input;
+  const DType dtype = in.dtype();
+  const DType ct = compute_dtype(dtype);
+  const int64_t spatial = in.dim() - 2;
+
+  DimVector out_sizes;
+  out_sizes.resize(in.dim());
+  out_sizes[0] = g.batch;
+  out_sizes[1] = g.out_channels;
+  for (int64_t i = 0; i < spatial; ++i) out_sizes[2 + i] = g.out_size[kMaxSpatial - spatial + i];
+  bool channels_last = (in.dim() == 4 || (in.dim() == 5 && dtype != DType::kFloat64)) &&
+                       (strides_like_channels_last(in) || strides_like_channels_last(*a.weight));
+  DimVector out_strides = channels_last ? channels_last_strides(out_sizes) : contiguous_strides(out_sizes);
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_strided(out_sizes, out_strides, dtype, DeviceId{}));
+
+  if (out.numel() > 0) {
+    AOTIRT_RETURN_IF_ERROR(check_blas_int(g.out_channels * g.kernel_volume(), "rows"));
+    AOTIRT_RETURN_IF_ERROR(check_blas_int(g.in_channels * g.kernel_volume(), "rows"));
+    AOTIRT_RETURN_IF_ERROR(check_blas_int(std::max(g.in_volume(), g.out_volume()), "columns"));
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, contiguous_as(in, ct));
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl w, contiguous_as(*a.weight, ct));
+    TensorImpl bias_staged;
+    if (a.bias) {
+      AOTIRT_ASSIGN_OR_RETURN(bias_staged, contiguous_as(*a.bias, ct));
+    }
+    TensorImpl y = out;
+    const bool direct = dtype == ct && !channels_last;
+    if (!direct) {
+      AOTIRT_ASSIGN_OR_RETURN(y, empty_contiguous(out_sizes, ct, DeviceId{}));
+    }
+    if (ct == DType::kFloat64)
+      run<double>(g, x, w, a.bias ? &bias_staged : nullptr, y);
+    else
+      run<float>(g, x, w, a.bias ? &bias_staged : nullptr, y);
+    if (!direct) AOTIRT_RETURN_IF_ERROR(cpu_copy_strided(out, y));
+  }
+  *ret0 = new_handle(std::move(out));
+  return Status();
+}
+
+}  // namespace
+
+extern "C" {
+
+AOTITorchError aoti_torch_cpu_convolution(AtenTensorHandle input, AtenTensorHandle weight,
+                                          AtenTensorHandle* bias, const int64_t* stride, int64_t stride_len_,
+                                          const int64_t* padding, int64_t padding_len_,
+                                          const int64_t* dilation, int64_t dilation_len_, int32_t transposed,
+                                          const int64_t* output_padding, int64_t output_padding_len_,
+                                          int64_t groups, AtenTensorHandle* ret0) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    ConvArgs a;
+    AOTIRT_ASSIGN_OR_RETURN(a.input, require_tensor(input, "input"));
+    AOTIRT_ASSIGN_OR_RETURN(a.weight, require_tensor(weight, "weight"));
+    a.bias = optional_tensor(bias);
+    a.stride = stride;
+    a.stride_len = stride_len_;
+    a.padding = padding;
+    a.padding_len = padding_len_;
+    a.dilation = dilation;
+    a.dilation_len = dilation_len_;
+    a.transposed = transposed != 0;
+    a.output_padding = output_padding;
+    a.output_padding_len = output_padding_len_;
+    a.groups = groups;
+    return convolution(a, ret0);
+  });
+}
+
+}  // extern "C"
