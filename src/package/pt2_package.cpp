@@ -121,7 +121,7 @@ Result<Pt2Package> open_pt2_package(const std::string& path, const std::string& 
                            "'{}' holds C++ sources but no compiled library (package_cpp_only / "
                            "compile_standalone); aotirt runs compiled packages only",
                            path);
-    return AOTIRT_STATUS(kNotFound, "'{}': model '{}' has no compiled .so library", path, chosen);
+    return AOTIRT_STATUS(kNotFound, "'{}': model '{}' has no compiled library (.so)", path, chosen);
   }
   if (!metadata) return AOTIRT_STATUS(kNotFound, "'{}': model '{}' has no *_metadata.json", path, chosen);
 
