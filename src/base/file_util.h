@@ -44,6 +44,12 @@ class UniqueFd {
   ~UniqueFd() { reset(); }
   int get() const { return fd_; }
   void reset();
+  // Gives up ownership without closing; returns the descriptor.
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
 
  private:
   int fd_ = -1;

@@ -26,8 +26,8 @@ Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& byte
   std::unique_ptr<ModelLibrary> lib(new ModelLibrary());
   AOTIRT_ASSIGN_OR_RETURN(lib->fd_, create_memfd("aotirt-" + name));
   AOTIRT_RETURN_IF_ERROR(write_all(lib->fd_.get(), bytes.data(), bytes.size(), "the model library"));
-  std::string proc_path = "/proc/self/fd/" + std::to_string(lib->fd_.get());
-  lib->handle_ = dlopen(proc_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  lib->path_ = "/proc/self/fd/" + std::to_string(lib->fd_.get());
+  lib->handle_ = dlopen(lib->path_.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib->handle_) {
     const char* err = dlerror();
     return AOTIRT_STATUS(kNotFound, "cannot load the model library: {}", err ? err : "unknown dlopen error");
@@ -49,7 +49,16 @@ Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& byte
 }
 
 ModelLibrary::~ModelLibrary() {
-  if (handle_) dlclose(handle_);
+  if (!handle_) return;
+  dlclose(handle_);
+  // Libraries with STB_GNU_UNIQUE symbols (libstdc++ templates emit them)
+  // can never be unloaded. glibc finds loaded libraries by path, so if this
+  // one stays resident its fd number must never name another library: keep
+  // the memfd open for the life of the process (its pages stay mapped anyway).
+  if (void* resident = dlopen(path_.c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    dlclose(resident);
+    fd_.release();
+  }
 }
 
 }  // namespace aotirt

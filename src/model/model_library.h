@@ -47,6 +47,7 @@ class ModelLibrary {
  private:
   ModelLibrary() = default;
   UniqueFd fd_;
+  std::string path_;  // "/proc/self/fd/N": what dlopen knows the library by
   void* handle_ = nullptr;
   ContainerApi api_;
 };
