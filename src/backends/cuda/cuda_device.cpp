@@ -1,0 +1,133 @@
+#include "backends/cuda/cuda_device.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+#include "backends/cuda/cuda_copy.h"
+#include "backends/cuda/cuda_status.h"
+#include "backends/cuda/cuda_stream.h"
+#include "base/log.h"
+#include "base/status.h"
+
+namespace aotirt {
+
+Result<std::unique_ptr<CudaDevice>> CudaDevice::create(int index) {
+  AOTIRT_RETURN_IF_ERROR(cuda_check_device_index(index));
+  cudaDeviceProp p;
+  AOTIRT_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&p, index));
+  CudaDeviceProperties props;
+  props.name = p.name;
+  props.major = p.major;
+  props.minor = p.minor;
+  props.sm_count = p.multiProcessorCount;
+  props.total_memory = p.totalGlobalMem;
+  props.shared_memory_per_block_optin = p.sharedMemPerBlockOptin;
+  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaAllocator> alloc, CudaAllocator::create(index));
+  return std::unique_ptr<CudaDevice>(new CudaDevice(index, std::move(props), std::move(alloc)));
+}
+
+std::string CudaDevice::description() const {
+  return fmt::format("cuda:{} ({}, sm_{}{}, {} SMs, {:.1f} GiB)", index_, props_.name, props_.major, props_.minor,
+                     props_.sm_count, static_cast<double>(props_.total_memory) / (1024.0 * 1024.0 * 1024.0));
+}
+
+Status CudaDevice::copy(const TensorImpl& dst, const TensorImpl& src, bool non_blocking) {
+  AOTIRT_ASSIGN_OR_RETURN(cudaStream_t stream, cuda_current_stream(index_));
+  return cuda_copy(index_, stream, dst, src, non_blocking);
+}
+
+Status CudaDevice::zero(const TensorImpl& dst) {
+  AOTIRT_ASSIGN_OR_RETURN(cudaStream_t stream, cuda_current_stream(index_));
+  return cuda_zero(index_, stream, dst);
+}
+
+Status CudaDevice::synchronize() {
+  AOTIRT_ASSIGN_OR_RETURN(cudaStream_t stream, cuda_current_stream(index_));
+  AOTIRT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  return Status();
+}
+
+void* CudaDevice::current_stream() {
+  Result<cudaStream_t> s = cuda_current_stream(index_);
+  return s.ok() ? static_cast<void*>(s.value()) : nullptr;
+}
+
+Status CudaDevice::prepare_model_load() {
+  // Model libraries built without libtorch import cudart functions but carry
+  // no NEEDED entry for libcudart: they must find them in global scope. That
+  // is libaotirt.so itself once it is global (it exports the static runtime
+  // it links), or an executable that links aotirt statically with its
+  // symbols exported.
+  dlerror();
+  if (!dlsym(RTLD_DEFAULT, "cudaMalloc") || !dlsym(RTLD_DEFAULT, "cudaLaunchKernel"))
+    return AOTIRT_STATUS(kInternal,
+                         "the CUDA runtime's functions are not in the global symbol scope, so a CUDA model "
+                         "library cannot resolve them; link aotirt as libaotirt.so, or export the symbols of "
+                         "an executable that links it statically (-rdynamic)");
+  // The model library uses the primary context through the runtime; make it
+  // current on this thread so its first calls do not pay for creation.
+  CudaDeviceScope scope(index_);
+  AOTIRT_RETURN_IF_ERROR(scope.status());
+  AOTIRT_CUDA_RETURN_IF_ERROR(cudaFree(nullptr));
+  return Status();
+}
+
+Status cuda_check_compute_capability(const std::string& package_cc, int major, int minor,
+                                     const std::string& gpu_name) {
+  // Digits only: "90" -> 9.0, "100" -> 10.0, "90a" -> 9.0.
+  std::string digits;
+  for (char c : package_cc) {
+    if (c >= '0' && c <= '9')
+      digits += c;
+    else
+      break;
+  }
+  if (digits.size() < 2)
+    return AOTIRT_STATUS(kDataLoss, "the package's AOTI_COMPUTE_CAPABILITY '{}' is not a compute capability",
+                         package_cc);
+  int pkg_major = std::atoi(digits.substr(0, digits.size() - 1).c_str());
+  int pkg_minor = digits.back() - '0';
+  if (pkg_major == major && pkg_minor == minor) return Status();
+  return AOTIRT_STATUS(kIncompatible,
+                       "the package was compiled for GPUs of compute capability {}.{} (sm_{}{}), but {} is {}.{} "
+                       "(sm_{}{}): its kernels cannot run here. Export the model again on a GPU of this kind",
+                       pkg_major, pkg_minor, pkg_major, pkg_minor, gpu_name, major, minor, major, minor);
+}
+
+Status CudaDevice::check_package(const std::vector<std::pair<std::string, std::string>>& metadata) {
+  for (const auto& kv : metadata) {
+    if (kv.first != "AOTI_COMPUTE_CAPABILITY") continue;
+    Status s = cuda_check_compute_capability(kv.second, props_.major, props_.minor,
+                                             fmt::format("cuda:{} ({})", index_, props_.name));
+    if (!s.ok() && s.code() == StatusCode::kIncompatible) {
+      const char* allow = std::getenv("AOTIRT_CUDA_ALLOW_ARCH_MISMATCH");
+      if (allow && std::string(allow) == "1") {
+        AOTIRT_LOG(kWarning, "{} (loading anyway: AOTIRT_CUDA_ALLOW_ARCH_MISMATCH=1)", s.message());
+        return Status();
+      }
+    }
+    return s;
+  }
+  return Status();
+}
+
+Result<CudaDevice*> cuda_device(int index) {
+  AOTIRT_ASSIGN_OR_RETURN(Device * d, get_device(DeviceId{DeviceType::kCuda, index}));
+  return static_cast<CudaDevice*>(d);
+}
+
+namespace {
+Result<int> cuda_probe() { return cuda_device_count(); }
+Result<std::unique_ptr<Device>> cuda_create(int index) {
+  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaDevice> d, CudaDevice::create(index));
+  return std::unique_ptr<Device>(std::move(d));
+}
+}  // namespace
+
+const BackendInfo& cuda_backend_info() {
+  static const BackendInfo info{DeviceType::kCuda, "cuda", cuda_probe, cuda_create};
+  return info;
+}
+
+}  // namespace aotirt

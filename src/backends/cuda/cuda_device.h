@@ -1,0 +1,62 @@
+// The CUDA Device: properties, allocator, copies and the package checks.
+// Instances come from the device registry (get_device); this header lets the
+// CUDA shims and ops reach the allocator and properties behind the generic
+// Device interface.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <string>
+
+#include "backends/cuda/cuda_allocator.h"
+#include "device/device.h"
+
+namespace aotirt {
+
+struct CudaDeviceProperties {
+  std::string name;
+  int major = 0;
+  int minor = 0;
+  int sm_count = 0;
+  size_t total_memory = 0;
+  size_t shared_memory_per_block_optin = 0;
+};
+
+class CudaDevice final : public Device {
+ public:
+  static Result<std::unique_ptr<CudaDevice>> create(int index);
+
+  DeviceId id() const override { return DeviceId{DeviceType::kCuda, index_}; }
+  std::string description() const override;
+  Allocator& allocator() override { return *allocator_; }
+  Status copy(const TensorImpl& dst, const TensorImpl& src, bool non_blocking) override;
+  Status zero(const TensorImpl& dst) override;
+  Status synchronize() override;
+  void* current_stream() override;
+  Status prepare_model_load() override;
+  Status check_package(const std::vector<std::pair<std::string, std::string>>& metadata) override;
+
+  int index() const { return index_; }
+  const CudaDeviceProperties& properties() const { return props_; }
+  CudaAllocator& cuda_allocator() { return *allocator_; }
+
+ private:
+  CudaDevice(int index, CudaDeviceProperties props, std::unique_ptr<CudaAllocator> allocator)
+      : index_(index), props_(std::move(props)), allocator_(std::move(allocator)) {}
+
+  int index_;
+  CudaDeviceProperties props_;
+  std::unique_ptr<CudaAllocator> allocator_;
+};
+
+// The registry's CUDA device |index| (created on first use).
+Result<CudaDevice*> cuda_device(int index);
+
+// Checks an AOTI_COMPUTE_CAPABILITY value ("90", "86", "100") against a GPU of
+// compute capability |major|.|minor|; INCOMPATIBLE on a mismatch. Exposed for
+// tests.
+Status cuda_check_compute_capability(const std::string& package_cc, int major, int minor,
+                                     const std::string& gpu_name);
+
+}  // namespace aotirt

@@ -1,0 +1,292 @@
+// Scaled-dot-product attention: one block per (batch, head) x query tile x key
+// split. The block's warps share each key/value tile in shared memory (as
+// float32); each warp owns some query rows. Per tile a lane scores one key,
+// the warp updates the row's running max and sum (online softmax, in base 2),
+// and each lane accumulates its slice of the output features. With several
+// key splits, each block writes a normalized partial result and its
+// log-sum-exp, and a second kernel merges them.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "backends/cuda/ops/cuda_attention_kernel.h"
+
+namespace aotirt {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kTile = kCudaAttentionKeyTile;
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+template <class T>
+__device__ __forceinline__ float load_f(const T* p) { return static_cast<float>(*p); }
+template <>
+__device__ __forceinline__ float load_f(const __half* p) { return __half2float(*p); }
+template <>
+__device__ __forceinline__ float load_f(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+
+template <class T>
+__device__ __forceinline__ T store_f(float v) { return static_cast<T>(v); }
+template <>
+__device__ __forceinline__ __half store_f(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 store_f(float v) { return __float2bfloat16_rn(v); }
+
+__device__ __forceinline__ float load_any(const void* p, int dtype) {
+  switch (dtype) {
+    case 5: return __half2float(*static_cast<const __half*>(p));
+    case 15: return __bfloat162float(*static_cast<const __nv_bfloat16*>(p));
+    default: return *static_cast<const float*>(p);
+  }
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// Shared-memory row stride for q and k: odd, so lanes reading different keys
+// at the same feature hit different banks.
+__host__ __device__ __forceinline__ int padded_dim(int64_t d) { return static_cast<int>(d | 1); }
+
+__host__ __device__ __forceinline__ size_t smem_floats(int rows, int64_t e, int64_t dv) {
+  const int es = padded_dim(e);
+  return static_cast<size_t>(rows) * es + static_cast<size_t>(kTile) * es + static_cast<size_t>(kTile) * dv +
+         static_cast<size_t>(rows) * kTile;
+}
+
+template <class T, int kRows, int kChunks>
+__global__ void __launch_bounds__(kThreads)
+    attention_kernel(CudaAttentionParams p) {
+  constexpr int kBlockRows = kRows * kWarps;
+  extern __shared__ float smem[];
+  const int es = padded_dim(p.head_dim);
+  const int E = static_cast<int>(p.head_dim), DV = static_cast<int>(p.head_dim_v);
+  float* q_s = smem;                      // [kBlockRows][es]
+  float* k_s = q_s + kBlockRows * es;     // [kTile][es]
+  float* v_s = k_s + kTile * es;          // [kTile][DV]
+  float* p_s = v_s + kTile * DV;          // [kBlockRows][kTile]
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t bh = blockIdx.x;
+  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
+  const int64_t hk = h / (p.heads_q / p.heads_kv);
+  const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kBlockRows;
+  const int split = blockIdx.z;
+
+  const T* q = static_cast<const T*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1];
+  const T* k = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
+  const T* v = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
+
+  // This block's key range.
+  const int64_t per_split =
+      ((p.len_kv + p.num_splits - 1) / p.num_splits + kTile - 1) / kTile * kTile;
+  const int64_t kv_begin = split * per_split;
+  int64_t kv_end = min(p.len_kv, kv_begin + per_split);
+  const int64_t last_row = min(row0 + kBlockRows, p.len_q) - 1;
+  if (p.causal) kv_end = min(kv_end, last_row + 1);
+
+  for (int idx = threadIdx.x; idx < kBlockRows * E; idx += kThreads) {
+    const int r = idx / E, e = idx % E;
+    const int64_t i = row0 + r;
+    q_s[r * es + e] = i < p.len_q ? load_f(q + i * p.q_strides[2] + e * p.q_strides[3]) : 0.f;
+  }
+
+  float m[kRows], l[kRows], acc[kRows][kChunks];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    m[r] = -INFINITY;
+    l[r] = 0.f;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) acc[r][c] = 0.f;
+  }
+  const float qk_scale = p.scale * kLog2e;
+
+  for (int64_t t0 = kv_begin; t0 < kv_end; t0 += kTile) {
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < kTile * E; idx += kThreads) {
+      const int j = idx / E, e = idx % E;
+      const int64_t key = t0 + j;
+      k_s[j * es + e] = key < kv_end ? load_f(k + key * p.k_strides[2] + e * p.k_strides[3]) : 0.f;
+    }
+    for (int idx = threadIdx.x; idx < kTile * DV; idx += kThreads) {
+      const int j = idx / DV, d = idx % DV;
+      const int64_t key = t0 + j;
+      v_s[j * DV + d] = key < kv_end ? load_f(v + key * p.v_strides[2] + d * p.v_strides[3]) : 0.f;
+    }
+    __syncthreads();
+
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int br = warp * kRows + r;
+      const int64_t i = row0 + br;
+      if (i >= p.len_q) continue;  // uniform across the warp
+      const int64_t key = t0 + lane;
+      bool valid = key < kv_end && (!p.causal || key <= i);
+      float s = -INFINITY;
+      if (valid) {
+        const float* qr = q_s + br * es;
+        const float* kr = k_s + lane * es;
+        float dot = 0.f;
+        for (int e = 0; e < E; ++e) dot = fmaf(qr[e], kr[e], dot);
+        s = dot * qk_scale;
+        if (p.mask_kind != kCudaMaskNone) {
+          const char* mp = static_cast<const char*>(p.mask);
+          const int64_t off = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2] +
+                              key * p.mask_strides[3];
+          if (p.mask_kind == kCudaMaskBool) {
+            if (!mp[off]) s = -INFINITY;
+          } else {
+            const int size = p.mask_dtype == 6 ? 4 : 2;
+            s += load_any(mp + off * size, p.mask_dtype) * kLog2e;
+          }
+        }
+      }
+      const float m_new = fmaxf(m[r], warp_max(s));
+      float pj = 0.f;
+      if (m_new != -INFINITY && s != -INFINITY) pj = exp2f(s - m_new);
+      const float corr = m[r] == -INFINITY ? 0.f : exp2f(m[r] - m_new);
+      if (m_new != -INFINITY) {
+        l[r] = l[r] * corr + warp_sum(pj);
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) acc[r][c] *= corr;
+        m[r] = m_new;
+      }
+      p_s[br * kTile + lane] = pj;
+      __syncwarp();
+      const int tile_keys = kv_end - t0 < kTile ? static_cast<int>(kv_end - t0) : kTile;
+      for (int j = 0; j < tile_keys; ++j) {
+        const float pv = p_s[br * kTile + j];
+        const float* vr = v_s + j * DV;
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+          const int d = lane + 32 * c;
+          if (d < DV) acc[r][c] = fmaf(pv, vr[d], acc[r][c]);
+        }
+      }
+      __syncwarp();
+    }
+  }
+
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int64_t i = row0 + warp * kRows + r;
+    if (i >= p.len_q) continue;
+    // A row that saw no key (all masked) gives zeros and lse = -inf.
+    const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
+    const float lse = l[r] > 0.f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY;
+    if (p.num_splits == 1) {
+      T* o = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1] + i * p.out_strides[2];
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        const int d = lane + 32 * c;
+        if (d < DV) o[d * p.out_strides[3]] = store_f<T>(acc[r][c] * inv);
+      }
+      if (p.lse && lane == 0) p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] = lse;
+    } else {
+      const int64_t rowid = (bh * p.len_q + i);
+      const int64_t rows_total = p.batch * p.heads_q * p.len_q;
+      float* po = p.workspace + (static_cast<int64_t>(split) * rows_total + rowid) * (DV + 1);
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        const int d = lane + 32 * c;
+        if (d < DV) po[d] = acc[r][c] * inv;
+      }
+      if (lane == 0) po[DV] = lse;
+    }
+  }
+}
+
+// Merges the splits of one query row: one block per row.
+template <class T>
+__global__ void combine_kernel(CudaAttentionParams p) {
+  const int64_t rowid = blockIdx.x;
+  const int64_t rows_total = p.batch * p.heads_q * p.len_q;
+  const int64_t i = rowid % p.len_q;
+  const int64_t bh = rowid / p.len_q;
+  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
+  const int DV = static_cast<int>(p.head_dim_v);
+  const int64_t pitch = DV + 1;
+  float lse_max = -INFINITY;
+  for (int s = 0; s < p.num_splits; ++s) lse_max = fmaxf(lse_max, p.workspace[(s * rows_total + rowid) * pitch + DV]);
+  float total = 0.f;
+  if (lse_max != -INFINITY)
+    for (int s = 0; s < p.num_splits; ++s) total += expf(p.workspace[(s * rows_total + rowid) * pitch + DV] - lse_max);
+  const float lse = lse_max == -INFINITY ? -INFINITY : lse_max + logf(total);
+  T* o = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1] + i * p.out_strides[2];
+  for (int d = threadIdx.x; d < DV; d += blockDim.x) {
+    float sum = 0.f;
+    if (lse_max != -INFINITY)
+      for (int s = 0; s < p.num_splits; ++s) {
+        const float* po = p.workspace + (s * rows_total + rowid) * pitch;
+        const float w = po[DV] == -INFINITY ? 0.f : expf(po[DV] - lse);
+        sum += w * po[d];
+      }
+    o[d * p.out_strides[3]] = store_f<T>(sum);
+  }
+  if (p.lse && threadIdx.x == 0) p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] = lse;
+}
+
+template <class T, int kRows, int kChunks>
+cudaError_t launch_typed(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream) {
+  const int block_rows = kRows * kWarps;
+  const size_t smem = smem_floats(block_rows, p.head_dim, p.head_dim_v) * sizeof(float);
+  if (smem > max_smem) return cudaErrorInvalidConfiguration;
+  auto kernel = attention_kernel<T, kRows, kChunks>;
+  if (smem > 48 * 1024) {
+    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    if (err != cudaSuccess) return err;
+  }
+  const int64_t q_tiles = (p.len_q + block_rows - 1) / block_rows;
+  if (q_tiles > 65535 || p.num_splits > 65535) return cudaErrorInvalidConfiguration;
+  dim3 grid(static_cast<unsigned>(p.batch * p.heads_q), static_cast<unsigned>(q_tiles),
+            static_cast<unsigned>(p.num_splits));
+  kernel<<<grid, kThreads, smem, stream>>>(p);
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess || p.num_splits == 1) return err;
+  combine_kernel<T><<<static_cast<unsigned>(p.batch * p.heads_q * p.len_q), 128, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+template <class T, int kRows>
+cudaError_t launch_rows(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream) {
+  const int64_t chunks = (p.head_dim_v + 31) / 32;
+  if (chunks <= 1) return launch_typed<T, kRows, 1>(p, max_smem, stream);
+  if (chunks <= 2) return launch_typed<T, kRows, 2>(p, max_smem, stream);
+  if (chunks <= 4) return launch_typed<T, kRows, 4>(p, max_smem, stream);
+  return launch_typed<T, kRows, 8>(p, max_smem, stream);
+}
+
+template <class T>
+cudaError_t launch_dtype(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream) {
+  if (cuda_attention_rows_per_block(p.len_q) == kWarps) return launch_rows<T, 1>(p, max_smem, stream);
+  return launch_rows<T, 4>(p, max_smem, stream);
+}
+
+}  // namespace
+
+int cuda_attention_rows_per_block(int64_t len_q) { return len_q <= 8 ? kWarps : 4 * kWarps; }
+
+cudaError_t cuda_launch_attention(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream) {
+  if (p.batch * p.heads_q * p.len_q == 0) return cudaSuccess;
+  if (p.head_dim < 1 || p.head_dim > kCudaAttentionMaxHeadDim || p.head_dim_v < 1 ||
+      p.head_dim_v > kCudaAttentionMaxHeadDim || p.heads_kv < 1 || p.heads_q % p.heads_kv != 0)
+    return cudaErrorInvalidValue;
+  switch (p.dtype) {
+    case 6: return launch_dtype<float>(p, max_smem, stream);
+    case 5: return launch_dtype<__half>(p, max_smem, stream);
+    case 15: return launch_dtype<__nv_bfloat16>(p, max_smem, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace aotirt

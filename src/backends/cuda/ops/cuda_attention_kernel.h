@@ -1,0 +1,51 @@
+// Launcher for aotirt's scaled-dot-product attention kernel (cuda_attention.cu):
+// online softmax over key tiles with float32 accumulation, causal (top-left)
+// and bool/additive masks, head dims up to 256, grouped KV heads, and an
+// optional split of the keys across blocks for short queries (decode).
+// Plain C++ types only; cuda_attention.cpp builds the parameters.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace aotirt {
+
+constexpr int kCudaAttentionMaxHeadDim = 256;
+
+enum CudaAttentionMask : int { kCudaMaskNone = 0, kCudaMaskBool = 1, kCudaMaskAdditive = 2 };
+
+struct CudaAttentionParams {
+  int dtype = 6;  // of q, k, v and out: c10 numbers, float32 (6), float16 (5) or bfloat16 (15)
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* out = nullptr;
+  int64_t batch = 0, heads_q = 0, heads_kv = 0, len_q = 0, len_kv = 0, head_dim = 0, head_dim_v = 0;
+  // Element strides of [batch, head, position, feature].
+  int64_t q_strides[4] = {}, k_strides[4] = {}, v_strides[4] = {}, out_strides[4] = {};
+  float scale = 1.f;
+  bool causal = false;  // query i sees keys 0..i
+  int mask_kind = kCudaMaskNone;
+  int mask_dtype = 6;  // additive masks: float32, float16 or bfloat16
+  const void* mask = nullptr;
+  int64_t mask_strides[4] = {};  // [batch, head_q, query, key], 0 where it broadcasts
+  float* lse = nullptr;          // optional log-sum-exp per [batch, head_q, query]
+  int64_t lse_strides[3] = {};
+  // Key splits (1 = none). With more, the caller provides |num_splits| *
+  // batch * heads_q * len_q * (head_dim_v + 1) floats of workspace.
+  int num_splits = 1;
+  float* workspace = nullptr;
+};
+
+// Keys each block handles per step; splits cover multiples of it.
+constexpr int kCudaAttentionKeyTile = 32;
+
+// Queues the attention on |stream|. |max_smem| is the device's opt-in shared
+// memory per block.
+cudaError_t cuda_launch_attention(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream);
+
+// Query rows one block handles for |len_q| queries (to size the grid).
+int cuda_attention_rows_per_block(int64_t len_q);
+
+}  // namespace aotirt

@@ -1,0 +1,374 @@
+// aoti_torch_cuda_convolution through cuDNN's convolution API: 1-d (run as
+// 2-d with a unit height), 2-d and 3-d, grouped, strided, padded, dilated and
+// transposed (as cuDNN's backward-data pass).
+//
+// The output is laid out as PyTorch's CUDA convolution lays it out, because
+// the generated code assumes those strides: channels-last when the input or
+// the weight is channels-last (2-d and 3-d, not float64), contiguous
+// otherwise. float32 runs without TF32 (CUDNN_FMA_MATH) unless
+// AOTIRT_CUDA_ALLOW_TF32=1; float16 and bfloat16 accumulate in float32.
+#include <array>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "backends/cpu/ops/cpu_op_util.h"
+#include "backends/cuda/cuda_status.h"
+#include "backends/cuda/cuda_symbols.h"
+#include "backends/cuda/ops/cuda_op_util.h"
+#include "base/status.h"
+#include "device/device.h"
+#include "shim/common/shim_util.h"
+
+namespace aotirt {
+namespace {
+
+using cpu_ops::shape_str;
+
+Result<cudnnDataType_t> cudnn_type(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return CUDNN_DATA_FLOAT;
+    case DType::kFloat16: return CUDNN_DATA_HALF;
+    case DType::kBFloat16: return CUDNN_DATA_BFLOAT16;
+    case DType::kFloat64: return CUDNN_DATA_DOUBLE;
+    default:
+      return AOTIRT_STATUS(kUnimplemented,
+                           "convolution on CUDA supports float32, float16, bfloat16 and float64, not {}",
+                           dtype_name(dtype));
+  }
+}
+
+// A cuDNN handle per thread and device: handles must not be shared by
+// threads running at the same time.
+Result<cudnnHandle_t> cudnn_handle(const CudnnApi& api, int device, cudaStream_t stream) {
+  thread_local std::array<cudnnHandle_t, kCudaMaxDevices> handles{};
+  if (!handles[device]) {
+    cudnnHandle_t h = nullptr;
+    AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnCreate(&h));
+    handles[device] = h;  // kept for the thread's life: destroying at exit races the runtime's teardown
+  }
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetStream(handles[device], stream));
+  return handles[device];
+}
+
+struct CudnnDescriptors {
+  const CudnnApi& api;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  explicit CudnnDescriptors(const CudnnApi& a) : api(a) {}
+  ~CudnnDescriptors() {
+    if (conv) api.cudnnDestroyConvolutionDescriptor(conv);
+    if (w) api.cudnnDestroyFilterDescriptor(w);
+    if (y) api.cudnnDestroyTensorDescriptor(y);
+    if (x) api.cudnnDestroyTensorDescriptor(x);
+  }
+};
+
+std::vector<int> to_int(const DimVector& v) {
+  std::vector<int> r(v.size());
+  for (int64_t i = 0; i < v.size(); ++i) r[i] = static_cast<int>(v[i]);
+  return r;
+}
+
+Status set_tensor(const CudnnApi& api, cudnnTensorDescriptor_t* d, cudnnDataType_t type, const TensorImpl& t) {
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnCreateTensorDescriptor(d));
+  std::vector<int> dims = to_int(t.sizes()), strides = to_int(t.strides());
+  AOTIRT_CUDNN_RETURN_IF_ERROR(
+      api.cudnnSetTensorNdDescriptor(*d, type, static_cast<int>(dims.size()), dims.data(), strides.data()));
+  return Status();
+}
+
+struct ChosenAlgo {
+  int algo;
+  cudnnMathType_t math;
+  size_t workspace;
+};
+
+// Algorithms found per problem; the heuristic query is not free.
+std::mutex g_algo_mutex;
+std::map<std::vector<int64_t>, ChosenAlgo> g_algos;
+
+// Reads a parameter list, expanding a single value to every spatial dim.
+Result<DimVector> spatial_param(const int64_t* p, int64_t len, int64_t spatial, const char* what, int64_t dflt) {
+  DimVector v;
+  v.resize(spatial);
+  if (len == 0 || !p) {
+    for (int64_t i = 0; i < spatial; ++i) v[i] = dflt;
+    return v;
+  }
+  if (len == 1) {
+    for (int64_t i = 0; i < spatial; ++i) v[i] = p[0];
+    return v;
+  }
+  AOTIRT_ENSURE(len == spatial, kInvalidArgument, "'{}' has {} values for {} spatial dims", what, len, spatial);
+  for (int64_t i = 0; i < spatial; ++i) v[i] = p[i];
+  return v;
+}
+
+// A dense copy of |t| in the given memory format, or |t| itself if it is one.
+Result<TensorImpl> dense_as(const TensorImpl& t, bool channels_last, int device) {
+  DimVector want = channels_last ? cuda_channels_last_strides(t.sizes()) : contiguous_strides(t.sizes());
+  bool same = true;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.sizes()[d] != 1 && t.strides()[d] != want[d]) same = false;
+  if (same) {
+    // Size-1 dims may carry any stride; give cuDNN the canonical ones.
+    return TensorImpl(t.storage(), t.dtype(), t.sizes(), want, t.storage_offset());
+  }
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, cuda_empty(t.sizes(), want, t.dtype(), device));
+  AOTIRT_RETURN_IF_ERROR(copy_tensor(out, t, false));
+  return out;
+}
+
+Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, AtenTensorHandle* bias_h,
+                       const int64_t* stride_p, int64_t stride_len, const int64_t* padding_p, int64_t padding_len,
+                       const int64_t* dilation_p, int64_t dilation_len, bool transposed,
+                       const int64_t* output_padding_p, int64_t output_padding_len, int64_t groups,
+                       AtenTensorHandle* ret0) {
+  AOTIRT_REQUIRE_OUT(ret0);
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* input, cpu_ops::require_tensor(input_h, "input"));
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* weight, cpu_ops::require_tensor(weight_h, "weight"));
+  const TensorImpl* bias = cpu_ops::optional_tensor(bias_h);
+  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*input, "input"));
+  const int device = scope->device();
+  AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*weight, "weight"));
+  if (bias) AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*bias, "bias"));
+
+  const int64_t nd = input->dim();
+  AOTIRT_ENSURE(nd >= 3 && nd <= 5, kInvalidArgument,
+                "'input' must be 3-D, 4-D or 5-D (batch, channels, spatial...), got shape {}", shape_str(*input));
+  AOTIRT_RETURN_IF_ERROR(cpu_ops::check_dim(*weight, nd, "weight"));
+  AOTIRT_RETURN_IF_ERROR(cpu_ops::check_same_dtype(*input, "input", *weight, "weight"));
+  if (bias) AOTIRT_RETURN_IF_ERROR(cpu_ops::check_same_dtype(*input, "input", *bias, "bias"));
+  AOTIRT_ASSIGN_OR_RETURN(cudnnDataType_t dtype, cudnn_type(input->dtype()));
+  AOTIRT_ENSURE(groups >= 1, kInvalidArgument, "groups must be positive, got {}", groups);
+
+  const int64_t spatial = nd - 2;
+  AOTIRT_ASSIGN_OR_RETURN(DimVector stride, spatial_param(stride_p, stride_len, spatial, "stride", 1));
+  AOTIRT_ASSIGN_OR_RETURN(DimVector padding, spatial_param(padding_p, padding_len, spatial, "padding", 0));
+  AOTIRT_ASSIGN_OR_RETURN(DimVector dilation, spatial_param(dilation_p, dilation_len, spatial, "dilation", 1));
+  DimVector output_padding;
+  if (transposed) {
+    AOTIRT_ASSIGN_OR_RETURN(output_padding, spatial_param(output_padding_p, output_padding_len, spatial,
+                                                          "output_padding", 0));
+  } else {
+    output_padding = spatial_param(nullptr, 0, spatial, "output_padding", 0).value();
+  }
+  for (int64_t i = 0; i < spatial; ++i) {
+    AOTIRT_ENSURE(stride[i] > 0 && dilation[i] > 0 && padding[i] >= 0 && output_padding[i] >= 0, kInvalidArgument,
+                  "stride and dilation must be positive and padding non-negative");
+  }
+
+  const int64_t n = input->sizes()[0], c_in = input->sizes()[1];
+  int64_t c_out;
+  if (!transposed) {
+    AOTIRT_ENSURE(weight->sizes()[1] * groups == c_in && weight->sizes()[0] % groups == 0, kInvalidArgument,
+                  "'weight' {} with groups={} does not match 'input' {}", shape_str(*weight), groups,
+                  shape_str(*input));
+    c_out = weight->sizes()[0];
+  } else {
+    AOTIRT_ENSURE(weight->sizes()[0] == c_in && c_in % groups == 0, kInvalidArgument,
+                  "'weight' {} with groups={} does not match 'input' {} for a transposed convolution",
+                  shape_str(*weight), groups, shape_str(*input));
+    c_out = weight->sizes()[1] * groups;
+  }
+  if (bias)
+    AOTIRT_ENSURE(bias->numel() == c_out, kInvalidArgument, "'bias' has {} elements for {} output channels",
+                  bias->numel(), c_out);
+
+  DimVector out_sizes;
+  out_sizes.resize(nd);
+  out_sizes[0] = n;
+  out_sizes[1] = c_out;
+  for (int64_t i = 0; i < spatial; ++i) {
+    const int64_t in = input->sizes()[2 + i], k = weight->sizes()[2 + i];
+    int64_t o;
+    if (!transposed)
+      o = (in + 2 * padding[i] - dilation[i] * (k - 1) - 1) / stride[i] + 1;
+    else
+      o = (in - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) + output_padding[i] + 1;
+    AOTIRT_ENSURE(o > 0 || in == 0, kInvalidArgument,
+                  "the output would be empty in spatial dim {} (input {}, kernel {}, stride {}, padding {}, "
+                  "dilation {})", i, in, k, stride[i], padding[i], dilation[i]);
+    out_sizes[2 + i] = std::max<int64_t>(o, 0);
+  }
+
+  // PyTorch's layout choice for cuDNN convolutions.
+  const bool channels_last = nd >= 4 && input->dtype() != DType::kFloat64 &&
+                             (cuda_is_channels_last(input->sizes(), input->strides()) ||
+                              cuda_is_channels_last(weight->sizes(), weight->strides()));
+  DimVector out_strides = channels_last ? cuda_channels_last_strides(out_sizes) : contiguous_strides(out_sizes);
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, cuda_empty(out_sizes, out_strides, input->dtype(), device));
+  if (out.numel() == 0) {
+    *ret0 = new_handle(std::move(out));
+    return Status();
+  }
+  if (input->numel() == 0 || weight->numel() == 0) {
+    AOTIRT_ASSIGN_OR_RETURN(Device * dev, get_device(out.device()));
+    AOTIRT_RETURN_IF_ERROR(dev->zero(out));
+  } else {
+    // cuDNN gets dense operands in the chosen format; 1-d runs as 2-d.
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, dense_as(*input, channels_last, device));
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl w, dense_as(*weight, channels_last, device));
+    TensorImpl y = out;
+    auto lift_1d = [](TensorImpl& t) {
+      DimVector s{t.sizes()[0], t.sizes()[1], 1, t.sizes()[2]};
+      t = TensorImpl(t.storage(), t.dtype(), s, contiguous_strides(s), t.storage_offset());
+    };
+    if (nd == 3) {
+      lift_1d(x);
+      lift_1d(w);
+      lift_1d(y);
+      stride = DimVector{1, stride[0]};
+      padding = DimVector{0, padding[0]};
+      dilation = DimVector{1, dilation[0]};
+    }
+    AOTIRT_ASSIGN_OR_RETURN(const CudnnApi* api, cudnn_api());
+    AOTIRT_ASSIGN_OR_RETURN(cudnnHandle_t handle, cudnn_handle(*api, device, scope->stream()));
+    CudnnDescriptors desc(*api);
+    // For the transposed case cuDNN sees the forward convolution that maps
+    // the output (its "dx") to the input (its "dy").
+    AOTIRT_RETURN_IF_ERROR(set_tensor(*api, &desc.x, dtype, transposed ? y : x));
+    AOTIRT_RETURN_IF_ERROR(set_tensor(*api, &desc.y, dtype, transposed ? x : y));
+    AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnCreateFilterDescriptor(&desc.w));
+    std::vector<int> wdims = to_int(w.sizes());
+    AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetFilterNdDescriptor(
+        desc.w, dtype, channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, static_cast<int>(wdims.size()),
+        wdims.data()));
+    AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnCreateConvolutionDescriptor(&desc.conv));
+    std::vector<int> pad = to_int(padding), str = to_int(stride), dil = to_int(dilation);
+    const cudnnDataType_t compute = dtype == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+    AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetConvolutionNdDescriptor(desc.conv, static_cast<int>(pad.size()),
+                                                                      pad.data(), str.data(), dil.data(),
+                                                                      CUDNN_CROSS_CORRELATION, compute));
+    AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetConvolutionGroupCount(desc.conv, static_cast<int>(groups)));
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+    if (dtype == CUDNN_DATA_FLOAT) math = cuda_allow_tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+    if (dtype == CUDNN_DATA_HALF || dtype == CUDNN_DATA_BFLOAT16) math = CUDNN_TENSOR_OP_MATH;
+    AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetConvolutionMathType(desc.conv, math));
+
+    std::vector<int64_t> key = {transposed, static_cast<int64_t>(dtype), groups, channels_last, device,
+                                cuda_allow_tf32()};
+    for (const TensorImpl* t : {&x, &w, &y})
+      for (int64_t d = 0; d < t->dim(); ++d) key.push_back(t->sizes()[d]);
+    for (int v : pad) key.push_back(v);
+    for (int v : str) key.push_back(v);
+    for (int v : dil) key.push_back(v);
+
+    std::vector<ChosenAlgo> candidates;
+    {
+      std::lock_guard<std::mutex> lock(g_algo_mutex);
+      auto it = g_algos.find(key);
+      if (it != g_algos.end()) candidates.push_back(it->second);
+    }
+    if (candidates.empty()) {
+      int max_count = 0, returned = 0;
+      if (!transposed) {
+        AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max_count));
+        std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(max_count, 1));
+        AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnGetConvolutionForwardAlgorithm_v7(
+            handle, desc.x, desc.w, desc.conv, desc.y, static_cast<int>(perf.size()), &returned, perf.data()));
+        for (int i = 0; i < returned; ++i) {
+          if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+          // No TF32 unless allowed: keep only algorithms of the requested math.
+          if (dtype == CUDNN_DATA_FLOAT && !cuda_allow_tf32() && perf[i].mathType != CUDNN_FMA_MATH) continue;
+          size_t ws = 0;
+          api->cudnnSetConvolutionMathType(desc.conv, perf[i].mathType);
+          if (api->cudnnGetConvolutionForwardWorkspaceSize(handle, desc.x, desc.w, desc.conv, desc.y,
+                                                           perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS)
+            continue;
+          candidates.push_back(ChosenAlgo{static_cast<int>(perf[i].algo), perf[i].mathType, ws});
+        }
+      } else {
+        AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &max_count));
+        std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(max_count, 1));
+        AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnGetConvolutionBackwardDataAlgorithm_v7(
+            handle, desc.w, desc.y, desc.conv, desc.x, static_cast<int>(perf.size()), &returned, perf.data()));
+        for (int i = 0; i < returned; ++i) {
+          if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+          if (dtype == CUDNN_DATA_FLOAT && !cuda_allow_tf32() && perf[i].mathType != CUDNN_FMA_MATH) continue;
+          size_t ws = 0;
+          api->cudnnSetConvolutionMathType(desc.conv, perf[i].mathType);
+          if (api->cudnnGetConvolutionBackwardDataWorkspaceSize(handle, desc.w, desc.y, desc.conv, desc.x,
+                                                                perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS)
+            continue;
+          candidates.push_back(ChosenAlgo{static_cast<int>(perf[i].algo), perf[i].mathType, ws});
+        }
+      }
+      if (candidates.empty())
+        return AOTIRT_STATUS(kUnimplemented, "cuDNN has no {}convolution algorithm for input {} weight {} ({})",
+                             transposed ? "transposed " : "", shape_str(*input), shape_str(*weight),
+                             dtype_name(input->dtype()));
+    }
+
+    // Run the first candidate that gets its workspace and succeeds.
+    Status last;
+    bool ran = false;
+    for (const ChosenAlgo& c : candidates) {
+      Result<TensorImpl> ws = cuda_empty_contiguous(DimVector{static_cast<int64_t>(std::max<size_t>(c.workspace, 1))},
+                                                    DType::kUInt8, device);
+      if (!ws.ok()) {
+        last = ws.take_status();
+        continue;
+      }
+      AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetConvolutionMathType(desc.conv, c.math));
+      float one_f = 1.f, zero_f = 0.f;
+      double one_d = 1.0, zero_d = 0.0;
+      const void* one = dtype == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&one_d) : &one_f;
+      const void* zero = dtype == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&zero_d) : &zero_f;
+      cudnnStatus_t st;
+      if (!transposed)
+        st = api->cudnnConvolutionForward(handle, one, desc.x, x.data_ptr(), desc.w, w.data_ptr(), desc.conv,
+                                          static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws->data_ptr(),
+                                          c.workspace, zero, desc.y, y.data_ptr());
+      else
+        st = api->cudnnConvolutionBackwardData(handle, one, desc.w, w.data_ptr(), desc.y, x.data_ptr(), desc.conv,
+                                               static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), ws->data_ptr(),
+                                               c.workspace, zero, desc.x, y.data_ptr());
+      if (st == CUDNN_STATUS_SUCCESS) {
+        ran = true;
+        std::lock_guard<std::mutex> lock(g_algo_mutex);
+        if (g_algos.size() > 4096) g_algos.clear();
+        g_algos[key] = c;
+        break;
+      }
+      last = cudnn_status(st, transposed ? "cudnnConvolutionBackwardData" : "cudnnConvolutionForward", __FILE__,
+                          __LINE__);
+    }
+    if (!ran) return last.ok() ? AOTIRT_STATUS(kInternal, "no cuDNN algorithm ran") : last;
+  }
+
+  if (bias) {
+    // The bias may be strided; the kernel wants it dense.
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl b, dense_as(*bias, false, device));
+    int64_t inner = 1;
+    for (int64_t d = 2; d < nd; ++d) inner *= out_sizes[d];
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_add_channel_bias(out.data_ptr(), b.data_ptr(),
+                                                             static_cast<int>(out.dtype()), n, c_out, inner,
+                                                             channels_last, scope->stream()));
+  }
+  *ret0 = new_handle(std::move(out));
+  return Status();
+}
+
+}  // namespace
+}  // namespace aotirt
+
+using namespace aotirt;
+
+extern "C" {
+
+AOTITorchError aoti_torch_cuda_convolution(AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias,
+                                           const int64_t* stride, int64_t stride_len_, const int64_t* padding,
+                                           int64_t padding_len_, const int64_t* dilation, int64_t dilation_len_,
+                                           int32_t transposed, const int64_t* output_padding,
+                                           int64_t output_padding_len_, int64_t groups,
+                                           AtenTensorHandle* ret0) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    return run_convolution(input, weight, bias, stride, stride_len_, padding, padding_len_, dilation, dilation_len_,
+                           transposed != 0, output_padding, output_padding_len_, groups, ret0);
+  });
+}
+
+}  // extern "C"

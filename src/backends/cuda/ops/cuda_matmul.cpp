@@ -1,0 +1,432 @@
+// aoti_torch_cuda_{mm,addmm,bmm,baddbmm}_out through cuBLASLt.
+//
+// cuBLASLt is column-major; a row-major matrix is the transpose of a
+// column-major one, so each strided operand is described as op(S) with S
+// column-major whenever its strides allow (either dim of stride 1), and copied
+// to a contiguous temporary otherwise. float32 uses CUBLAS_COMPUTE_32F (no
+// TF32, as PyTorch by default); float16 and bfloat16 accumulate in float32.
+// addmm with a [N] bias and beta 1 uses cuBLASLt's bias epilogue; other `self`
+// tensors are broadcast into the output first and scaled through beta.
+#include <algorithm>
+#include <array>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "backends/cpu/cpu_copy.h"
+#include "backends/cpu/ops/cpu_op_util.h"
+#include "backends/cuda/cuda_status.h"
+#include "backends/cuda/cuda_symbols.h"
+#include "backends/cuda/ops/cuda_op_util.h"
+#include "base/status.h"
+#include "device/device.h"
+#include "shim/common/shim_util.h"
+
+namespace aotirt {
+namespace {
+
+using cpu_ops::shape_str;
+
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+
+// A logical [rows, cols] matrix as op(S) with S column-major, leading dim ld.
+struct ColMajor {
+  bool trans = false;
+  int64_t ld = 1;
+};
+
+bool describe(int64_t rows, int64_t cols, int64_t sr, int64_t sc, ColMajor* out) {
+  // Row-major (S = X^T, [cols, rows], ld = row stride).
+  if ((cols <= 1 || sc == 1) && (rows <= 1 || sr >= std::max<int64_t>(cols, 1))) {
+    out->trans = true;
+    out->ld = rows <= 1 ? std::max<int64_t>(cols, 1) : sr;
+    return true;
+  }
+  // Column-major (S = X, [rows, cols], ld = column stride).
+  if ((rows <= 1 || sr == 1) && (cols <= 1 || sc >= std::max<int64_t>(rows, 1))) {
+    out->trans = false;
+    out->ld = cols <= 1 ? std::max<int64_t>(rows, 1) : sc;
+    return true;
+  }
+  return false;
+}
+
+struct LtTypes {
+  cudaDataType_t data;
+  cublasComputeType_t compute;
+  cudaDataType_t scale;
+};
+
+Result<LtTypes> lt_types(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return LtTypes{CUDA_R_32F, cuda_allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    case DType::kFloat16: return LtTypes{CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    case DType::kBFloat16: return LtTypes{CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    case DType::kFloat64: return LtTypes{CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F};
+    default:
+      return AOTIRT_STATUS(kUnimplemented, "dtype {} is not supported; use float32, float16, bfloat16 or float64",
+                           dtype_name(dtype));
+  }
+}
+
+// One cuBLASLt handle per device, made on first use and kept.
+Result<cublasLtHandle_t> lt_handle(const CublasLtApi& api, int device) {
+  static std::mutex mutex;
+  static std::array<cublasLtHandle_t, kCudaMaxDevices> handles{};
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!handles[device]) {
+    cublasLtHandle_t h = nullptr;
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtCreate(&h));
+    handles[device] = h;
+  }
+  return handles[device];
+}
+
+// Releases cuBLASLt descriptors on every path out.
+struct LtDescriptors {
+  const CublasLtApi& api;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  explicit LtDescriptors(const CublasLtApi& a_api) : api(a_api) {}
+  ~LtDescriptors() {
+    if (pref) api.cublasLtMatmulPreferenceDestroy(pref);
+    if (d) api.cublasLtMatrixLayoutDestroy(d);
+    if (b) api.cublasLtMatrixLayoutDestroy(b);
+    if (a) api.cublasLtMatrixLayoutDestroy(a);
+    if (op) api.cublasLtMatmulDescDestroy(op);
+  }
+};
+
+// Column-major D[m, n] (ld ldd) = alpha * op(A)[m, k] @ op(B)[k, n] + beta * D
+// (+ bias[m] broadcast along n), |batch| times with the given element strides.
+struct LtGemm {
+  DType dtype;
+  int64_t batch = 1;
+  int64_t m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  bool ta = false;
+  int64_t lda = 1, stride_a = 0;
+  const void* b = nullptr;
+  bool tb = false;
+  int64_t ldb = 1, stride_b = 0;
+  void* d = nullptr;
+  int64_t ldd = 1, stride_d = 0;
+  double alpha = 1.0, beta = 0.0;
+  const void* bias = nullptr;
+};
+
+Status lt_layout(const CublasLtApi& api, cublasLtMatrixLayout_t* layout, cudaDataType_t type, int64_t rows,
+                 int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatrixLayoutCreate(layout, type, static_cast<uint64_t>(rows),
+                                                               static_cast<uint64_t>(cols), ld));
+  if (batch > 1) {
+    int32_t count = static_cast<int32_t>(batch);
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatrixLayoutSetAttribute(*layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                                       &count, sizeof(count)));
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatrixLayoutSetAttribute(
+        *layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+  }
+  return Status();
+}
+
+// Heuristic results are cached per problem: the query costs more than many
+// small GEMMs.
+struct AlgoCache {
+  std::mutex mutex;
+  std::map<std::vector<int64_t>, cublasLtMatmulAlgo_t> algos;
+};
+AlgoCache& algo_cache() {
+  static auto* c = new AlgoCache();
+  return *c;
+}
+
+Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
+  AOTIRT_ASSIGN_OR_RETURN(const CublasLtApi* api, cublaslt_api());
+  AOTIRT_ASSIGN_OR_RETURN(cublasLtHandle_t handle, lt_handle(*api, device));
+  AOTIRT_ASSIGN_OR_RETURN(LtTypes types, lt_types(g.dtype));
+  AOTIRT_ENSURE(g.m <= INT32_MAX && g.n <= INT32_MAX && g.k <= INT32_MAX && g.batch <= INT32_MAX, kUnimplemented,
+                "matrix sizes m={} n={} k={} batch={} exceed cuBLASLt's limits", g.m, g.n, g.k, g.batch);
+
+  LtDescriptors desc(*api);
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulDescCreate(&desc.op, types.compute, types.scale));
+  int32_t ta = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(
+      api->cublasLtMatmulDescSetAttribute(desc.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(
+      api->cublasLtMatmulDescSetAttribute(desc.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+  if (g.bias) {
+    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(
+        api->cublasLtMatmulDescSetAttribute(desc.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(
+        api->cublasLtMatmulDescSetAttribute(desc.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof(g.bias)));
+    const int32_t bias_type = types.data;
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulDescSetAttribute(desc.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                                                      &bias_type, sizeof(bias_type)));
+  }
+  AOTIRT_RETURN_IF_ERROR(lt_layout(*api, &desc.a, types.data, g.ta ? g.k : g.m, g.ta ? g.m : g.k, g.lda, g.batch,
+                                   g.stride_a));
+  AOTIRT_RETURN_IF_ERROR(lt_layout(*api, &desc.b, types.data, g.tb ? g.n : g.k, g.tb ? g.k : g.n, g.ldb, g.batch,
+                                   g.stride_b));
+  AOTIRT_RETURN_IF_ERROR(lt_layout(*api, &desc.d, types.data, g.m, g.n, g.ldd, g.batch, g.stride_d));
+
+  // Workspace from the stream-ordered pool; without one if memory is tight.
+  TensorImpl workspace;
+  size_t ws_bytes = 0;
+  {
+    Result<TensorImpl> ws = cuda_empty_contiguous(DimVector{static_cast<int64_t>(kWorkspaceBytes)}, DType::kUInt8,
+                                                  device);
+    if (ws.ok()) {
+      workspace = std::move(ws).value();
+      ws_bytes = kWorkspaceBytes;
+    }
+  }
+  const uint32_t align_a = cuda_pointer_alignment(g.a), align_b = cuda_pointer_alignment(g.b),
+                 align_d = cuda_pointer_alignment(g.d);
+  std::vector<int64_t> key = {static_cast<int64_t>(g.dtype), g.batch, g.m, g.n, g.k, g.ta, g.tb, g.lda, g.ldb,
+                              g.ldd, g.stride_a, g.stride_b, g.stride_d, g.bias != nullptr,
+                              cuda_pointer_alignment(g.bias), align_a, align_b, align_d,
+                              static_cast<int64_t>(ws_bytes), device, static_cast<int64_t>(types.compute)};
+  cublasLtMatmulAlgo_t algo;
+  bool have_algo = false;
+  {
+    AlgoCache& cache = algo_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto it = cache.algos.find(key);
+    if (it != cache.algos.end()) {
+      algo = it->second;
+      have_algo = true;
+    }
+  }
+  if (!have_algo) {
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulPreferenceCreate(&desc.pref));
+    uint64_t ws64 = ws_bytes;
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulPreferenceSetAttribute(
+        desc.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws64, sizeof(ws64)));
+    const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_d},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_d}};
+    for (const auto& a : aligns)
+      AOTIRT_CUBLAS_RETURN_IF_ERROR(
+          api->cublasLtMatmulPreferenceSetAttribute(desc.pref, a.first, &a.second, sizeof(a.second)));
+    cublasLtMatmulHeuristicResult_t result = {};
+    int returned = 0;
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulAlgoGetHeuristic(handle, desc.op, desc.a, desc.b, desc.d,
+                                                                      desc.d, desc.pref, 1, &result, &returned));
+    if (returned == 0)
+      return AOTIRT_STATUS(kUnimplemented, "cuBLASLt has no algorithm for {} m={} n={} k={} batch={}{}",
+                           dtype_name(g.dtype), g.m, g.n, g.k, g.batch, g.bias ? " with a bias epilogue" : "");
+    algo = result.algo;
+    AlgoCache& cache = algo_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (cache.algos.size() > 4096) cache.algos.clear();
+    cache.algos.emplace(key, algo);
+  }
+
+  float alpha_f = static_cast<float>(g.alpha), beta_f = static_cast<float>(g.beta);
+  double alpha_d = g.alpha, beta_d = g.beta;
+  const void* alpha = types.scale == CUDA_R_64F ? static_cast<const void*>(&alpha_d) : &alpha_f;
+  const void* beta = types.scale == CUDA_R_64F ? static_cast<const void*>(&beta_d) : &beta_f;
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmul(handle, desc.op, alpha, g.a, desc.a, g.b, desc.b, beta, g.d,
+                                                    desc.d, g.d, desc.d, &algo,
+                                                    ws_bytes ? workspace.data_ptr() : nullptr, ws_bytes, stream));
+  return Status();
+}
+
+// A [.., rows, cols] operand as cuBLASLt can read it: itself, or a contiguous
+// copy (always one when |dense|).
+struct Operand {
+  TensorImpl tensor;  // keeps a temporary alive
+  ColMajor cm;
+  int64_t batch_stride = 0;
+};
+
+Result<Operand> prepare_operand(const TensorImpl& t, bool batched, int device, bool dense) {
+  const int64_t nd = t.dim();
+  const int64_t rows = t.sizes()[nd - 2], cols = t.sizes()[nd - 1];
+  Operand op;
+  if (!dense && describe(rows, cols, t.strides()[nd - 2], t.strides()[nd - 1], &op.cm)) {
+    op.tensor = t;
+  } else {
+    AOTIRT_ASSIGN_OR_RETURN(op.tensor, cuda_empty_contiguous(t.sizes(), t.dtype(), device));
+    AOTIRT_RETURN_IF_ERROR(copy_tensor(op.tensor, t, false));
+    describe(rows, cols, cols, 1, &op.cm);
+  }
+  if (batched && t.sizes()[0] > 1) op.batch_stride = op.tensor.strides()[0];
+  return op;
+}
+
+bool is_bias_vector(const TensorImpl& self, int64_t n) {
+  if (self.dim() == 1) return self.sizes()[0] == n && (n == 1 || self.strides()[0] == 1);
+  if (self.dim() == 2) return self.sizes()[0] == 1 && self.sizes()[1] == n && (n == 1 || self.strides()[1] == 1);
+  return false;
+}
+
+// One try at out = beta * self + alpha * (a @ b) through cuBLASLt. With
+// |dense| every operand and the target are dense temporaries.
+Status matmul_attempt(const CudaOpScope& scope, const TensorImpl* out, const TensorImpl* self, bool has_c,
+                      const TensorImpl& a, const TensorImpl& b, double beta, double alpha, bool batched,
+                      bool dense) {
+  const int device = scope.device();
+  const int64_t nd = batched ? 3 : 2;
+  const int64_t batch = batched ? a.sizes()[0] : 1;
+  const int64_t m = a.sizes()[nd - 2], k = a.sizes()[nd - 1], n = b.sizes()[nd - 1];
+  // The target: out itself when cuBLASLt can write it, else a temporary.
+  TensorImpl target = *out;
+  ColMajor tc;
+  bool out_ok = !dense && describe(m, n, out->strides()[nd - 2], out->strides()[nd - 1], &tc);
+  if (out_ok && batched && batch > 1 && out->strides()[0] == 0) out_ok = false;
+  if (!out_ok) {
+    AOTIRT_ASSIGN_OR_RETURN(target, cuda_empty_contiguous(out->sizes(), out->dtype(), device));
+    describe(m, n, n, 1, &tc);
+  }
+  const int64_t stride_t = batched && batch > 1 ? target.strides()[0] : 0;
+  AOTIRT_ASSIGN_OR_RETURN(Operand oa, prepare_operand(a, batched, device, dense));
+  AOTIRT_ASSIGN_OR_RETURN(Operand ob, prepare_operand(b, batched, device, dense));
+
+  LtGemm g;
+  g.dtype = a.dtype();
+  g.batch = batch;
+  g.k = k;
+  g.d = target.data_ptr();
+  g.ldd = tc.ld;
+  g.stride_d = stride_t;
+  g.alpha = alpha;
+  if (tc.trans) {
+    // target^T [n, m] = b^T @ a^T: cuBLASLt's A is b, its B is a, ops flipped.
+    g.m = n;
+    g.n = m;
+    g.a = ob.tensor.data_ptr();
+    g.ta = !ob.cm.trans;
+    g.lda = ob.cm.ld;
+    g.stride_a = ob.batch_stride;
+    g.b = oa.tensor.data_ptr();
+    g.tb = !oa.cm.trans;
+    g.ldb = oa.cm.ld;
+    g.stride_b = oa.batch_stride;
+  } else {
+    g.m = m;
+    g.n = n;
+    g.a = oa.tensor.data_ptr();
+    g.ta = oa.cm.trans;
+    g.lda = oa.cm.ld;
+    g.stride_a = oa.batch_stride;
+    g.b = ob.tensor.data_ptr();
+    g.tb = ob.cm.trans;
+    g.ldb = ob.cm.ld;
+    g.stride_b = ob.batch_stride;
+  }
+
+  bool done = false;
+  if (has_c && beta == 1.0 && !batched && tc.trans && is_bias_vector(*self, n) && self->dtype() == g.dtype) {
+    // In target^T's column-major terms the bias runs along m (= n here).
+    LtGemm with_bias = g;
+    with_bias.bias = self->data_ptr();
+    with_bias.beta = 0.0;
+    Status s = lt_gemm(device, scope.stream(), with_bias);
+    if (s.ok())
+      done = true;
+    else if (s.code() != StatusCode::kUnimplemented)
+      return s;
+  }
+  if (!done) {
+    if (has_c) {
+      AOTIRT_RETURN_IF_ERROR(copy_tensor(target, *self, false));
+      g.beta = beta;
+    }
+    AOTIRT_RETURN_IF_ERROR(lt_gemm(device, scope.stream(), g));
+  }
+  if (target.data_ptr() != out->data_ptr()) AOTIRT_RETURN_IF_ERROR(copy_tensor(*out, target, false));
+  return Status();
+}
+
+// out = beta * self + alpha * (a @ b), self optional; [B,] M x K @ K x N.
+Status run_matmul(AtenTensorHandle out_h, AtenTensorHandle self_h, AtenTensorHandle a_h, AtenTensorHandle b_h,
+                  double beta, double alpha, bool batched) {
+  const char* a_name = batched ? "batch1" : "mat1";
+  const char* b_name = batched ? "batch2" : "mat2";
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* out, cpu_ops::require_tensor(out_h, "out"));
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* a, cpu_ops::require_tensor(a_h, a_name));
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* b, cpu_ops::require_tensor(b_h, b_name));
+  const TensorImpl* self = nullptr;
+  if (self_h) {
+    AOTIRT_ASSIGN_OR_RETURN(self, cpu_ops::require_tensor(self_h, "self"));
+  }
+
+  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*a, a_name));
+  const int device = scope->device();
+  AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*b, b_name));
+  AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*out, "out"));
+  if (self) AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*self, "self"));
+
+  const int64_t nd = batched ? 3 : 2;
+  AOTIRT_RETURN_IF_ERROR(cpu_ops::check_dim(*a, nd, a_name));
+  AOTIRT_RETURN_IF_ERROR(cpu_ops::check_dim(*b, nd, b_name));
+  AOTIRT_RETURN_IF_ERROR(cpu_ops::check_same_dtype(*a, a_name, *b, b_name));
+  AOTIRT_RETURN_IF_ERROR(cpu_ops::check_same_dtype(*a, a_name, *out, "out"));
+  AOTIRT_RETURN_IF_ERROR(lt_types(a->dtype()).take_status());
+  const int64_t batch = batched ? a->sizes()[0] : 1;
+  const int64_t m = a->sizes()[nd - 2], k = a->sizes()[nd - 1], n = b->sizes()[nd - 1];
+  AOTIRT_ENSURE(b->sizes()[nd - 2] == k && (!batched || b->sizes()[0] == batch), kInvalidArgument,
+                "'{}' {} and '{}' {} cannot be multiplied", a_name, shape_str(*a), b_name, shape_str(*b));
+  DimVector out_sizes = batched ? DimVector{batch, m, n} : DimVector{m, n};
+  AOTIRT_ENSURE(out->sizes() == out_sizes, kInvalidArgument, "'out' has shape {} but the product is {}",
+                shape_str(*out), dims_to_string(out_sizes.data(), out_sizes.size()));
+  const bool has_c = self && beta != 0.0;
+  if (has_c)
+    AOTIRT_RETURN_IF_ERROR(broadcast_strides(self->sizes(), self->strides(), out_sizes).take_status().annotate(
+        "'self' does not broadcast to the output"));
+  if (m == 0 || n == 0 || batch == 0) return Status();
+  AOTIRT_ENSURE(out->data_ptr() && a->data_ptr() && b->data_ptr(), kInvalidArgument, "a tensor has no data");
+
+  if (k == 0) {
+    // The product is empty: out = beta * self, or zeros.
+    AOTIRT_ASSIGN_OR_RETURN(Device * dev, get_device(out->device()));
+    if (!has_c) return dev->zero(*out);
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl tmp, cuda_empty_contiguous(out_sizes, out->dtype(), device));
+    AOTIRT_RETURN_IF_ERROR(copy_tensor(tmp, *self, false));
+    if (beta != 1.0)
+      AOTIRT_CUDA_RETURN_IF_ERROR(
+          cuda_launch_scale(tmp.data_ptr(), static_cast<int>(tmp.dtype()), tmp.numel(), beta, scope->stream()));
+    return copy_tensor(*out, tmp, false);
+  }
+
+  // First try in place (out and operands as they are); if cuBLASLt has no
+  // algorithm for their strides or alignment, retry on dense, freshly
+  // allocated (256-byte aligned) copies.
+  Status s = matmul_attempt(*scope, out, self, has_c, *a, *b, beta, alpha, batched, false);
+  if (s.code() == StatusCode::kUnimplemented && s.message().find("no algorithm") != std::string::npos)
+    s = matmul_attempt(*scope, out, self, has_c, *a, *b, beta, alpha, batched, true);
+  return s;
+}
+
+}  // namespace
+}  // namespace aotirt
+
+using namespace aotirt;
+
+extern "C" {
+
+AOTITorchError aoti_torch_cuda_mm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) noexcept {
+  return shim_call(__func__, [&]() -> Status { return run_matmul(out, nullptr, self, mat2, 0.0, 1.0, false); });
+}
+
+AOTITorchError aoti_torch_cuda_addmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
+                                         AtenTensorHandle mat2, double beta, double alpha) noexcept {
+  return shim_call(__func__, [&]() -> Status { return run_matmul(out, self, mat1, mat2, beta, alpha, false); });
+}
+
+AOTITorchError aoti_torch_cuda_bmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) noexcept {
+  return shim_call(__func__, [&]() -> Status { return run_matmul(out, nullptr, self, mat2, 0.0, 1.0, true); });
+}
+
+AOTITorchError aoti_torch_cuda_baddbmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle batch1,
+                                           AtenTensorHandle batch2, double beta, double alpha) noexcept {
+  return shim_call(__func__, [&]() -> Status { return run_matmul(out, self, batch1, batch2, beta, alpha, true); });
+}
+
+}  // extern "C"

@@ -1,0 +1,119 @@
+// Small elementwise kernels the CUDA ops need around cuBLASLt and cuDNN.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backends/cuda/ops/cuda_op_kernels.h"
+
+namespace aotirt {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <class T>
+__device__ __forceinline__ float to_f(T v) { return static_cast<float>(v); }
+template <>
+__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
+template <>
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <class T>
+__device__ __forceinline__ T from_f(float v) { return static_cast<T>(v); }
+template <>
+__device__ __forceinline__ __half from_f(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f(float v) { return __float2bfloat16_rn(v); }
+
+template <class T>
+__global__ void add_channel_bias_kernel(T* x, const T* bias, int64_t total, int64_t channels, int64_t inner,
+                                        bool channels_last) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t c = channels_last ? i % channels : (i / inner) % channels;
+    x[i] = from_f<T>(to_f(x[i]) + to_f(bias[c]));
+  }
+}
+
+__global__ void add_channel_bias_kernel_f64(double* x, const double* bias, int64_t total, int64_t channels,
+                                            int64_t inner, bool channels_last) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t c = channels_last ? i % channels : (i / inner) % channels;
+    x[i] += bias[c];
+  }
+}
+
+template <class T>
+__global__ void scale_kernel(T* x, int64_t n, float alpha) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    x[i] = from_f<T>(to_f(x[i]) * alpha);
+}
+
+__global__ void scale_kernel_f64(double* x, int64_t n, double alpha) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    x[i] *= alpha;
+}
+
+unsigned blocks_for(int64_t n) {
+  return static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>((n + kThreads - 1) / kThreads, 1), 1 << 16));
+}
+
+}  // namespace
+
+cudaError_t cuda_launch_add_channel_bias(void* x, const void* bias, int dtype, int64_t outer, int64_t channels,
+                                         int64_t inner, bool channels_last, cudaStream_t stream) {
+  const int64_t total = outer * channels * inner;
+  if (total == 0) return cudaSuccess;
+  const unsigned blocks = blocks_for(total);
+  switch (dtype) {
+    case kCudaOpFloat32:
+      add_channel_bias_kernel<float><<<blocks, kThreads, 0, stream>>>(
+          static_cast<float*>(x), static_cast<const float*>(bias), total, channels, inner, channels_last);
+      break;
+    case kCudaOpFloat16:
+      add_channel_bias_kernel<__half><<<blocks, kThreads, 0, stream>>>(
+          static_cast<__half*>(x), static_cast<const __half*>(bias), total, channels, inner, channels_last);
+      break;
+    case kCudaOpBFloat16:
+      add_channel_bias_kernel<__nv_bfloat16><<<blocks, kThreads, 0, stream>>>(
+          static_cast<__nv_bfloat16*>(x), static_cast<const __nv_bfloat16*>(bias), total, channels, inner,
+          channels_last);
+      break;
+    case kCudaOpFloat64:
+      add_channel_bias_kernel_f64<<<blocks, kThreads, 0, stream>>>(
+          static_cast<double*>(x), static_cast<const double*>(bias), total, channels, inner, channels_last);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_scale(void* x, int dtype, int64_t n, double alpha, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const unsigned blocks = blocks_for(n);
+  switch (dtype) {
+    case kCudaOpFloat32:
+      scale_kernel<float><<<blocks, kThreads, 0, stream>>>(static_cast<float*>(x), n, static_cast<float>(alpha));
+      break;
+    case kCudaOpFloat16:
+      scale_kernel<__half><<<blocks, kThreads, 0, stream>>>(static_cast<__half*>(x), n, static_cast<float>(alpha));
+      break;
+    case kCudaOpBFloat16:
+      scale_kernel<__nv_bfloat16><<<blocks, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(x), n,
+                                                                   static_cast<float>(alpha));
+      break;
+    case kCudaOpFloat64:
+      scale_kernel_f64<<<blocks, kThreads, 0, stream>>>(static_cast<double*>(x), n, alpha);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace aotirt

@@ -1,0 +1,26 @@
+// Launchers for the small elementwise kernels in cuda_op_kernels.cu. Plain C++
+// types only, so the .cu file needs none of aotirt's headers.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace aotirt {
+
+// The dtypes these kernels take (c10 ScalarType numbers).
+constexpr int kCudaOpFloat16 = 5;
+constexpr int kCudaOpFloat32 = 6;
+constexpr int kCudaOpFloat64 = 7;
+constexpr int kCudaOpBFloat16 = 15;
+
+// x[n, c, rest...] += bias[c] for a dense tensor of outer (N) x channels x
+// inner (spatial) elements, laid out contiguously (NCHW) or channels-last
+// (NHWC) when |channels_last|.
+cudaError_t cuda_launch_add_channel_bias(void* x, const void* bias, int dtype, int64_t outer, int64_t channels,
+                                         int64_t inner, bool channels_last, cudaStream_t stream);
+
+// x[i] *= alpha for |n| contiguous elements.
+cudaError_t cuda_launch_scale(void* x, int dtype, int64_t n, double alpha, cudaStream_t stream);
+
+}  // namespace aotirt

@@ -1,0 +1,100 @@
+#include "backends/cuda/ops/cuda_op_util.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <numeric>
+#include <vector>
+
+#include "backends/cpu/ops/cpu_op_util.h"
+#include "base/status.h"
+#include "device/device.h"
+
+namespace aotirt {
+
+Result<std::unique_ptr<CudaOpScope>> CudaOpScope::enter(const TensorImpl& first, const char* what) {
+  AOTIRT_ENSURE(first.defined(), kInvalidArgument, "'{}' has no storage", what);
+  AOTIRT_ENSURE(first.device().type == DeviceType::kCuda, kInvalidArgument, "'{}' is on {}, expected a CUDA tensor",
+                what, first.device().to_string());
+  int device = first.device().index;
+  AOTIRT_ASSIGN_OR_RETURN(cudaStream_t stream, cuda_current_stream(device));
+  std::unique_ptr<CudaOpScope> s(new CudaOpScope(device, stream));
+  AOTIRT_RETURN_IF_ERROR(s->scope_.status());
+  return s;
+}
+
+Status CudaOpScope::check_same_device(const TensorImpl& t, const char* what) const {
+  AOTIRT_ENSURE(t.defined(), kInvalidArgument, "'{}' has no storage", what);
+  AOTIRT_ENSURE(t.device().type == DeviceType::kCuda && t.device().index == device_, kInvalidArgument,
+                "'{}' is on {}, but the op runs on cuda:{}", what, t.device().to_string(), device_);
+  return Status();
+}
+
+Result<TensorImpl> cuda_empty(const DimVector& sizes, const DimVector& strides, DType dtype, int device) {
+  return empty_strided(sizes, strides, dtype, DeviceId{DeviceType::kCuda, device});
+}
+
+Result<TensorImpl> cuda_empty_contiguous(const DimVector& sizes, DType dtype, int device) {
+  return empty_contiguous(sizes, dtype, DeviceId{DeviceType::kCuda, device});
+}
+
+bool cuda_is_channels_last(const DimVector& sizes, const DimVector& strides) {
+  // Walks the dims from fastest (C) to slowest (N) as channels-last orders
+  // them, requiring non-decreasing strides; ambiguous cases (size-1 dims with
+  // equal strides) count as contiguous, as in c10.
+  static const int kOrder4[] = {1, 3, 2, 0};
+  static const int kOrder5[] = {1, 4, 3, 2, 0};
+  const int nd = static_cast<int>(sizes.size());
+  if (nd != 4 && nd != 5) return false;
+  const int* order = nd == 4 ? kOrder4 : kOrder5;
+  if (strides[1] == 0) return false;
+  int64_t min = 0;
+  for (int i = 0; i < nd; ++i) {
+    int d = order[i];
+    if (sizes[d] == 0) return false;
+    if (strides[d] < min) return false;
+    if (d == 0 && min == strides[1]) return false;
+    min = strides[d];
+    if (sizes[d] > 1) min *= sizes[d];
+  }
+  return true;
+}
+
+DimVector cuda_channels_last_strides(const DimVector& sizes) {
+  const int nd = static_cast<int>(sizes.size());
+  DimVector s;
+  s.resize(nd);
+  // C fastest, then the spatial dims from last to first, then N.
+  int64_t acc = 1;
+  s[1] = acc;
+  acc *= std::max<int64_t>(sizes[1], 1);
+  for (int d = nd - 1; d >= 2; --d) {
+    s[d] = acc;
+    acc *= std::max<int64_t>(sizes[d], 1);
+  }
+  s[0] = acc;
+  return s;
+}
+
+DimVector cuda_empty_like_strides(const TensorImpl& t) {
+  if (cpu_ops::is_non_overlapping_and_dense(t)) return t.strides();
+  if (cuda_is_channels_last(t.sizes(), t.strides())) return cuda_channels_last_strides(t.sizes());
+  return contiguous_strides(t.sizes());
+}
+
+bool cuda_allow_tf32() {
+  static const bool allow = [] {
+    const char* v = std::getenv("AOTIRT_CUDA_ALLOW_TF32");
+    return v && std::string(v) == "1";
+  }();
+  return allow;
+}
+
+int cuda_pointer_alignment(const void* p) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  int align = 1;
+  while (align < 256 && (a % (align * 2)) == 0) align *= 2;
+  return align;
+}
+
+}  // namespace aotirt

@@ -1,0 +1,56 @@
+// Shared plumbing for the CUDA fallback ops: the device and stream an op runs
+// on, argument checks whose messages name the tensors, device temporaries,
+// the layouts torch's meta functions give outputs, and the small kernels the
+// ops need besides cuBLASLt and cuDNN (cuda_op_kernels.cu).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "backends/cuda/cuda_stream.h"
+#include "backends/cuda/ops/cuda_op_kernels.h"
+#include "core/tensor.h"
+
+namespace aotirt {
+
+// Where an op runs: the device of its first tensor and that device's current
+// stream. Keeps the device current while the op runs.
+class CudaOpScope {
+ public:
+  static Result<std::unique_ptr<CudaOpScope>> enter(const TensorImpl& first, const char* what);
+  int device() const { return device_; }
+  cudaStream_t stream() const { return stream_; }
+  // Fails unless |t| is a CUDA tensor on this op's device.
+  Status check_same_device(const TensorImpl& t, const char* what) const;
+
+ private:
+  CudaOpScope(int device, cudaStream_t stream) : device_(device), stream_(stream), scope_(device) {}
+  int device_;
+  cudaStream_t stream_;
+  CudaDeviceScope scope_;
+};
+
+// A new tensor on CUDA device |device|.
+Result<TensorImpl> cuda_empty(const DimVector& sizes, const DimVector& strides, DType dtype, int device);
+Result<TensorImpl> cuda_empty_contiguous(const DimVector& sizes, DType dtype, int device);
+
+// Strides torch.empty_like(t) gives (memory_format=preserve): t's own when it
+// is non-overlapping and dense, else contiguous strides (channels-last ones
+// when t's strides suggest that format).
+DimVector cuda_empty_like_strides(const TensorImpl& t);
+
+// c10's suggest_memory_format test for 4-d (channels_last) and 5-d
+// (channels_last_3d) tensors.
+bool cuda_is_channels_last(const DimVector& sizes, const DimVector& strides);
+// Dense channels-last strides for 4-d or 5-d |sizes|.
+DimVector cuda_channels_last_strides(const DimVector& sizes);
+
+// Whether float32 matmuls and convolutions may use TF32 (AOTIRT_CUDA_ALLOW_TF32=1);
+// off by default, as in PyTorch.
+bool cuda_allow_tf32();
+
+// Largest power of two (up to 256) that divides |p|'s address.
+int cuda_pointer_alignment(const void* p);
+
+}  // namespace aotirt

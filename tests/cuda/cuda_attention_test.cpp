@@ -1,0 +1,340 @@
+// The three CUDA SDPA shims (flash, efficient, cuDNN) against a float64 host
+// reference of softmax(q k^T * scale + mask) v, over random shapes: batch,
+// heads (including grouped KV heads), query and key lengths (decode L=1 with
+// long keys, which splits the keys across blocks), head dims up to 256,
+// causal (top-left), bool and additive masks, strided inputs. Each output's
+// sizes, strides and dtype must be what torch's meta function gives. Skipped
+// without a GPU.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "backends/cuda/ops/cuda_op_util.h"
+#include "cuda_test_util.h"
+#include "device/device.h"
+
+namespace aotirt {
+namespace {
+
+using namespace cuda_test;
+
+class CudaAttentionTest : public CudaTest {};
+
+enum class Mask { kNone, kBool, kAdditive };
+
+struct AttnCase {
+  int64_t b, hq, hkv, l, s, e, ev;
+  bool causal;
+  Mask mask;
+  bool mask_broadcast;  // [L, S] instead of [B, H, L, S]
+  bool transposed_q;    // q stored as [B, L, H, E]
+  double scale;         // 0: default 1/sqrt(E)
+};
+
+std::string describe(const AttnCase& c, DType dt) {
+  return std::string(dtype_name(dt)) + " B=" + std::to_string(c.b) + " H=" + std::to_string(c.hq) + "/" +
+         std::to_string(c.hkv) + " L=" + std::to_string(c.l) + " S=" + std::to_string(c.s) +
+         " E=" + std::to_string(c.e) + " Ev=" + std::to_string(c.ev) + (c.causal ? " causal" : "") +
+         (c.mask == Mask::kBool ? " bool-mask" : c.mask == Mask::kAdditive ? " add-mask" : "") +
+         (c.mask_broadcast ? "(LS)" : "") + (c.transposed_q ? " q-transposed" : "") +
+         (c.scale ? " scale=" + std::to_string(c.scale) : "");
+}
+
+struct Inputs {
+  TensorImpl q, k, v, mask;     // host, in the test dtype
+  TensorImpl dq, dk, dv, dmask;  // device
+};
+
+Inputs make_inputs(const AttnCase& c, DType dt, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Inputs in;
+  in.q = host_random(DimVector{c.b, c.hq, c.l, c.e}, dt, rng(), -2, 2);
+  in.k = host_random(DimVector{c.b, c.hkv, c.s, c.e}, dt, rng(), -2, 2);
+  in.v = host_random(DimVector{c.b, c.hkv, c.s, c.ev}, dt, rng());
+  in.dq = c.transposed_q ? to_device(in.q, permuted_strides(in.q.sizes(), {0, 2, 1, 3})) : to_device(in.q);
+  in.dk = to_device(in.k, permuted_strides(in.k.sizes(), {0, 2, 1, 3}));  // [B, S, H, E] storage
+  in.dv = to_device(in.v);
+  if (c.mask != Mask::kNone) {
+    DimVector ms = c.mask_broadcast ? DimVector{c.l, c.s} : DimVector{c.b, c.hq, c.l, c.s};
+    if (c.mask == Mask::kBool) {
+      in.mask = host_empty(ms, DType::kBool);
+      uint8_t* p = static_cast<uint8_t*>(in.mask.data_ptr());
+      for (int64_t i = 0; i < in.mask.numel(); ++i) p[i] = (rng() % 4) != 0;
+    } else {
+      in.mask = host_random(ms, dt == DType::kFloat32 ? DType::kFloat32 : dt, rng(), -3, 1);
+    }
+    in.dmask = to_device(in.mask);
+  }
+  return in;
+}
+
+// out [B, H, L, Ev] and lse [B, H, L] in float64.
+void reference(const AttnCase& c, const Inputs& in, std::vector<double>* out, std::vector<double>* lse) {
+  std::vector<double> q = values(in.q), k = values(in.k), v = values(in.v);
+  std::vector<double> mask = c.mask != Mask::kNone ? values(in.mask) : std::vector<double>();
+  const double scale = c.scale ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.e));
+  out->assign(c.b * c.hq * c.l * c.ev, 0.0);
+  lse->assign(c.b * c.hq * c.l, -std::numeric_limits<double>::infinity());
+  std::vector<double> s(c.s);
+  for (int64_t b = 0; b < c.b; ++b)
+    for (int64_t h = 0; h < c.hq; ++h) {
+      const int64_t hk = h / (c.hq / c.hkv);
+      for (int64_t i = 0; i < c.l; ++i) {
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < c.s; ++j) {
+          double dot = 0;
+          for (int64_t e = 0; e < c.e; ++e)
+            dot += q[((b * c.hq + h) * c.l + i) * c.e + e] * k[((b * c.hkv + hk) * c.s + j) * c.e + e];
+          double x = dot * scale;
+          if (c.causal && j > i) x = -std::numeric_limits<double>::infinity();
+          if (c.mask != Mask::kNone) {
+            const int64_t mi = c.mask_broadcast ? i * c.s + j : ((b * c.hq + h) * c.l + i) * c.s + j;
+            if (c.mask == Mask::kBool) {
+              if (mask[mi] == 0) x = -std::numeric_limits<double>::infinity();
+            } else {
+              x += mask[mi];
+            }
+          }
+          s[j] = x;
+          mx = std::max(mx, x);
+        }
+        if (mx == -std::numeric_limits<double>::infinity()) continue;  // fully masked: zeros
+        double sum = 0;
+        for (int64_t j = 0; j < c.s; ++j) sum += std::exp(s[j] - mx);
+        (*lse)[(b * c.hq + h) * c.l + i] = mx + std::log(sum);
+        for (int64_t d = 0; d < c.ev; ++d) {
+          double acc = 0;
+          for (int64_t j = 0; j < c.s; ++j) acc += std::exp(s[j] - mx) / sum * v[((b * c.hkv + hk) * c.s + j) * c.ev + d];
+          (*out)[((b * c.hq + h) * c.l + i) * c.ev + d] = acc;
+        }
+      }
+    }
+}
+
+TensorImpl host_f64(const DimVector& sizes, const std::vector<double>& v) {
+  TensorImpl t = host_empty(sizes, DType::kFloat64);
+  std::copy(v.begin(), v.end(), static_cast<double*>(t.data_ptr()));
+  return t;
+}
+
+double out_atol(DType dt) { return dt == DType::kFloat32 ? 2e-5 : dt == DType::kBFloat16 ? 2e-2 : 4e-3; }
+
+enum class Op { kFlash, kEfficient, kCudnn };
+
+void check_case(const AttnCase& c, DType dt, Op op, uint32_t seed) {
+  SCOPED_TRACE(describe(c, dt) + (op == Op::kFlash ? " flash" : op == Op::kEfficient ? " efficient" : " cudnn"));
+  Inputs in = make_inputs(c, dt, seed);
+  std::vector<double> ref_out, ref_lse;
+  reference(c, in, &ref_out, &ref_lse);
+  double scale = c.scale;
+  double* scale_p = c.scale ? &scale : nullptr;
+  OwnedHandle mask_h(in.dmask);
+  AtenTensorHandle mask_raw = mask_h;
+  AtenTensorHandle* mask_p = c.mask != Mask::kNone ? &mask_raw : nullptr;
+  AtenTensorHandle r[9] = {};
+  int64_t ri[2] = {-1, -1};
+  TensorImpl out, lse;
+  const int64_t B = c.b, H = c.hq, L = c.l, Ev = c.ev;
+  if (op == Op::kFlash) {
+    ASSERT_EQ(aoti_torch_cuda__scaled_dot_product_flash_attention(handle(in.dq), handle(in.dk), handle(in.dv), 0.0,
+                                                                  c.causal, 0, scale_p, &r[0], &r[1], &r[2], &r[3],
+                                                                  &ri[0], &ri[1], &r[6], &r[7], &r[8]),
+              0)
+        << last_error_text();
+    out = take(r[0]);
+    lse = take(r[1]);
+    // Meta: out = empty_like(query); lse [B, H, L] float32; seed [2] / offset [] uint64.
+    EXPECT_EQ(out.strides(), in.dq.strides());
+    EXPECT_EQ(lse.sizes(), (DimVector{B, H, L}));
+    EXPECT_FALSE(take(r[2]).defined());
+    EXPECT_FALSE(take(r[3]).defined());
+    EXPECT_EQ(ri[0], L);
+    EXPECT_EQ(ri[1], c.s);
+    TensorImpl seed_t = take(r[6]), offset_t = take(r[7]), debug = take(r[8]);
+    EXPECT_EQ(seed_t.sizes(), DimVector{2});
+    EXPECT_EQ(seed_t.dtype(), DType::kUInt64);
+    EXPECT_EQ(offset_t.dim(), 0);
+    EXPECT_EQ(debug.sizes(), DimVector{0});
+    EXPECT_EQ(debug.dtype(), dt);
+  } else if (op == Op::kEfficient) {
+    ASSERT_EQ(aoti_torch_cuda__scaled_dot_product_efficient_attention(handle(in.dq), handle(in.dk), handle(in.dv),
+                                                                      mask_p, 1, 0.0, c.causal, scale_p, &r[0], &r[1],
+                                                                      &r[2], &r[3]),
+              0)
+        << last_error_text();
+    out = take(r[0]);
+    lse = take(r[1]);
+    // Meta: out = empty(B, L, H, Ev).transpose(1, 2); lse [B, H, ceil(L/32)*32].
+    EXPECT_EQ(out.strides(), (DimVector{L * H * Ev, Ev, H * Ev, 1}));
+    const int64_t padded = (L + 31) / 32 * 32;
+    EXPECT_EQ(lse.sizes(), (DimVector{B, H, padded}));
+    lse = TensorImpl(lse.storage(), lse.dtype(), DimVector{B, H, L}, DimVector{H * padded, padded, 1}, 0);
+    TensorImpl seed_t = take(r[2]), offset_t = take(r[3]);
+    EXPECT_EQ(seed_t.dtype(), DType::kInt64);
+    EXPECT_EQ(offset_t.dim(), 0);
+  } else {
+    ASSERT_EQ(aoti_torch_cuda__scaled_dot_product_cudnn_attention(handle(in.dq), handle(in.dk), handle(in.dv), mask_p,
+                                                                  1, 0.0, c.causal, 0, scale_p, &r[0], &r[1], &r[2],
+                                                                  &r[3], &ri[0], &ri[1], &r[6], &r[7], &r[8]),
+              0)
+        << last_error_text();
+    out = take(r[0]);
+    lse = take(r[1]);
+    EXPECT_EQ(lse.sizes(), (DimVector{B, H, L, 1}));
+    lse = TensorImpl(lse.storage(), lse.dtype(), DimVector{B, H, L}, DimVector{H * L, L, 1}, 0);
+    // Meta: follows query's stride order.
+    DimVector want = c.transposed_q ? permuted_strides(DimVector{B, H, L, Ev}, {0, 2, 1, 3})
+                                    : contiguous_strides(DimVector{B, H, L, Ev});
+    EXPECT_EQ(out.strides(), want);
+    for (int i : {2, 3, 6, 7, 8}) take(r[i]);
+  }
+  EXPECT_EQ(out.sizes(), (DimVector{B, H, L, Ev}));
+  EXPECT_EQ(out.dtype(), dt);
+  EXPECT_EQ(lse.dtype(), DType::kFloat32);
+  EXPECT_LE(max_scaled_error(out, host_f64(DimVector{B, H, L, Ev}, ref_out), out_atol(dt), out_atol(dt)), 1.0);
+  EXPECT_LE(max_scaled_error(lse, host_f64(DimVector{B, H, L}, ref_lse), 1e-3, 1e-4), 1.0);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+std::vector<AttnCase> flash_cases() {
+  return {
+      {1, 1, 1, 1, 1, 16, 16, false, Mask::kNone, false, false, 0},
+      {2, 4, 4, 33, 33, 64, 64, true, Mask::kNone, false, true, 0},
+      {1, 8, 2, 17, 70, 128, 128, false, Mask::kNone, false, false, 0.3},   // grouped KV heads
+      {1, 32, 32, 1, 512, 128, 128, false, Mask::kNone, false, false, 0},   // decode: split keys
+      {2, 2, 2, 130, 130, 80, 80, true, Mask::kNone, false, true, 0},
+      {1, 2, 1, 5, 300, 256, 256, false, Mask::kNone, false, false, 0},
+      {1, 3, 3, 9, 1000, 32, 32, true, Mask::kNone, false, false, 0},
+  };
+}
+
+std::vector<AttnCase> masked_cases() {
+  return {
+      {1, 2, 2, 7, 11, 32, 48, false, Mask::kAdditive, true, false, 0},
+      {2, 4, 4, 20, 64, 64, 64, true, Mask::kAdditive, false, true, 0},
+      {1, 4, 2, 3, 200, 128, 64, false, Mask::kBool, false, false, 0},
+      {1, 16, 16, 1, 512, 64, 64, false, Mask::kAdditive, true, false, 0},  // decode with a mask
+      {1, 1, 1, 40, 40, 256, 256, true, Mask::kBool, true, false, 0.1},
+  };
+}
+
+TEST_F(CudaAttentionTest, FlashMatchesReference) {
+  uint32_t seed = 1;
+  for (DType dt : {DType::kFloat32, DType::kBFloat16, DType::kFloat16})
+    for (const AttnCase& c : flash_cases()) check_case(c, dt, Op::kFlash, seed++);
+}
+
+TEST_F(CudaAttentionTest, EfficientMatchesReference) {
+  uint32_t seed = 100;
+  for (DType dt : {DType::kFloat32, DType::kBFloat16}) {
+    for (const AttnCase& c : flash_cases()) check_case(c, dt, Op::kEfficient, seed++);
+    for (const AttnCase& c : masked_cases()) check_case(c, dt, Op::kEfficient, seed++);
+  }
+}
+
+TEST_F(CudaAttentionTest, CudnnMatchesReference) {
+  uint32_t seed = 200;
+  for (DType dt : {DType::kBFloat16, DType::kFloat16, DType::kFloat32}) {
+    for (const AttnCase& c : flash_cases()) check_case(c, dt, Op::kCudnn, seed++);
+    for (const AttnCase& c : masked_cases()) check_case(c, dt, Op::kCudnn, seed++);
+  }
+}
+
+TEST_F(CudaAttentionTest, FullyMaskedRowsGiveZeros) {
+  AttnCase c{1, 1, 1, 4, 8, 16, 16, false, Mask::kBool, true, false, 0};
+  Inputs in = make_inputs(c, DType::kFloat32, 5);
+  uint8_t* m = static_cast<uint8_t*>(in.mask.data_ptr());
+  for (int j = 0; j < 8; ++j) m[2 * 8 + j] = 0;  // row 2 sees nothing
+  in.dmask = to_device(in.mask);
+  OwnedHandle mask_h(in.dmask);
+  AtenTensorHandle mask_raw = mask_h;
+  AtenTensorHandle r[4] = {};
+  ASSERT_EQ(aoti_torch_cuda__scaled_dot_product_efficient_attention(handle(in.dq), handle(in.dk), handle(in.dv),
+                                                                    &mask_raw, 1, 0.0, 0, nullptr, &r[0], &r[1], &r[2],
+                                                                    &r[3]),
+            0)
+      << last_error_text();
+  std::vector<double> out = values(take(r[0]));
+  for (int d = 0; d < 16; ++d) EXPECT_EQ(out[2 * 16 + d], 0.0);
+  for (double v : out) EXPECT_FALSE(std::isnan(v));
+  take(r[1]);
+  take(r[2]);
+  take(r[3]);
+}
+
+TEST_F(CudaAttentionTest, LogSumExpCanBeSkipped) {
+  AttnCase c{1, 2, 2, 5, 6, 16, 16, false, Mask::kNone, false, false, 0};
+  Inputs in = make_inputs(c, DType::kFloat32, 6);
+  AtenTensorHandle r[4] = {};
+  ASSERT_EQ(aoti_torch_cuda__scaled_dot_product_efficient_attention(handle(in.dq), handle(in.dk), handle(in.dv),
+                                                                    nullptr, 0, 0.0, 0, nullptr, &r[0], &r[1], &r[2],
+                                                                    &r[3]),
+            0);
+  EXPECT_EQ(take(r[1]).sizes(), (DimVector{1, 2, 0}));
+  take(r[0]);
+  take(r[2]);
+  take(r[3]);
+}
+
+TEST_F(CudaAttentionTest, UnsupportedArgumentsFailCleanly) {
+  AttnCase c{1, 2, 2, 4, 4, 16, 16, false, Mask::kNone, false, false, 0};
+  Inputs in = make_inputs(c, DType::kFloat32, 7);
+  AtenTensorHandle r[9] = {};
+  int64_t ri[2];
+  EXPECT_EQ(aoti_torch_cuda__scaled_dot_product_flash_attention(handle(in.dq), handle(in.dk), handle(in.dv), 0.1, 0,
+                                                                0, nullptr, &r[0], &r[1], &r[2], &r[3], &ri[0], &ri[1],
+                                                                &r[6], &r[7], &r[8]),
+            1);
+  EXPECT_NE(last_error_text().find("dropout"), std::string::npos) << last_error_text();
+  Inputs big = make_inputs({1, 1, 1, 2, 2, 300, 300, false, Mask::kNone, false, false, 0}, DType::kFloat32, 8);
+  EXPECT_EQ(aoti_torch_cuda__scaled_dot_product_efficient_attention(handle(big.dq), handle(big.dk), handle(big.dv),
+                                                                    nullptr, 1, 0.0, 0, nullptr, &r[0], &r[1], &r[2],
+                                                                    &r[3]),
+            1);
+  EXPECT_NE(last_error_text().find("UNIMPLEMENTED"), std::string::npos) << last_error_text();
+  TensorImpl k3 = device_empty(DimVector{1, 3, 4, 16}, DType::kFloat32);  // 2 query heads over 3 KV heads
+  EXPECT_EQ(aoti_torch_cuda__scaled_dot_product_efficient_attention(handle(in.dq), handle(k3), handle(k3), nullptr, 1,
+                                                                    0.0, 0, nullptr, &r[0], &r[1], &r[2], &r[3]),
+            1);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+TEST_F(CudaAttentionTest, DecodeTiming) {
+  // Not a pass/fail speed bar (beyond a generous bound): prints what one
+  // decode step (L=1, S=512, 32 heads of 128, bfloat16) costs.
+  AttnCase c{1, 32, 32, 1, 512, 128, 128, false, Mask::kNone, false, false, 0};
+  Inputs in = make_inputs(c, DType::kBFloat16, 9);
+  auto run = [&] {
+    AtenTensorHandle r[9] = {};
+    int64_t ri[2];
+    ASSERT_EQ(aoti_torch_cuda__scaled_dot_product_flash_attention(handle(in.dq), handle(in.dk), handle(in.dv), 0.0, 0,
+                                                                  0, nullptr, &r[0], &r[1], &r[2], &r[3], &ri[0],
+                                                                  &ri[1], &r[6], &r[7], &r[8]),
+              0);
+    for (int i : {0, 1, 2, 3, 6, 7, 8}) take(r[i]);
+  };
+  for (int i = 0; i < 5; ++i) run();
+  void* stream = nullptr;
+  ASSERT_EQ(aoti_torch_get_current_cuda_stream(0, &stream), 0);
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  const int iters = 50;
+  cudaEventRecord(a, static_cast<cudaStream_t>(stream));
+  for (int i = 0; i < iters; ++i) run();
+  cudaEventRecord(b, static_cast<cudaStream_t>(stream));
+  ASSERT_EQ(cudaEventSynchronize(b), cudaSuccess);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, a, b);
+  const double us = 1000.0 * ms / iters;
+  std::printf("[ timing ] attention decode L=1 S=512 H=32 D=128 bf16: %.1f us per call (shim included)\n", us);
+  EXPECT_LT(us, 1000.0);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+}
+
+}  // namespace
+}  // namespace aotirt
