@@ -1,0 +1,42 @@
+# aotirt's Python side: exporting PyTorch models into AOTInductor packages that
+# the aotirt C++ runtime can load without libtorch, and inspecting packages.
+
+from ._export import (
+    DYNAMIC_DIM,
+    FORMAT_KEY,
+    INPUTS_KEY,
+    LEAN_OPTIONS,
+    OUTPUTS_KEY,
+    ExportError,
+    check_package_shims,
+    describe_signature,
+    dtype_name,
+    export,
+    provided_shims,
+)
+from ._package import (
+    foreign_imports_by_model,
+    imported_shims,
+    imported_shims_by_model,
+    model_names,
+    read_metadata,
+)
+
+__all__ = [
+    "DYNAMIC_DIM",
+    "FORMAT_KEY",
+    "INPUTS_KEY",
+    "LEAN_OPTIONS",
+    "OUTPUTS_KEY",
+    "ExportError",
+    "check_package_shims",
+    "describe_signature",
+    "dtype_name",
+    "export",
+    "foreign_imports_by_model",
+    "imported_shims",
+    "imported_shims_by_model",
+    "model_names",
+    "provided_shims",
+    "read_metadata",
+]

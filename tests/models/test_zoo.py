@@ -1,0 +1,88 @@
+# Runs every zoo package through the aotirt CLI and compares its outputs with
+# eager PyTorch; also runs them through libtorch's own loader as a reference,
+# which shows whether a mismatch is aotirt's or the package's.
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import zoo
+from zoo_check import compare_outputs, package_entry, zoo_device
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+NAMES = [m.name for m in zoo.MODELS]
+
+
+@pytest.fixture(scope="session")
+def cli() -> str:
+    path = os.environ.get("AOTIRT_CLI") or str(REPO / "build" / "bin" / "aotirt")
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        pytest.skip(f"aotirt CLI not found at {path}: build it or set AOTIRT_CLI")
+    return path
+
+
+def _missing_shims(pkg: dict) -> list:
+    import aotirt
+
+    provided = aotirt.provided_shims(zoo_device())
+    return [n for n in pkg["imported_shims"] if n not in provided]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cli_matches_eager(name, zoo_manifest, zoo_root, cli, tmp_path):
+    pkg = package_entry(zoo_manifest, name)
+    pkg_dir = zoo_root / pkg["dir"]
+    for s in pkg["input_sets"]:
+        out_dir = tmp_path / s["name"]
+        cmd = [cli, "run", str(pkg_dir / pkg["package"])]
+        for e in s["inputs"]:
+            cmd += ["--input", str(pkg_dir / e["file"])]
+        cmd += ["--output-dir", str(out_dir), "--device", zoo_device()]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0:
+            missing = _missing_shims(pkg)
+            hint = f"\nshims the package imports that aotirt lacks: {missing}" if missing else ""
+            pytest.fail(
+                f"{' '.join(cmd)}\nexited {proc.returncode}\nstdout:\n{proc.stdout}\n"
+                f"stderr:\n{proc.stderr}{hint}"
+            )
+        problems = compare_outputs(pkg_dir, s["expected"], out_dir, pkg["tolerance"])
+        assert not problems, f"{name} {s['name']}:\n" + "\n".join(problems)
+
+
+@pytest.fixture(scope="session")
+def reference_outputs(zoo_manifest, zoo_root, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("reference")
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "reference_run.py"),
+         "--manifest", str(zoo_root / "manifest.json"), "--out", str(out)],
+        capture_output=True, text=True, timeout=1200,
+    )
+    if not (out / "status.json").is_file():
+        pytest.fail(f"reference_run.py failed:\n{proc.stdout}\n{proc.stderr}")
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_libtorch_reference_matches_eager(name, zoo_manifest, zoo_root, reference_outputs):
+    pkg = package_entry(zoo_manifest, name)
+    status = json.loads((reference_outputs / "status.json").read_text())
+    assert status.get(name) == "ok", f"libtorch could not run {name}:\n{status.get(name)}"
+    pkg_dir = zoo_root / pkg["dir"]
+    problems = []
+    for s in pkg["input_sets"]:
+        got = reference_outputs / name / s["name"]
+        problems += compare_outputs(pkg_dir, s["expected"], got, pkg["tolerance"])
+        for k, files in enumerate(s.get("expected_repeat", [])):
+            problems += [
+                f"call {k + 1}: {p}"
+                for p in compare_outputs(pkg_dir, files, got / f"call{k + 1}", pkg["tolerance"])
+            ]
+    assert not problems, f"{name}:\n" + "\n".join(problems)
