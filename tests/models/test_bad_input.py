@@ -121,8 +121,12 @@ def test_zip_without_library(tmp_path, zoo):
 def test_metadata_for_another_device(tmp_path, zoo):
     bad = tmp_path / "cuda_meta.pt2"
     rewrite_package(zoo["mlp"]["pt2"], bad, edit_metadata=lambda m: m.update(AOTI_DEVICE_KEY="cuda"))
+    expect_error(run_cli(["run", bad, "--input", zoo["mlp"]["inputs"][0], "--output-dir", tmp_path / "o",
+                          "--device", "cpu"], tmp_path), "compiled for cuda")
+    # On the device it names, it is refused too: no GPU here, or (on a GPU) the
+    # forged metadata lacks a compute capability.
     expect_error(run_cli(["run", bad, "--input", zoo["mlp"]["inputs"][0], "--output-dir", tmp_path / "o"],
-                         tmp_path), "compiled for cuda")
+                         tmp_path))
 
 
 def test_cpu_package_on_cuda_device(tmp_path, zoo):
