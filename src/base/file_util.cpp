@@ -102,7 +102,9 @@ Result<MappedRegion> MappedRegion::map(const std::string& path, uint64_t offset,
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return AOTIRT_STATUS(kIoError, "cannot open '{}': {}", path, std::strerror(errno));
   struct stat st;
-  if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < offset + length) {
+  // Written so that a huge |offset| + |length| cannot wrap around.
+  if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) < offset ||
+      static_cast<uint64_t>(st.st_size) - offset < length) {
     ::close(fd);
     return AOTIRT_STATUS(kDataLoss, "'{}' is shorter than the {} bytes at offset {} it should hold", path,
                          length, offset);

@@ -197,27 +197,45 @@ float fp8_decode(uint8_t v, int exp_bits, int bias, bool fnuz, bool e4m3fn) {
 }
 
 uint8_t fp8_encode(float f, DType dtype) {
-  // Search the 256 codes for the nearest value: simple and exact, and only
-  // used on cold paths (copies to float8 on the CPU).
-  if (std::isnan(f)) {
-    switch (dtype) {
-      case DType::kFloat8_e4m3fn: return 0x7f;
-      case DType::kFloat8_e5m2: return 0x7e;
-      default: return 0x80;
-    }
+  // PyTorch's conversions round to nearest even and do not saturate: a value
+  // that rounds past the largest finite one becomes infinity (e5m2) or NaN
+  // (the fn and fnuz types). fnuz types have one NaN (0x80) and no -0.
+  const bool fnuz = dtype == DType::kFloat8_e5m2fnuz || dtype == DType::kFloat8_e4m3fnuz;
+  uint8_t max_code;  // largest finite magnitude
+  float overflow_at;  // first magnitude past it: the next power of two
+  switch (dtype) {
+    case DType::kFloat8_e4m3fn: max_code = 0x7E; overflow_at = 480.0f; break;
+    case DType::kFloat8_e4m3fnuz: max_code = 0x7F; overflow_at = 256.0f; break;
+    case DType::kFloat8_e5m2fnuz: max_code = 0x7F; overflow_at = 65536.0f; break;
+    default: max_code = 0x7B; overflow_at = 65536.0f; break;  // e5m2
   }
-  int best = 0;
+  const uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  const uint8_t nan_code = fnuz ? 0x80 : static_cast<uint8_t>(sign | 0x7F);
+  if (std::isnan(f)) return nan_code;
+  const uint8_t overflow_code =
+      dtype == DType::kFloat8_e5m2 ? static_cast<uint8_t>(sign | 0x7C) : nan_code;
+  const float a = std::fabs(f);
+  const float max_value = static_cast<float>(load_as_double(&max_code, dtype));
+  if (a >= overflow_at) return overflow_code;
+  if (a > max_value) {
+    const float mid = (max_value + overflow_at) / 2;  // exact: both are short binary fractions
+    if (a > mid || (a == mid && (max_code & 1))) return overflow_code;
+    return static_cast<uint8_t>(sign | max_code);
+  }
+  // Search the positive codes for the nearest value: simple and exact, and
+  // only used on cold paths (copies to float8 on the CPU).
+  uint8_t best = 0;
   float best_err = INFINITY;
-  for (int c = 0; c < 256; ++c) {
-    float v = load_as_double(&c, dtype) ;  // little-endian: low byte of c
-    if (std::isnan(v)) continue;
-    float err = std::fabs(v - f);
+  for (int c = 0; c <= max_code; ++c) {
+    uint8_t code = static_cast<uint8_t>(c);
+    float err = std::fabs(static_cast<float>(load_as_double(&code, dtype)) - a);
     if (err < best_err || (err == best_err && (c & 1) == 0)) {
       best_err = err;
-      best = c;
+      best = code;
     }
   }
-  return static_cast<uint8_t>(best);
+  if (best == 0 && fnuz) return 0;
+  return static_cast<uint8_t>(sign | best);
 }
 
 }  // namespace

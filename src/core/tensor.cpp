@@ -38,7 +38,9 @@ DimVector contiguous_strides(const DimVector& sizes) {
   int64_t s = 1;
   for (int64_t i = sizes.size() - 1; i >= 0; --i) {
     strides[i] = s;
-    s *= sizes[i] > 1 ? sizes[i] : 1;
+    // Saturate instead of overflowing: the allocation size check then
+    // refuses the shape with a clear message.
+    if (__builtin_mul_overflow(s, sizes[i] > 1 ? sizes[i] : 1, &s)) s = INT64_MAX;
   }
   return strides;
 }
@@ -59,6 +61,8 @@ std::string dims_to_string(const int64_t* dims, int64_t n) {
 }
 
 bool TensorImpl::is_contiguous() const {
+  // As in PyTorch, an empty tensor is contiguous whatever its strides.
+  if (numel() == 0) return true;
   int64_t expected = 1;
   for (int64_t i = sizes_.size() - 1; i >= 0; --i) {
     if (sizes_[i] == 1) continue;

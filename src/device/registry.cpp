@@ -1,4 +1,5 @@
 #include <array>
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -20,7 +21,9 @@ const BackendInfo* backend_for(DeviceType type) {
 struct Registry {
   std::mutex mutex;
   std::map<std::pair<int, int>, std::unique_ptr<Device>> devices;
-  Device* cpu = nullptr;  // hot path: every CPU empty_strided asks for it
+  // Hot path: every CPU empty_strided asks for it, without taking the mutex,
+  // so it is atomic (shims run on any thread).
+  std::atomic<Device*> cpu{nullptr};
 };
 
 Registry& registry() {
@@ -40,7 +43,9 @@ Result<int> device_count(DeviceType type) {
 
 Result<Device*> get_device(DeviceId id) {
   Registry& r = registry();
-  if (id.type == DeviceType::kCpu && r.cpu) return r.cpu;
+  if (id.type == DeviceType::kCpu && id.index == 0) {
+    if (Device* cpu = r.cpu.load(std::memory_order_acquire)) return cpu;
+  }
   std::lock_guard<std::mutex> lock(r.mutex);
   auto key = std::make_pair(static_cast<int>(id.type), id.index);
   auto it = r.devices.find(key);
@@ -54,7 +59,7 @@ Result<Device*> get_device(DeviceId id) {
   AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<Device> dev, info->create(id.index));
   Device* raw = dev.get();
   r.devices.emplace(key, std::move(dev));
-  if (id.type == DeviceType::kCpu) r.cpu = raw;
+  if (id.type == DeviceType::kCpu) r.cpu.store(raw, std::memory_order_release);
   return raw;
 }
 
@@ -63,14 +68,27 @@ Result<size_t> storage_bytes_for(const DimVector& sizes, const DimVector& stride
   if (elsize == 0) return AOTIRT_STATUS(kInvalidArgument, "invalid dtype {}", static_cast<int>(dtype));
   if (sizes.size() != strides.size())
     return AOTIRT_STATUS(kInvalidArgument, "sizes has {} dims but strides has {}", sizes.size(), strides.size());
-  int64_t last = 0;
-  for (int64_t i = 0; i < sizes.size(); ++i) {
+  for (int64_t i = 0; i < sizes.size(); ++i)
     if (sizes[i] < 0) return AOTIRT_STATUS(kInvalidArgument, "negative size {} in dim {}", sizes[i], i);
+  for (int64_t i = 0; i < sizes.size(); ++i)
     if (sizes[i] == 0) return size_t{0};
+  // Sizes come from the model or the caller: a product that overflows would
+  // otherwise yield a small buffer for a huge tensor.
+  int64_t last = 0;
+  bool overflow = false;
+  for (int64_t i = 0; i < sizes.size(); ++i) {
     if (strides[i] < 0) return AOTIRT_STATUS(kInvalidArgument, "negative stride {} in dim {}", strides[i], i);
-    last += (sizes[i] - 1) * strides[i];
+    int64_t span = 0;
+    overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &span);
+    overflow |= __builtin_add_overflow(last, span, &last);
   }
-  return static_cast<size_t>(last + 1) * elsize;
+  int64_t nbytes = 0;
+  overflow |= __builtin_add_overflow(last, int64_t{1}, &last);
+  overflow |= __builtin_mul_overflow(last, static_cast<int64_t>(elsize), &nbytes);
+  if (overflow)
+    return AOTIRT_STATUS(kInvalidArgument, "tensor of shape {} with strides {} is too large to allocate",
+                         dims_to_string(sizes.data(), sizes.size()), dims_to_string(strides.data(), strides.size()));
+  return static_cast<size_t>(nbytes);
 }
 
 namespace {

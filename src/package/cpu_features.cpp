@@ -28,11 +28,19 @@ bool has_amx() {
   __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
   return (d >> 24) & 1u;
 }
+bool has_asimd() { return false; }
 #else
 bool has_avx2() { return false; }
 bool has_avx512() { return false; }
 bool has_avx512_vnni() { return false; }
 bool has_amx() { return false; }
+// Advanced SIMD is part of every AArch64 CPU. Inductor names both its NEON
+// and its SVE256 kernels "ASIMD", so SVE cannot be told apart here.
+#if defined(__aarch64__)
+bool has_asimd() { return true; }
+#else
+bool has_asimd() { return false; }
+#endif
 #endif
 
 const IsaRequirement kRequirements[] = {
@@ -40,6 +48,8 @@ const IsaRequirement kRequirements[] = {
     {"AVX512", has_avx512},
     {"AVX512_VNNI", has_avx512_vnni},
     {"AMX_TILE", has_amx},
+    {"ASIMD", has_asimd},
+    {"NEON", has_asimd},
 };
 
 std::vector<std::string> split_tokens(const std::string& s) {
@@ -85,7 +95,7 @@ Status check_cpu_isa(const std::string& isa) {
                              "{}); export the model again on a machine like this one",
                              token, host_cpu_isa());
     }
-    // Inductor's other ISAs (NEON, SVE, VSX, ZVECTOR) belong to other machines.
+    // Inductor's other ISAs (VSX, ZVECTOR) belong to other machines.
     if (!known)
       return AOTIRT_STATUS(kIncompatible, "the package's CPU kernels use the {} ISA, which this {} CPU lacks",
                            token, host_machine());

@@ -52,12 +52,23 @@ Result<std::vector<TensorSpec>> parse_tensor_specs(const std::string& json_text,
   for (const auto& item : j) {
     if (!item.is_object()) return AOTIRT_STATUS(kDataLoss, "package metadata '{}' holds a non-object", key);
     TensorSpec s;
-    s.name = item.value("name", std::string());
-    if (item.contains("dtype") && item["dtype"].is_string()) {
-      AOTIRT_ASSIGN_OR_RETURN(s.dtype, dtype_from_name(item["dtype"].get<std::string>()));
+    // Check each field's type first: nlohmann's getters throw on a mismatch.
+    if (item.contains("name")) {
+      if (!item["name"].is_string())
+        return AOTIRT_STATUS(kDataLoss, "package metadata '{}': a name is not a string", key);
+      s.name = item["name"].get<std::string>();
+    }
+    if (item.contains("dtype")) {
+      if (!item["dtype"].is_string())
+        return AOTIRT_STATUS(kDataLoss, "package metadata '{}': dtype of '{}' is not a string", key, s.name);
+      Result<DType> dtype = dtype_from_name(item["dtype"].get<std::string>());
+      if (!dtype.ok()) return dtype.take_status().annotate("package metadata '" + key + "'");
+      s.dtype = dtype.value();
       s.has_dtype = true;
     }
-    if (item.contains("shape") && item["shape"].is_array()) {
+    if (item.contains("shape")) {
+      if (!item["shape"].is_array())
+        return AOTIRT_STATUS(kDataLoss, "package metadata '{}': shape of '{}' is not a list of ints", key, s.name);
       for (const auto& d : item["shape"]) {
         if (!d.is_number_integer())
           return AOTIRT_STATUS(kDataLoss, "package metadata '{}': shape of '{}' is not a list of ints", key, s.name);

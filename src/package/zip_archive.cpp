@@ -12,15 +12,20 @@
 namespace aotirt {
 namespace {
 
-// True when the file begins like a zip (a local header or an empty archive).
-bool looks_like_zip(const std::string& path) {
+enum class ZipMagic { kNone, kLocalHeader, kEmptyArchive };
+
+// How the file begins: a local header, or (for an archive without entries)
+// straight away the end-of-central-directory record.
+ZipMagic zip_magic(const std::string& path) {
   FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return false;
+  if (!f) return ZipMagic::kNone;
   unsigned char magic[4] = {0, 0, 0, 0};
   size_t n = std::fread(magic, 1, 4, f);
   std::fclose(f);
-  return n == 4 && magic[0] == 'P' && magic[1] == 'K' &&
-         ((magic[2] == 3 && magic[3] == 4) || (magic[2] == 5 && magic[3] == 6));
+  if (n != 4 || magic[0] != 'P' || magic[1] != 'K') return ZipMagic::kNone;
+  if (magic[2] == 3 && magic[3] == 4) return ZipMagic::kLocalHeader;
+  if (magic[2] == 5 && magic[3] == 6) return ZipMagic::kEmptyArchive;
+  return ZipMagic::kNone;
 }
 
 }  // namespace
@@ -29,7 +34,15 @@ Result<std::unique_ptr<ZipArchive>> ZipArchive::open(const std::string& path) {
   AOTIRT_RETURN_IF_ERROR(check_readable_file(path));
   unzFile uf = unzOpen64(path.c_str());
   if (!uf) {
-    if (looks_like_zip(path))
+    ZipMagic magic = zip_magic(path);
+    if (magic == ZipMagic::kEmptyArchive) {
+      // minizip refuses archives without entries; report them as empty so the
+      // caller can say what is missing.
+      std::unique_ptr<ZipArchive> empty(new ZipArchive());
+      empty->path_ = path;
+      return empty;
+    }
+    if (magic == ZipMagic::kLocalHeader)
       return AOTIRT_STATUS(kDataLoss,
                            "'{}' starts like a zip archive but is truncated or corrupt (its central "
                            "directory cannot be read)",
@@ -45,7 +58,7 @@ Result<std::unique_ptr<ZipArchive>> ZipArchive::open(const std::string& path) {
     unz_file_info64 info;
     char name[4096];
     if (unzGetCurrentFileInfo64(uf, &info, name, sizeof(name), nullptr, 0, nullptr, 0) != UNZ_OK)
-      return AOTIRT_STATUS(kDataLoss, "'{}': corrupt central directory entry {}", path, index);
+      return AOTIRT_STATUS(kDataLoss, "'{}': central directory entry {} is truncated or corrupt", path, index);
     ZipEntry e;
     e.name = name;
     e.compressed_size = info.compressed_size;
@@ -56,7 +69,8 @@ Result<std::unique_ptr<ZipArchive>> ZipArchive::open(const std::string& path) {
     rc = unzGoToNextFile(uf);
   }
   if (rc != UNZ_END_OF_LIST_OF_FILE)
-    return AOTIRT_STATUS(kDataLoss, "'{}': corrupt zip central directory (minizip error {})", path, rc);
+    return AOTIRT_STATUS(kDataLoss, "'{}': the zip central directory is truncated or corrupt (minizip error {})",
+                         path, rc);
   return zip;
 }
 
@@ -72,7 +86,7 @@ const ZipEntry* ZipArchive::find(const std::string& name) const {
 
 Status ZipArchive::locate(const ZipEntry& entry) {
   unzFile uf = static_cast<unzFile>(handle_);
-  if (unzLocateFile(uf, entry.name.c_str(), 1) != UNZ_OK)
+  if (!uf || unzLocateFile(uf, entry.name.c_str(), 1) != UNZ_OK)
     return AOTIRT_STATUS(kDataLoss, "'{}': entry '{}' cannot be located", path_, entry.name);
   return Status();
 }

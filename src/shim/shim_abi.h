@@ -47,8 +47,10 @@ typedef struct StreamOpaque* StreamHandle;
 // (same size, alignment and calling convention on x86-64 and AArch64).
 typedef struct { uint16_t bits; } AotirtHalf;
 typedef struct { uint16_t bits; } AotirtBFloat16;
-typedef struct { float real, imag; } AotirtComplex64;
-typedef struct { double real, imag; } AotirtComplex128;
+// c10::complex<T> is aligned to 2 * sizeof(T), which matters once it is
+// passed on the stack or sits in an array.
+typedef struct __attribute__((aligned(8))) { float real, imag; } AotirtComplex64;
+typedef struct __attribute__((aligned(16))) { double real, imag; } AotirtComplex128;
 
 #define AOTIRT_DECLARE_CONSTANT(type, name) AOTIRT_SHIM_EXPORT type name(void) AOTIRT_NOEXCEPT;
 

@@ -8,6 +8,9 @@ namespace aotirt {
 
 namespace {
 constexpr size_t kAlignment = 64;
+// Larger requests cannot succeed on any real machine; refusing them up front
+// also keeps the size-class arithmetic below from overflowing.
+constexpr size_t kMaxAllocation = size_t{1} << 62;
 }
 
 CpuAllocator::CpuAllocator(size_t max_cached_bytes) : max_cached_bytes_(max_cached_bytes) {}
@@ -16,6 +19,7 @@ CpuAllocator::~CpuAllocator() { trim(); }
 
 size_t CpuAllocator::size_class(size_t nbytes) {
   if (nbytes <= 256) return 256;
+  if (nbytes > kMaxAllocation) return nbytes;
   // Four classes per power of two keeps waste under 25%.
   size_t p = 256;
   while (p < nbytes) p <<= 1;
@@ -26,6 +30,9 @@ size_t CpuAllocator::size_class(size_t nbytes) {
 }
 
 Result<void*> CpuAllocator::allocate(size_t nbytes) {
+  if (nbytes > kMaxAllocation)
+    return AOTIRT_STATUS(kResourceExhausted, "host allocation of {} bytes is larger than any machine's memory",
+                         nbytes);
   size_t cls = size_class(nbytes);
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -40,7 +47,7 @@ Result<void*> CpuAllocator::allocate(size_t nbytes) {
       ++stats_.cache_hits;
       return p;
     }
-    if (stats_.limit_bytes && stats_.active_bytes + cls > stats_.limit_bytes) {
+    if (stats_.limit_bytes && stats_.active_bytes + stats_.cached_bytes + cls > stats_.limit_bytes) {
       // Give the cache back before refusing: the limit counts what we hold.
       for (auto& kv : free_)
         for (void* q : kv.second) std::free(q);

@@ -114,13 +114,22 @@ Status cpu_copy_strided(const TensorImpl& dst, const TensorImpl& src) {
     return AOTIRT_STATUS(kUnimplemented, "copy from {} to {} is not supported", dtype_name(st),
                          dtype_name(dt));
   const bool via_int = dtype_is_integral(dt) && dtype_is_integral(st);
+  // int64 -> float32 through double would round twice past 2^53; convert
+  // directly, as a C cast (and PyTorch) does.
+  const bool int_to_f32 = dt == DType::kFloat32 && (st == DType::kInt64 || st == DType::kUInt64);
   for_each_strided(dst.sizes(), dst.strides(), sstr, del, sel, d, s,
                    [=](char* dp, const char* sp, int64_t n, int64_t ds, int64_t ss) {
                      for (int64_t i = 0; i < n; ++i) {
-                       if (via_int)
+                       if (via_int) {
                          store_from_int64(dp + i * ds, dt, load_as_int64(sp + i * ss, st));
-                       else
+                       } else if (int_to_f32) {
+                         float v = st == DType::kInt64
+                                       ? static_cast<float>(load_as_int64(sp + i * ss, st))
+                                       : static_cast<float>(static_cast<uint64_t>(load_as_int64(sp + i * ss, st)));
+                         std::memcpy(dp + i * ds, &v, sizeof(v));
+                       } else {
                          store_from_double(dp + i * ds, dt, load_as_double(sp + i * ss, st));
+                       }
                      }
                    });
   return Status();

@@ -64,9 +64,9 @@ AOTITorchError aoti_torch_get_size(AtenTensorHandle tensor, int64_t d, int64_t* 
   return shim_call(__func__, [&]() -> Status {
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
     AOTIRT_REQUIRE_OUT(ret);
-    int64_t nd = t->dim();
+    const int64_t nd = t->dim(), given = d;
     if (d < 0) d += nd;
-    AOTIRT_ENSURE(d >= 0 && d < nd, kOutOfRange, "dim {} out of range for a {}-d tensor", d, nd);
+    AOTIRT_ENSURE(d >= 0 && d < nd, kOutOfRange, "dim {} out of range for a {}-d tensor", given, nd);
     *ret = t->sizes()[d];
     return Status();
   });
@@ -85,9 +85,9 @@ AOTITorchError aoti_torch_get_stride(AtenTensorHandle tensor, int64_t d, int64_t
   return shim_call(__func__, [&]() -> Status {
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
     AOTIRT_REQUIRE_OUT(ret);
-    int64_t nd = t->dim();
+    const int64_t nd = t->dim(), given = d;
     if (d < 0) d += nd;
-    AOTIRT_ENSURE(d >= 0 && d < nd, kOutOfRange, "dim {} out of range for a {}-d tensor", d, nd);
+    AOTIRT_ENSURE(d >= 0 && d < nd, kOutOfRange, "dim {} out of range for a {}-d tensor", given, nd);
     *ret = t->strides()[d];
     return Status();
   });

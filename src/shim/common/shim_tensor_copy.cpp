@@ -43,6 +43,8 @@ AOTITorchError aoti_torch_clone_preserve_strides(AtenTensorHandle self, AtenTens
 AOTITorchError aoti_torch_zero_(AtenTensorHandle self) noexcept {
   return shim_call(__func__, [&]() -> Status {
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(self, "self"));
+    // An undefined tensor has no memory to clear (and would look like a scalar).
+    AOTIRT_ENSURE(t->defined(), kInvalidArgument, "self is an undefined tensor");
     AOTIRT_ASSIGN_OR_RETURN(Device * dev, get_device(t->device()));
     return dev->zero(*t);
   });

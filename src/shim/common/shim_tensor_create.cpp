@@ -40,8 +40,27 @@ Status make_view(const TensorImpl& base, DType dtype, DimVector sizes, DimVector
                  AtenTensorHandle* ret) {
   AOTIRT_ENSURE(offset >= 0, kInvalidArgument, "negative storage offset {}", offset);
   TensorImpl view(base.storage(), dtype, std::move(sizes), std::move(strides), offset);
-  if (base.storage() && base.storage()->data() && view.numel() > 0) {
-    int64_t extent = view.max_byte_extent();
+  bool empty = false;
+  for (int64_t i = 0; i < view.dim(); ++i) empty |= view.sizes()[i] == 0;
+  if (base.storage() && base.storage()->data() && !empty) {
+    // The lowest and highest elements must lie inside the storage. Negative
+    // strides reach below the offset; huge sizes must not wrap around.
+    int64_t lowest = offset, highest = offset, extent = 0;
+    bool overflow = false;
+    for (int64_t i = 0; i < view.dim(); ++i) {
+      int64_t span = 0;
+      overflow |= __builtin_mul_overflow(view.sizes()[i] - 1, view.strides()[i], &span);
+      overflow |= __builtin_add_overflow(span < 0 ? lowest : highest, span, span < 0 ? &lowest : &highest);
+    }
+    overflow |= __builtin_add_overflow(highest, int64_t{1}, &extent);
+    overflow |= __builtin_mul_overflow(extent, static_cast<int64_t>(view.element_size()), &extent);
+    AOTIRT_ENSURE(!overflow, kOutOfRange, "view {} (strides {}) is larger than any storage",
+                  dims_to_string(view.sizes().data(), view.dim()),
+                  dims_to_string(view.strides().data(), view.dim()));
+    AOTIRT_ENSURE(lowest >= 0, kOutOfRange,
+                  "view {} (strides {}, offset {}) reaches {} elements before the start of the storage",
+                  dims_to_string(view.sizes().data(), view.dim()),
+                  dims_to_string(view.strides().data(), view.dim()), offset, -lowest);
     AOTIRT_ENSURE(extent <= static_cast<int64_t>(base.storage()->nbytes()), kOutOfRange,
                   "view {} (strides {}, offset {}) needs {} bytes but the storage has {}",
                   dims_to_string(view.sizes().data(), view.dim()),
