@@ -1,0 +1,124 @@
+// Host CPU checks for packages, compared with the flags the kernel reports in
+// /proc/cpuinfo (an independent view of what this CPU can run).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "package/cpu_features.h"
+
+namespace aotirt {
+namespace {
+
+std::set<std::string> cpuinfo_flags() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("flags", 0) != 0 && line.rfind("Features", 0) != 0) continue;
+    std::set<std::string> flags;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    std::string w;
+    while (words >> w) flags.insert(w);
+    return flags;
+  }
+  return {};
+}
+
+// The Inductor ISA names this host can run, per /proc/cpuinfo.
+std::set<std::string> expected_host_isas() {
+  std::set<std::string> f = cpuinfo_flags();
+  std::set<std::string> isas;
+  if (f.count("avx2") && f.count("fma")) isas.insert("AVX2");
+  if (f.count("avx512f") && f.count("avx512bw") && f.count("avx512vl") && f.count("avx512dq")) isas.insert("AVX512");
+  if (f.count("avx512_vnni")) isas.insert("AVX512_VNNI");
+  if (f.count("amx_tile")) isas.insert("AMX_TILE");
+  if (f.count("asimd")) {
+    isas.insert("ASIMD");
+    isas.insert("NEON");
+  }
+  return isas;
+}
+
+std::set<std::string> words_of(const std::string& s) {
+  std::istringstream in(s);
+  std::set<std::string> out;
+  std::string w;
+  while (in >> w) out.insert(w);
+  return out;
+}
+
+TEST(CpuFeaturesTest, EmptyAndGenericIsasAreAccepted) {
+  EXPECT_TRUE(check_cpu_isa("").ok());
+  EXPECT_TRUE(check_cpu_isa("   ").ok());
+  EXPECT_TRUE(check_cpu_isa("INVALID_VEC_ISA").ok());
+}
+
+TEST(CpuFeaturesTest, HostIsaMatchesProcCpuinfo) {
+  std::set<std::string> expected = expected_host_isas();
+  std::string host = host_cpu_isa();
+  if (expected.empty())
+    EXPECT_EQ(host, "scalar");
+  else
+    EXPECT_EQ(words_of(host), expected) << "host_cpu_isa() = " << host;
+}
+
+TEST(CpuFeaturesTest, HostIsasAreAccepted) {
+  for (const std::string& isa : expected_host_isas()) EXPECT_TRUE(check_cpu_isa(isa).ok()) << isa;
+  std::string host = host_cpu_isa();
+  if (host != "scalar") {
+    EXPECT_TRUE(check_cpu_isa(host).ok()) << host;
+    // Inductor's own spelling for the strings it writes, and other separators.
+    std::string piped = host;
+    for (char& c : piped)
+      if (c == ' ') c = '|';
+    EXPECT_TRUE(check_cpu_isa(piped).ok()) << piped;
+  }
+}
+
+TEST(CpuFeaturesTest, OtherArchitecturesAreIncompatible) {
+  std::set<std::string> host = expected_host_isas();
+  for (const char* isa : {"NEON", "ASIMD", "VSX", "ZVECTOR", "SVE256", "RISCV_V"}) {
+    if (host.count(isa)) continue;
+    Status s = check_cpu_isa(isa);
+    ASSERT_FALSE(s.ok()) << isa;
+    EXPECT_EQ(s.code(), StatusCode::kIncompatible);
+    EXPECT_NE(s.message().find(isa), std::string::npos) << s.message();
+  }
+}
+
+TEST(CpuFeaturesTest, MissingX86IsasAreIncompatible) {
+  std::set<std::string> host = expected_host_isas();
+  int checked = 0;
+  for (const char* isa : {"AVX2", "AVX512", "AVX512_VNNI", "AMX_TILE"}) {
+    if (host.count(isa)) continue;
+    ++checked;
+    Status s = check_cpu_isa(isa);
+    ASSERT_FALSE(s.ok()) << isa;
+    EXPECT_EQ(s.code(), StatusCode::kIncompatible);
+    EXPECT_NE(s.message().find(isa), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("this CPU lacks it"), std::string::npos) << s.message();
+  }
+  if (checked == 0) GTEST_SKIP() << "this host has every x86 ISA aotirt knows";
+}
+
+TEST(CpuFeaturesTest, OneMissingIsaAmongSeveralFails) {
+  std::string host = host_cpu_isa();
+  Status s = check_cpu_isa((host == "scalar" ? std::string() : host) + " VSX");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("VSX"), std::string::npos);
+}
+
+TEST(CpuFeaturesTest, HostMachine) {
+  std::string m = host_machine();
+  EXPECT_FALSE(m.empty());
+#if defined(__x86_64__)
+  EXPECT_EQ(m, "x86_64");
+#elif defined(__aarch64__)
+  EXPECT_EQ(m, "aarch64");
+#endif
+}
+
+}  // namespace
+}  // namespace aotirt

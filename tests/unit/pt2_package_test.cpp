@@ -1,0 +1,370 @@
+// open_pt2_package over packages assembled here: the AOTI layout, model
+// selection, metadata parsing (including aotirt.inputs/outputs), the host
+// checks, and every malformed package the reader must refuse by name.
+#include <gtest/gtest.h>
+#include <zip.h>
+#include <unzip.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "package/cpu_features.h"
+#include "package/pt2_package.h"
+
+namespace aotirt {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ZipItem {
+  std::string name;
+  std::string data;
+  bool stored = true;
+};
+
+bool write_zip(const std::string& path, const std::vector<ZipItem>& items) {
+  zipFile zf = zipOpen64(path.c_str(), 0);
+  if (!zf) return false;
+  bool ok = true;
+  for (const auto& it : items) {
+    zip_fileinfo info;
+    std::memset(&info, 0, sizeof(info));
+    ok = ok && zipOpenNewFileInZip64(zf, it.name.c_str(), &info, nullptr, 0, nullptr, 0, nullptr,
+                                     it.stored ? 0 : Z_DEFLATED, it.stored ? 0 : Z_DEFAULT_COMPRESSION,
+                                     0) == ZIP_OK;
+    if (!it.data.empty())
+      ok = ok && zipWriteInFileInZip(zf, it.data.data(), static_cast<unsigned>(it.data.size())) == ZIP_OK;
+    ok = ok && zipCloseFileInZip(zf) == ZIP_OK;
+  }
+  return zipClose(zf, nullptr) == ZIP_OK && ok;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+// A real shared library to stand in for the model's .so: libminizip, which
+// this binary already loads and which imports zlib's inflate.
+std::string sample_shared_library() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void*>(&unzOpen64), &info) || !info.dli_fname) return "";
+  return read_file(info.dli_fname);
+}
+
+constexpr const char* kDir = "pkg/data/aotinductor/model/";
+
+std::string metadata_json(const std::string& extra = "") {
+  std::string j = "{\"AOTI_DEVICE_KEY\": \"cpu\", \"AOTI_PLATFORM\": \"linux\", \"AOTI_MACHINE\": \"" +
+                  host_machine() + "\", \"AOTI_CPU_ISA\": \"\"";
+  if (!extra.empty()) j += ", " + extra;
+  return j + "}";
+}
+
+class Pt2PackageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* old = std::getenv("TMPDIR");
+    had_tmpdir_ = old != nullptr;
+    if (old) old_tmpdir_ = old;
+    std::string tmpl = (fs::temp_directory_path() / "aotirt-pt2-test-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+    tmp_ = root_ + "/tmp";
+    fs::create_directory(tmp_);
+    setenv("TMPDIR", tmp_.c_str(), 1);
+    so_ = sample_shared_library();
+    ASSERT_GT(so_.size(), 1000u) << "could not find libminizip to use as a model library";
+  }
+  void TearDown() override {
+    EXPECT_TRUE(fs::is_empty(tmp_)) << "something was left in TMPDIR";
+    if (had_tmpdir_)
+      setenv("TMPDIR", old_tmpdir_.c_str(), 1);
+    else
+      unsetenv("TMPDIR");
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+
+  // Writes a package and returns its path.
+  std::string package(const std::string& name, const std::vector<ZipItem>& items) {
+    std::string p = root_ + "/" + name;
+    EXPECT_TRUE(write_zip(p, items));
+    return p;
+  }
+  // The usual layout: library, metadata, weights blob, a kernel and sources.
+  std::vector<ZipItem> full_package(const std::string& meta) const {
+    return {
+        {"pkg/version", "1\n", true},
+        {std::string(kDir) + "cabc.kernel_metadata.json", "{\"AOTI_DEVICE_KEY\": \"kernel\"}", true},
+        {std::string(kDir) + "cabc.kernel.cpp", "// kernels", false},
+        {std::string(kDir) + "cw.wrapper.cpp", "// wrapper", false},
+        {std::string(kDir) + "cw.wrapper.so", so_, true},
+        {std::string(kDir) + "cw.wrapper_metadata.json", meta, false},
+        {std::string(kDir) + "cw.wrapper_weights.blob", std::string(4096, 'w'), true},
+        {std::string(kDir) + "k0.cubin", "cubin", true},
+        {std::string(kDir) + "k1.fatbin", "fatbin", true},
+    };
+  }
+  static void expect_error(const Result<Pt2Package>& r, StatusCode code, const std::string& needle) {
+    ASSERT_FALSE(r.ok()) << "expected an error mentioning '" << needle << "'";
+    EXPECT_EQ(r.status().code(), code) << r.status().to_string();
+    EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
+  }
+
+  std::string root_, tmp_, old_tmpdir_, so_;
+  bool had_tmpdir_ = false;
+};
+
+TEST_F(Pt2PackageTest, OpensAFullPackage) {
+  std::string meta = metadata_json(
+      "\"aotirt.inputs\": \"[{\\\"name\\\": \\\"x\\\", \\\"dtype\\\": \\\"float32\\\", \\\"shape\\\": [2, 3]}]\", "
+      "\"aotirt.outputs\": [{\"name\": \"y\", \"dtype\": \"bfloat16\"}], \"AOTI_COMPUTE_CAPABILITY\": \"90\", "
+      "\"number\": 7");
+  std::string path = package("model.pt2", full_package(meta));
+  Result<Pt2Package> r = open_pt2_package(path);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const Pt2Package& p = *r;
+  EXPECT_EQ(p.info.path, path);
+  EXPECT_EQ(p.info.model_name, "model");
+  EXPECT_EQ(p.info.device_key, "cpu");
+  EXPECT_EQ(p.info.cpu_isa, "");
+  EXPECT_EQ(p.info.compute_capability, "90");
+  EXPECT_EQ(p.info.library_entry, std::string(kDir) + "cw.wrapper.so");
+  EXPECT_EQ(p.info.library_bytes, so_.size());
+  EXPECT_EQ(p.library_bytes, so_);
+  ASSERT_NE(p.weights, nullptr);
+  EXPECT_EQ(p.weights->name, std::string(kDir) + "cw.wrapper_weights.blob");
+  EXPECT_EQ(p.info.weight_bytes, 4096u);
+  EXPECT_FALSE(p.info.weights_in_library);
+  ASSERT_EQ(p.kernels.size(), 2u);
+  EXPECT_EQ(p.info.kernel_entries,
+            (std::vector<std::string>{std::string(kDir) + "k0.cubin", std::string(kDir) + "k1.fatbin"}));
+  // The wrapper's metadata is chosen, not the kernel's.
+  bool saw_number = false;
+  for (const auto& kv : p.metadata) {
+    EXPECT_NE(kv.second, "kernel");
+    if (kv.first == "number") {
+      saw_number = true;
+      EXPECT_EQ(kv.second, "7");
+    }
+  }
+  EXPECT_TRUE(saw_number);
+  ASSERT_EQ(p.info.inputs.size(), 1u);
+  EXPECT_EQ(p.info.inputs[0].name, "x");
+  EXPECT_TRUE(p.info.inputs[0].has_dtype);
+  EXPECT_EQ(p.info.inputs[0].dtype, DType::kFloat32);
+  EXPECT_TRUE(p.info.inputs[0].has_shape);
+  EXPECT_EQ(p.info.inputs[0].shape, (std::vector<int64_t>{2, 3}));
+  ASSERT_EQ(p.info.outputs.size(), 1u);
+  EXPECT_EQ(p.info.outputs[0].dtype, DType::kBFloat16);
+  EXPECT_FALSE(p.info.outputs[0].has_shape);
+  // libminizip's imports come from its dynamic symbol table.
+  EXPECT_NE(std::find(p.undefined_symbols.begin(), p.undefined_symbols.end(), "inflate"), p.undefined_symbols.end());
+  EXPECT_TRUE(check_package_host(p).ok()) << check_package_host(p).to_string();
+}
+
+TEST_F(Pt2PackageTest, WeightsInsideTheLibrary) {
+  std::string path = package("m.pt2", {{std::string(kDir) + "w.wrapper.so", so_, false},
+                                       {std::string(kDir) + "w.wrapper_metadata.json", metadata_json(), true}});
+  Result<Pt2Package> r = open_pt2_package(path);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->weights, nullptr);
+  EXPECT_TRUE(r->info.weights_in_library);
+  EXPECT_EQ(r->info.weight_bytes, 0u);
+  EXPECT_TRUE(r->kernels.empty());
+  EXPECT_TRUE(r->info.inputs.empty());
+  EXPECT_EQ(r->library_bytes, so_);  // deflated library reads back whole
+}
+
+TEST_F(Pt2PackageTest, ChoosesAmongSeveralModels) {
+  std::vector<ZipItem> items;
+  for (const char* m : {"other", "model"}) {
+    std::string dir = std::string("pkg/data/aotinductor/") + m + "/";
+    items.push_back({dir + "a.wrapper.so", so_, true});
+    items.push_back({dir + "a.wrapper_metadata.json", metadata_json(), true});
+  }
+  std::string path = package("two.pt2", items);
+  Result<Pt2Package> def = open_pt2_package(path);
+  ASSERT_TRUE(def.ok());
+  EXPECT_EQ(def->info.model_name, "model");
+  Result<Pt2Package> other = open_pt2_package(path, "other");
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->info.model_name, "other");
+  EXPECT_EQ(other->info.library_entry, "pkg/data/aotinductor/other/a.wrapper.so");
+  Result<Pt2Package> none = open_pt2_package(path, "third");
+  expect_error(none, StatusCode::kNotFound, "has no model named 'third' (it has: model, other)");
+}
+
+TEST_F(Pt2PackageTest, MissingFileIsNotFound) {
+  expect_error(open_pt2_package(root_ + "/absent.pt2"), StatusCode::kNotFound, "absent.pt2");
+}
+
+TEST_F(Pt2PackageTest, DirectoryIsRefused) {
+  fs::create_directory(root_ + "/dir.pt2");
+  Result<Pt2Package> r = open_pt2_package(root_ + "/dir.pt2");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("directory"), std::string::npos) << r.status().message();
+}
+
+TEST_F(Pt2PackageTest, NonZipIsDataLoss) {
+  std::ofstream(root_ + "/x.pt2") << "not a zip";
+  expect_error(open_pt2_package(root_ + "/x.pt2"), StatusCode::kDataLoss, "not a zip archive");
+}
+
+TEST_F(Pt2PackageTest, TruncatedPackageIsDataLoss) {
+  std::string path = package("full.pt2", full_package(metadata_json()));
+  std::string raw = read_file(path);
+  std::ofstream(root_ + "/cut.pt2", std::ios::binary) << raw.substr(0, raw.size() * 2 / 3);
+  expect_error(open_pt2_package(root_ + "/cut.pt2"), StatusCode::kDataLoss, "truncated");
+}
+
+TEST_F(Pt2PackageTest, ZipWithoutAotiEntriesIsNotFound) {
+  std::string path = package("plain.zip", {{"readme.txt", "hello", false}, {"data/other/model.so", so_, true}});
+  expect_error(open_pt2_package(path), StatusCode::kNotFound, "AOTInductor");
+  // An empty archive too.
+  expect_error(open_pt2_package(package("empty.zip", {})), StatusCode::kNotFound, "AOTInductor");
+}
+
+TEST_F(Pt2PackageTest, MetadataButNoLibrary) {
+  std::string path = package("nolib.pt2", {{std::string(kDir) + "w.wrapper_metadata.json", metadata_json(), true}});
+  expect_error(open_pt2_package(path), StatusCode::kNotFound, "no compiled library (.so)");
+}
+
+TEST_F(Pt2PackageTest, SourcesOnlyPackageIsUnimplemented) {
+  std::string path = package("src.pt2", {{std::string(kDir) + "w.wrapper.cpp", "// c++", false},
+                                         {std::string(kDir) + "CMakeLists.txt", "project(x)", false},
+                                         {std::string(kDir) + "w.wrapper_metadata.json", metadata_json(), true}});
+  expect_error(open_pt2_package(path), StatusCode::kUnimplemented, "no compiled library");
+}
+
+TEST_F(Pt2PackageTest, LibraryButNoMetadata) {
+  std::string path = package("nometa.pt2", {{std::string(kDir) + "w.wrapper.so", so_, true}});
+  expect_error(open_pt2_package(path), StatusCode::kNotFound, "_metadata.json");
+}
+
+TEST_F(Pt2PackageTest, TwoLibrariesInOneModel) {
+  std::string path = package("two.pt2", {{std::string(kDir) + "a.wrapper.so", so_, true},
+                                         {std::string(kDir) + "b.wrapper.so", so_, true},
+                                         {std::string(kDir) + "a.wrapper_metadata.json", metadata_json(), true}});
+  expect_error(open_pt2_package(path), StatusCode::kInvalidArgument, "more than one .so");
+}
+
+TEST_F(Pt2PackageTest, MetadataThatIsNotJson) {
+  for (const char* bad : {"{not json", "[1, 2, 3]", "\"just a string\"", ""}) {
+    std::string path = package("badmeta.pt2", {{std::string(kDir) + "w.wrapper.so", so_, true},
+                                               {std::string(kDir) + "w.wrapper_metadata.json", bad, true}});
+    expect_error(open_pt2_package(path), StatusCode::kDataLoss, "is not a JSON object");
+  }
+}
+
+TEST_F(Pt2PackageTest, MetadataWithoutDeviceKey) {
+  std::string path = package("nokey.pt2", {{std::string(kDir) + "w.wrapper.so", so_, true},
+                                           {std::string(kDir) + "w.wrapper_metadata.json", "{\"a\": 1}", true}});
+  expect_error(open_pt2_package(path), StatusCode::kDataLoss, "AOTI_DEVICE_KEY");
+}
+
+TEST_F(Pt2PackageTest, BadInputSpecsInMetadata) {
+  const char* kBad[] = {
+      "\"aotirt.inputs\": \"not json\"",
+      "\"aotirt.inputs\": {\"name\": \"x\"}",
+      "\"aotirt.inputs\": [1]",
+      "\"aotirt.inputs\": [{\"name\": \"x\", \"dtype\": \"float33\"}]",
+      "\"aotirt.inputs\": [{\"name\": \"x\", \"shape\": [1, \"a\"]}]",
+      "\"aotirt.inputs\": [{\"name\": 5}]",
+      "\"aotirt.outputs\": [{\"name\": \"y\", \"dtype\": 6}]",
+  };
+  for (const char* extra : kBad) {
+    SCOPED_TRACE(extra);
+    std::string path = package("specs.pt2", {{std::string(kDir) + "w.wrapper.so", so_, true},
+                                             {std::string(kDir) + "w.wrapper_metadata.json", metadata_json(extra), true}});
+    Result<Pt2Package> r = open_pt2_package(path);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.status().message().find("aotirt.inputs") != std::string::npos ||
+                r.status().message().find("aotirt.outputs") != std::string::npos)
+        << r.status().message();
+  }
+}
+
+TEST_F(Pt2PackageTest, LibraryThatIsNotElf) {
+  std::string path = package("notelf.pt2", {{std::string(kDir) + "w.wrapper.so", "#!/bin/sh\necho hi\n", true},
+                                            {std::string(kDir) + "w.wrapper_metadata.json", metadata_json(), true}});
+  expect_error(open_pt2_package(path), StatusCode::kDataLoss, "not an ELF file");
+}
+
+TEST_F(Pt2PackageTest, CorruptLibraryFailsItsCrc) {
+  std::string path = package("crc.pt2", {{std::string(kDir) + "w.wrapper.so", so_, true},
+                                         {std::string(kDir) + "w.wrapper_metadata.json", metadata_json(), true}});
+  std::string raw = read_file(path);
+  size_t at = raw.find(so_.substr(0, 64));
+  ASSERT_NE(at, std::string::npos);
+  raw[at + so_.size() / 2] ^= 0x40;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << raw;
+  expect_error(open_pt2_package(path), StatusCode::kDataLoss, "CRC");
+}
+
+TEST_F(Pt2PackageTest, HostChecks) {
+  const std::string other_machine = host_machine() == "aarch64" ? "x86_64" : "aarch64";
+  const struct { std::string extra; std::string needle; } kCases[] = {
+      {"\"AOTI_PLATFORM\": \"darwin\"", "built for darwin, not linux"},
+      {"\"AOTI_MACHINE\": \"" + other_machine + "\"", "built for " + other_machine + " CPUs"},
+      {"\"AOTI_CPU_ISA\": \"NEON\"", "NEON"},
+      {"\"AOTI_CPU_ISA\": \"VSX\"", "VSX"},
+  };
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.extra);
+    std::string meta = "{\"AOTI_DEVICE_KEY\": \"cpu\", " + c.extra + "}";
+    std::string path = package("host.pt2", {{std::string(kDir) + "w.wrapper.so", so_, true},
+                                            {std::string(kDir) + "w.wrapper_metadata.json", meta, true}});
+    Result<Pt2Package> r = open_pt2_package(path);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    Status s = check_package_host(*r);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), StatusCode::kIncompatible);
+    EXPECT_NE(s.message().find(c.needle), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
+  }
+}
+
+TEST(ParseTensorSpecsTest, GoodSpecs) {
+  Result<std::vector<TensorSpec>> none = parse_tensor_specs("", "aotirt.inputs");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  Result<std::vector<TensorSpec>> r = parse_tensor_specs(
+      R"([{"name": "a", "dtype": "torch.int64", "shape": [4]}, {"name": "b"}, {"dtype": "half", "shape": []}])",
+      "aotirt.inputs");
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ((*r)[0].dtype, DType::kInt64);
+  EXPECT_EQ((*r)[0].shape, (std::vector<int64_t>{4}));
+  EXPECT_FALSE((*r)[1].has_dtype);
+  EXPECT_FALSE((*r)[1].has_shape);
+  EXPECT_EQ((*r)[2].name, "");
+  EXPECT_EQ((*r)[2].dtype, DType::kFloat16);
+  EXPECT_TRUE((*r)[2].has_shape);
+  EXPECT_TRUE((*r)[2].shape.empty());
+}
+
+TEST(ParseTensorSpecsTest, BadSpecsAreErrorsNamingTheKey) {
+  const char* kBad[] = {
+      "{", "{}", "3", "[1]", "[[]]", R"([{"dtype": "float33"}])", R"([{"shape": [1.5]}])",
+      R"([{"shape": ["x"]}])", R"([{"name": 5}])", R"([{"name": null}])", R"([{"dtype": 6}])",
+      R"([{"shape": 3}])", R"([{"shape": {"a": 1}}])",
+  };
+  for (const char* text : kBad) {
+    Result<std::vector<TensorSpec>> r = parse_tensor_specs(text, "aotirt.outputs");
+    ASSERT_FALSE(r.ok()) << "accepted " << text;
+    EXPECT_NE(r.status().message().find("aotirt.outputs"), std::string::npos) << text << ": " << r.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace aotirt
