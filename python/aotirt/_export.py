@@ -29,6 +29,28 @@ OUTPUTS_KEY = "aotirt.outputs"
 FORMAT_KEY = "aotirt.metadata_version"
 FORMAT_VERSION = "1"
 
+# Inductor options per code-generation recipe (see export's docstring).
+RECIPES = {
+    "default": {},
+    "triton": {
+        "max_autotune": True,
+        "max_autotune_gemm_backends": "TRITON",
+        "max_autotune_conv_backends": "TRITON",
+    },
+}
+
+
+def _attention_backends(recipe: str):
+    """The triton recipe decomposes attention into math (no SDPA fallback)."""
+    import contextlib
+
+    if recipe != "triton":
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([SDPBackend.MATH])
+
+
 # Dynamic dimensions are written as this value in the shape lists.
 DYNAMIC_DIM = -1
 
@@ -246,6 +268,7 @@ def export(
     strict: bool = False,
     inductor_configs: dict | None = None,
     check_shims: bool = True,
+    recipe: str = "default",
     **options: Any,
 ) -> str:
     """Export `module` and write an aotirt-loadable AOTInductor package to `path`.
@@ -253,6 +276,12 @@ def export(
     `module` and the example inputs are moved to `device` (the module in
     place). Extra keyword `options` and `inductor_configs` are inductor config
     overrides, e.g. ``**{"max_autotune": True}``. Returns the package path.
+
+    `recipe` picks the code generation: "default" is AOTInductor's own (GEMM,
+    convolution and attention may become fallback calls into the runtime);
+    "triton" (CUDA only) is ExecuTorch's recipe: GEMM and convolution are
+    autotuned Triton kernels and attention is decomposed into plain math, so
+    the library needs no fallback operator at all.
 
     A model that updates its own buffers is compiled with Inductor's
     joint-graph constant folding off (unless the caller sets it), because that
@@ -268,14 +297,20 @@ def export(
     if not isinstance(example_inputs, tuple):
         example_inputs = tuple(example_inputs)
     device = torch.device(device)
+    if recipe not in RECIPES:
+        raise ExportError(f"unknown recipe {recipe!r}; choose one of {sorted(RECIPES)}")
+    if recipe == "triton" and device.type != "cuda":
+        raise ExportError("the triton recipe is for CUDA devices")
+    options = {**RECIPES[recipe], **options}
 
     module = module.to(device)
     args = _to_device(example_inputs, device)
     kwargs = _to_device(example_kwargs, device) if example_kwargs else None
 
-    ep = torch.export.export(
-        module, args, kwargs=kwargs, dynamic_shapes=dynamic_shapes, strict=strict
-    )
+    with _attention_backends(recipe):
+        ep = torch.export.export(
+            module, args, kwargs=kwargs, dynamic_shapes=dynamic_shapes, strict=strict
+        )
     inputs, outputs = describe_signature(ep)
     configs = _compile_options(
         inductor_configs, options, inputs, outputs, stateful=mutates_state(ep)
@@ -289,9 +324,10 @@ def export(
     staging = tempfile.mkdtemp(prefix=".aotirt-export-", dir=parent)
     staged = os.path.join(staging, os.path.basename(path))
     try:
-        torch._inductor.aoti_compile_and_package(
-            ep, package_path=staged, inductor_configs=configs
-        )
+        with _attention_backends(recipe):
+            torch._inductor.aoti_compile_and_package(
+                ep, package_path=staged, inductor_configs=configs
+            )
         _verify_metadata(
             staged,
             {k: configs["aot_inductor.metadata"][k] for k in (INPUTS_KEY, OUTPUTS_KEY)},

@@ -61,9 +61,15 @@ def source_hash() -> str:
     return h.hexdigest()[:12]
 
 
+# Code-generation recipe for the aotirt packages (aotirt.export's `recipe`):
+# "default", or "triton" (CUDA: GEMM/conv in Triton, attention as math).
+RECIPE = os.environ.get("AOTIRT_TEST_RECIPE", "default")
+
+
 def default_root(device: str) -> Path:
     cache = Path(os.environ.get("AOTIRT_CACHE_DIR") or REPO / ".cache")
-    return cache / "zoo" / f"torch-{torch.__version__}-{device}"
+    suffix = "" if RECIPE == "default" else f"-{RECIPE}"
+    return cache / "zoo" / f"torch-{torch.__version__}-{device}{suffix}"
 
 
 def _to_device(tree, device):
@@ -98,7 +104,8 @@ def _export(model: zoo.ZooModel, example, device: str, pt2: Path) -> None:
         # The shim check is left to the tests, so a package is produced (and
         # can be inspected) even while the runtime still lacks a shim.
         aotirt.export(
-            module, example, pt2, device=device, dynamic_shapes=dynamic, check_shims=False
+            module, example, pt2, device=device, dynamic_shapes=dynamic, check_shims=False,
+            recipe=RECIPE,
         )
 
 
@@ -153,6 +160,7 @@ def _build(model: zoo.ZooModel, device: str, staging: Path) -> dict:
         "name": model.name,
         "package": "model.pt2",
         "device": device,
+        "recipe": "default" if model.plain else RECIPE,
         "plain": model.plain,
         "dynamic": model.dynamic_shapes is not None,
         "tolerance": dict(model.tolerance),
@@ -265,6 +273,8 @@ def prune(root: Path, digest: str) -> list:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Build the zoo packages for aotirt tests.")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    parser.add_argument("--recipe", default=None, choices=["default", "triton"],
+                        help="code generation for the aotirt packages (default: $AOTIRT_TEST_RECIPE or default)")
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
                         help="build only this zoo model (repeatable)")
     parser.add_argument("--out", type=Path, default=None,
@@ -282,6 +292,9 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"unknown model(s) {unknown}; known: {', '.join(zoo.BY_NAME)}")
 
+    if args.recipe:
+        global RECIPE
+        RECIPE = args.recipe
     manifest = ensure_packages(args.device, args.out, args.only)
     root = Path(manifest["root"])
     if args.prune:
