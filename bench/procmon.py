@@ -1,0 +1,240 @@
+# Runs one measured process and watches it from outside: the time from spawn
+# to a marker line on its stdout (cold start), its peak resident set (from
+# wait4), its peak device memory (NVML, or nvidia-smi when NVML's Python
+# binding is missing), and the shared libraries it mapped. Every system is
+# measured this way, so the numbers mean the same thing for each.
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Observed:
+    cmd: list
+    returncode: int | None = None
+    timed_out: bool = False
+    stdout: str = ""
+    stderr: str = ""
+    wall_s: float = 0.0
+    marker_s: float | None = None  # spawn -> first stdout line matching the marker
+    max_rss_mb: float | None = None  # wait4's ru_maxrss
+    peak_device_mb: float | None = None
+    device_method: str | None = None
+    mapped_libs: set = field(default_factory=set)
+
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+    def failure(self) -> str:
+        if self.timed_out:
+            return f"timed out after {self.wall_s:.0f} s"
+        tail = (self.stderr.strip() or self.stdout.strip()).splitlines()[-6:]
+        return f"exit {self.returncode}: " + " | ".join(tail)
+
+
+class GpuMemory:
+    """Reads per-process and total device memory of one GPU."""
+
+    def __init__(self, index: int = 0):
+        self.index = index
+        self.nvml = None
+        self.handle = None
+        self.smi = shutil.which("nvidia-smi")
+        try:
+            import pynvml  # nvidia-ml-py
+
+            pynvml.nvmlInit()
+            self.handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            self.nvml = pynvml
+        except Exception:
+            self.nvml = None
+
+    @property
+    def available(self) -> bool:
+        return self.nvml is not None or self.smi is not None
+
+    def total_used_mb(self) -> float | None:
+        if self.nvml is not None:
+            try:
+                return self.nvml.nvmlDeviceGetMemoryInfo(self.handle).used / 2**20
+            except Exception:
+                return None
+        if self.smi:
+            out = _run_quiet([self.smi, f"--id={self.index}", "--query-gpu=memory.used",
+                              "--format=csv,noheader,nounits"])
+            try:
+                return float(out.strip().splitlines()[0])
+            except (ValueError, IndexError):
+                return None
+        return None
+
+    def per_process_mb(self) -> dict:
+        if self.nvml is not None:
+            try:
+                procs = self.nvml.nvmlDeviceGetComputeRunningProcesses(self.handle)
+                return {p.pid: (p.usedGpuMemory or 0) / 2**20 for p in procs}
+            except Exception:
+                return {}
+        if self.smi:
+            out = _run_quiet([self.smi, f"--id={self.index}", "--query-compute-apps=pid,used_memory",
+                              "--format=csv,noheader,nounits"])
+            found = {}
+            for line in out.splitlines():
+                parts = [p.strip() for p in line.split(",")]
+                if len(parts) == 2 and parts[0].isdigit():
+                    try:
+                        found[int(parts[0])] = float(parts[1])
+                    except ValueError:
+                        pass
+            return found
+        return {}
+
+
+def _run_quiet(cmd) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout
+    except Exception:
+        return ""
+
+
+def _descendants(pid: int) -> set:
+    """pid and its live descendants (torch.compile starts worker processes)."""
+    children: dict = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            ppid = int(stat[stat.rfind(")") + 2 :].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        if p in out:
+            continue
+        out.add(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def _read_maps(pid: int, into: set) -> None:
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            for line in f:
+                i = line.find("/")
+                if i >= 0 and ".so" in line:
+                    into.add(line[i:].rstrip("\n"))
+    except OSError:
+        pass
+
+
+def run_observed(
+    cmd: list,
+    *,
+    env: dict | None = None,
+    cwd: str | None = None,
+    timeout_s: float = 600,
+    marker: str | None = None,
+    gpu: GpuMemory | None = None,
+    poll_s: float = 0.02,
+    watch_maps: bool = False,
+) -> Observed:
+    """Run `cmd` to completion while watching it; never raises for the
+    command's own failure (see Observed.ok())."""
+    obs = Observed(cmd=[str(c) for c in cmd])
+    pattern = re.compile(marker) if marker else None
+    stderr_file = tempfile.TemporaryFile(mode="w+b")
+    baseline = gpu.total_used_mb() if gpu and gpu.available else None
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        obs.cmd,
+        stdout=subprocess.PIPE,
+        stderr=stderr_file,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,  # so a timeout ends its workers too
+    )
+    lines: list = []
+
+    def read_stdout():
+        for raw in iter(proc.stdout.readline, b""):
+            now = time.perf_counter()
+            line = raw.decode(errors="replace")
+            lines.append(line)
+            if pattern and obs.marker_s is None and pattern.search(line):
+                obs.marker_s = now - start
+
+    reader = threading.Thread(target=read_stdout, daemon=True)
+    reader.start()
+
+    done = threading.Event()
+    peaks = {"pid": None, "delta": None}
+
+    def watch():
+        last_maps = 0.0
+        family, last_family = {proc.pid}, 0.0
+        while not done.is_set():
+            if gpu and gpu.available:
+                per = gpu.per_process_mb()
+                if per:
+                    if time.perf_counter() - last_family > 0.5:
+                        family, last_family = _descendants(proc.pid), time.perf_counter()
+                    mine = sum(v for p, v in per.items() if p in family)
+                    if mine and (peaks["pid"] is None or mine > peaks["pid"]):
+                        peaks["pid"] = mine
+                total = gpu.total_used_mb()
+                if total is not None and baseline is not None:
+                    d = total - baseline
+                    if peaks["delta"] is None or d > peaks["delta"]:
+                        peaks["delta"] = d
+            now = time.perf_counter()
+            if watch_maps and now - last_maps > 0.2:
+                _read_maps(proc.pid, obs.mapped_libs)
+                last_maps = now
+            done.wait(poll_s)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+
+    def kill_group():
+        obs.timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    timer = threading.Timer(timeout_s, kill_group)
+    timer.start()
+    try:
+        # wait4 gives the child's own peak RSS; Popen.wait would lose it.
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+    obs.wall_s = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    obs.returncode = proc.returncode
+    obs.max_rss_mb = usage.ru_maxrss / 1024.0
+    done.set()
+    watcher.join()
+    reader.join(timeout=10)
+    obs.stdout = "".join(lines)
+    stderr_file.seek(0)
+    obs.stderr = stderr_file.read().decode(errors="replace")
+    stderr_file.close()
+    if peaks["pid"] is not None:
+        obs.peak_device_mb, obs.device_method = peaks["pid"], "nvml-per-process" if gpu.nvml else "nvidia-smi-per-process"
+    elif peaks["delta"] is not None:
+        obs.peak_device_mb, obs.device_method = max(peaks["delta"], 0.0), "device-total-delta"
+    return obs

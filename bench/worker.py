@@ -1,0 +1,359 @@
+# The harness's child processes (bench/run.py starts them; each run is a
+# fresh process so its start-up, memory and compile caches are its own):
+#
+#   worker.py export WORKLOAD_DIR --workload W --device D [--quick] [--lean] [--default]
+#       builds the workload, saves its inputs and eager reference outputs as
+#       .npy, and writes the aotirt (lean) package and/or a package with
+#       AOTInductor's default options, plus manifest.json.
+#   worker.py python-system WORKLOAD_DIR --system S --device D ...
+#       times eager / torch.compile / torch.compile reduce-overhead; prints
+#       "first_output" as soon as the first output is on the host, then one
+#       JSON line.
+#   worker.py environment --device D
+#       versions, device name, library folders, and the copy bandwidth.
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+for p in (str(REPO / "python"), str(HERE)):
+    if p not in sys.path:
+        sys.path.insert(0, p)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import workloads  # noqa: E402
+
+_WIDENED = (torch.bfloat16, torch.float16)
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).rsplit(".", 1)[-1]
+
+
+def save_npy(t: torch.Tensor, path: Path) -> None:
+    t = t.detach().cpu()
+    if t.dtype in _WIDENED:
+        t = t.float()  # exact; the runners convert back to the input's dtype
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, t.contiguous().numpy())
+
+
+def load_inputs(wdir: Path, manifest: dict, device: torch.device) -> list:
+    out = []
+    for spec in manifest["inputs"]:
+        t = torch.from_numpy(np.load(wdir / spec["file"]))
+        out.append(t.to(getattr(torch, spec["dtype"])).to(device).contiguous())
+    return out
+
+
+def flat_outputs(out) -> list:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    from torch.utils import _pytree as pytree
+
+    return [x for x in pytree.tree_leaves(out) if isinstance(x, torch.Tensor)]
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def vm_hwm_mb() -> float | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return float(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
+
+
+def rel_error(a: np.ndarray, b: np.ndarray) -> float | None:
+    if a.shape != b.shape:
+        return None
+    a = a.astype(np.float64)
+    b = b.astype(np.float64)
+    denom = np.linalg.norm(b)
+    return float(np.linalg.norm(a - b) / denom) if denom > 0 else float(np.linalg.norm(a - b))
+
+
+# ---- export ----
+
+
+def cmd_export(args) -> int:
+    wdir = Path(args.dir)
+    wdir.mkdir(parents=True, exist_ok=True)
+    device = torch.device(args.device)
+    manifest_path = wdir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+
+    module, inputs = workloads.build(args.workload, args.quick)
+    manifest.update(
+        {
+            "workload": args.workload,
+            "description": workloads.describe(args.workload, args.quick),
+            "quick": args.quick,
+            "device": args.device,
+            "torch": torch.__version__,
+            "inputs": [],
+        }
+    )
+    for i, t in enumerate(inputs):
+        f = f"inputs/input{i}.npy"
+        save_npy(t, wdir / f)
+        manifest["inputs"].append({"file": f, "dtype": dtype_name(t.dtype), "shape": list(t.shape)})
+    if workloads.WORKLOADS[args.workload].memory_bound:
+        manifest["decode_bytes"] = workloads.decode_bytes_per_step(module, inputs)
+
+    module = module.to(device)
+    dev_inputs = [t.to(device) for t in inputs]
+    with torch.no_grad():
+        ref = flat_outputs(module(*dev_inputs))
+    manifest["reference"] = []
+    for i, t in enumerate(ref):
+        f = f"reference/output{i}.npy"
+        save_npy(t, wdir / f)
+        manifest["reference"].append(f)
+
+    if args.lean:
+        import aotirt
+
+        start = time.perf_counter()
+        pkg = wdir / "model.pt2"
+        # Packages the runtime cannot load yet are still written (and the
+        # missing shims recorded), so the other systems are measured anyway.
+        aotirt.export(module, tuple(dev_inputs), pkg, device=device, check_shims=False)
+        manifest["package"] = pkg.name
+        manifest["export_s"] = round(time.perf_counter() - start, 1)
+        manifest["package_bytes"] = pkg.stat().st_size
+        manifest["missing_shims"] = sorted(
+            {n for names in aotirt.check_package_shims(pkg).values() for n in names}
+        )
+    if args.default:
+        start = time.perf_counter()
+        pkg = wdir / "model.default.pt2"
+        ep = torch.export.export(module, tuple(dev_inputs), strict=False)
+        # Built under its final name (the zip's top folder is named after
+        # the file) in a private folder, then moved into place.
+        staging = Path(tempfile.mkdtemp(prefix=".export-", dir=wdir))
+        try:
+            torch._inductor.aoti_compile_and_package(ep, package_path=str(staging / pkg.name))
+            os.replace(staging / pkg.name, pkg)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        manifest["default_package"] = pkg.name
+        manifest["default_export_s"] = round(time.perf_counter() - start, 1)
+    tmp_manifest = wdir / ".manifest.json.tmp"
+    tmp_manifest.write_text(json.dumps(manifest, indent=1))
+    os.replace(tmp_manifest, manifest_path)
+    print(json.dumps({"ok": True, "workload": args.workload}))
+    return 0
+
+
+# ---- eager / torch.compile ----
+
+
+def cmd_python_system(args) -> int:
+    wdir = Path(args.dir)
+    manifest = json.loads((wdir / "manifest.json").read_text())
+    device = torch.device(args.device)
+
+    load_start = time.perf_counter()
+    module, _ = workloads.build(manifest["workload"], manifest["quick"])
+    module = module.to(device)
+    inputs = load_inputs(wdir, manifest, device)
+    if args.system == "eager":
+        fn = module
+    elif args.system == "torch.compile":
+        fn = torch.compile(module)
+    elif args.system == "torch.compile-reduce-overhead":
+        fn = torch.compile(module, mode="reduce-overhead")
+    else:
+        print(f"unknown system {args.system}", file=sys.stderr)
+        return 2
+    synchronize(device)
+    load_ms = (time.perf_counter() - load_start) * 1000
+    graphs = args.system == "torch.compile-reduce-overhead"
+
+    def step():
+        if graphs:
+            # Outputs of the previous replay are dropped before the next one.
+            torch.compiler.cudagraph_mark_step_begin()
+        return fn(*inputs)
+
+    with torch.inference_mode():
+        start = time.perf_counter()
+        out = flat_outputs(step())
+        synchronize(device)
+        first_run_us = (time.perf_counter() - start) * 1e6
+        first = out[0].float().cpu().numpy()
+        print("first_output", flush=True)
+        ref = np.load(wdir / manifest["reference"][0])
+        err = rel_error(first, ref)
+        del out
+
+        for _ in range(args.warmup):
+            step()
+        synchronize(device)
+        samples = []
+        for _ in range(args.iters):
+            t0 = time.perf_counter()
+            step()
+            synchronize(device)
+            samples.append((time.perf_counter() - t0) * 1e6)
+
+    samples.sort()
+    n = len(samples)
+
+    def rank(pct):
+        k = min(max(int(np.ceil(pct / 100.0 * n)), 1), n)
+        return samples[k - 1]
+
+    result = {
+        "system": args.system,
+        "device": str(device),
+        "iters": args.iters,
+        "warmup": args.warmup,
+        "synchronized": True,
+        "load_ms": load_ms,
+        "first_run_us": first_run_us,
+        "median_us": rank(50),
+        "p90_us": rank(90),
+        "p99_us": rank(99),
+        "min_us": samples[0],
+        "max_us": samples[-1],
+        "mean_us": sum(samples) / n,
+        "peak_rss_mb": vm_hwm_mb(),
+        "rel_err_vs_reference": err,
+    }
+    if device.type == "cuda":
+        result["torch_max_allocated_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
+        result["torch_max_reserved_mb"] = torch.cuda.max_memory_reserved(device) / 2**20
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+# ---- environment ----
+
+
+def _library_dirs() -> list:
+    dirs = [os.path.join(os.path.dirname(torch.__file__), "lib")]
+    try:
+        import nvidia
+
+        for base in nvidia.__path__:
+            for sub in sorted(os.listdir(base)):
+                lib = os.path.join(base, sub, "lib")
+                if os.path.isdir(lib):
+                    dirs.append(lib)
+    except ImportError:
+        pass
+    return dirs
+
+
+def cmd_environment(args) -> int:
+    device = torch.device(args.device)
+    env = {
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "torch_lib": os.path.join(os.path.dirname(torch.__file__), "lib"),
+        "library_dirs": _library_dirs(),
+        "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+        "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+    }
+    for mod in ("torchvision", "transformers"):
+        try:
+            env[mod] = __import__(mod).__version__
+        except Exception as e:  # noqa: BLE001
+            env[mod] = f"unavailable ({type(e).__name__})"
+    if device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        env["device_name"] = props.name
+        env["device_memory_gb"] = round(props.total_memory / 1e9, 1)
+        env["cuda"] = torch.version.cuda
+        env["cudnn"] = torch.backends.cudnn.version()
+        n = 2 << 30
+        src = torch.empty(n, dtype=torch.uint8, device=device).random_(0, 256)
+        dst = torch.empty_like(src)
+        for _ in range(3):
+            dst.copy_(src)
+        reps = 10
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        for _ in range(reps):
+            dst.copy_(src)
+        end.record()
+        end.synchronize()
+        seconds = begin.elapsed_time(end) / 1000 / reps
+        env["copy_bytes"] = n
+    else:
+        name = "cpu"
+        try:
+            with open("/proc/cpuinfo") as f:
+                for line in f:
+                    if line.startswith("model name"):
+                        name = line.split(":", 1)[1].strip()
+                        break
+        except OSError:
+            pass
+        env["device_name"] = f"{name} ({os.cpu_count()} cores)"
+        n = 256 << 20
+        src = torch.randint(0, 256, (n,), dtype=torch.uint8)
+        dst = torch.empty_like(src)
+        for _ in range(2):
+            dst.copy_(src)
+        reps = 5
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            dst.copy_(src)
+        seconds = (time.perf_counter() - t0) / reps
+        env["copy_bytes"] = n
+    # Bytes read plus bytes written, per second.
+    env["copy_bandwidth_gbps"] = 2 * n / seconds / 1e9
+    print(json.dumps(env), flush=True)
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("export")
+    e.add_argument("dir")
+    e.add_argument("--workload", required=True, choices=sorted(workloads.WORKLOADS))
+    e.add_argument("--device", required=True)
+    e.add_argument("--quick", action="store_true")
+    e.add_argument("--lean", action="store_true", help="the aotirt package (model.pt2)")
+    e.add_argument("--default", action="store_true", help="a default-options package (model.default.pt2)")
+    p = sub.add_parser("python-system")
+    p.add_argument("dir")
+    p.add_argument("--system", required=True)
+    p.add_argument("--device", required=True)
+    p.add_argument("--iters", type=int, required=True)
+    p.add_argument("--warmup", type=int, required=True)
+    v = sub.add_parser("environment")
+    v.add_argument("--device", required=True)
+    args = ap.parse_args()
+    if args.cmd == "export":
+        if not (args.lean or args.default):
+            ap.error("export needs --lean and/or --default")
+        return cmd_export(args)
+    if args.cmd == "python-system":
+        return cmd_python_system(args)
+    return cmd_environment(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
