@@ -243,6 +243,52 @@ TEST_F(CudaAttentionTest, CudnnMatchesReference) {
   }
 }
 
+TEST_F(CudaAttentionTest, QueryViewsIntoAFusedBufferKeepTheirStrideOrder) {
+  // q, k and v as Inductor hands them over after one fused qkv projection:
+  // [B, H, L, E] views into a [B, L, 3, H, E] buffer. empty_like(query) (the
+  // flash and cuDNN metas) keeps that stride order: [B, L, H, E] physically.
+  const int64_t B = 2, H = 2, L = 64, E = 64;
+  for (DType dt : {DType::kBFloat16, DType::kFloat32}) {
+    SCOPED_TRACE(dtype_name(dt));
+    AttnCase c{B, H, H, L, L, E, E, true, Mask::kNone, false, false, 0};
+    Inputs in = make_inputs(c, dt, 21);
+    TensorImpl buffer = device_empty(DimVector{B * L * 3 * H * E}, dt);
+    const DimVector view_strides{L * 3 * H * E, E, 3 * H * E, 1};
+    TensorImpl views[3];
+    const TensorImpl* hosts[3] = {&in.q, &in.k, &in.v};
+    for (int i = 0; i < 3; ++i) {
+      views[i] = TensorImpl(buffer.storage(), dt, DimVector{B, H, L, E}, view_strides, i * H * E);
+      AOTIRT_ASSERT_OK(copy_tensor(views[i], *hosts[i], false));
+    }
+    std::vector<double> ref_out, ref_lse;
+    reference(c, in, &ref_out, &ref_lse);
+    const DimVector want{L * H * E, E, H * E, 1};
+    const double tol = out_atol(dt);
+
+    AtenTensorHandle r[9] = {};
+    int64_t ri[2];
+    ASSERT_EQ(aoti_torch_cuda__scaled_dot_product_flash_attention(handle(views[0]), handle(views[1]), handle(views[2]),
+                                                                  0.0, 1, 0, nullptr, &r[0], &r[1], &r[2], &r[3],
+                                                                  &ri[0], &ri[1], &r[6], &r[7], &r[8]),
+              0)
+        << last_error_text();
+    TensorImpl out = take(r[0]);
+    EXPECT_EQ(out.strides(), want);
+    EXPECT_LE(max_scaled_error(out, host_f64(DimVector{B, H, L, E}, ref_out), tol, tol), 1.0);
+    for (int i : {1, 2, 3, 6, 7, 8}) take(r[i]);
+
+    ASSERT_EQ(aoti_torch_cuda__scaled_dot_product_cudnn_attention(handle(views[0]), handle(views[1]), handle(views[2]),
+                                                                  nullptr, 1, 0.0, 1, 0, nullptr, &r[0], &r[1], &r[2],
+                                                                  &r[3], &ri[0], &ri[1], &r[6], &r[7], &r[8]),
+              0)
+        << last_error_text();
+    out = take(r[0]);
+    EXPECT_EQ(out.strides(), want);
+    EXPECT_LE(max_scaled_error(out, host_f64(DimVector{B, H, L, E}, ref_out), tol, tol), 1.0);
+    for (int i : {1, 2, 3, 6, 7, 8}) take(r[i]);
+  }
+}
+
 TEST_F(CudaAttentionTest, FullyMaskedRowsGiveZeros) {
   AttnCase c{1, 1, 1, 4, 8, 16, 16, false, Mask::kBool, true, false, 0};
   Inputs in = make_inputs(c, DType::kFloat32, 5);

@@ -76,10 +76,42 @@ DimVector cuda_channels_last_strides(const DimVector& sizes) {
   return s;
 }
 
+DimVector cuda_dense_strides_like(const DimVector& sizes, const DimVector& strides) {
+  const int64_t nd = sizes.size();
+  // Dims ordered fastest first: start from "last dim fastest" and insertion-
+  // sort by stride, so ties and zero strides keep that order (as c10 does).
+  std::vector<int64_t> perm(nd);
+  for (int64_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
+  auto compare = [&](int64_t d0, int64_t d1) -> int {
+    if (strides[d0] == 0 || strides[d1] == 0) return 0;
+    if (strides[d0] != strides[d1]) return strides[d0] < strides[d1] ? -1 : 1;
+    return sizes[d0] > sizes[d1] ? 1 : 0;
+  };
+  for (int64_t i = 1; i < nd; ++i) {
+    int64_t cur = i;
+    for (int64_t j = i - 1; j >= 0; --j) {
+      int c = compare(perm[j], perm[cur]);
+      if (c > 0) {
+        std::swap(perm[j], perm[cur]);
+        cur = j;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  DimVector out;
+  out.resize(nd);
+  int64_t acc = 1;
+  for (int64_t i = 0; i < nd; ++i) {
+    out[perm[i]] = acc;
+    if (sizes[perm[i]] > 1) acc *= sizes[perm[i]];
+  }
+  return out;
+}
+
 DimVector cuda_empty_like_strides(const TensorImpl& t) {
   if (cpu_ops::is_non_overlapping_and_dense(t)) return t.strides();
-  if (cuda_is_channels_last(t.sizes(), t.strides())) return cuda_channels_last_strides(t.sizes());
-  return contiguous_strides(t.sizes());
+  return cuda_dense_strides_like(t.sizes(), t.strides());
 }
 
 bool cuda_allow_tf32() {

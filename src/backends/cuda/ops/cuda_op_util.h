@@ -36,9 +36,12 @@ Result<TensorImpl> cuda_empty(const DimVector& sizes, const DimVector& strides, 
 Result<TensorImpl> cuda_empty_contiguous(const DimVector& sizes, DType dtype, int device);
 
 // Strides torch.empty_like(t) gives (memory_format=preserve): t's own when it
-// is non-overlapping and dense, else contiguous strides (channels-last ones
-// when t's strides suggest that format).
+// is non-overlapping and dense, else dense strides that keep the order of
+// t's strides (c10's infer_dense_strides). The generated code relies on the
+// latter for attention outputs whose query is a view into a fused qkv buffer.
 DimVector cuda_empty_like_strides(const TensorImpl& t);
+// Dense strides for |sizes| that order the dims as |strides| does.
+DimVector cuda_dense_strides_like(const DimVector& sizes, const DimVector& strides);
 
 // c10's suggest_memory_format test for 4-d (channels_last) and 5-d
 // (channels_last_3d) tensors.
