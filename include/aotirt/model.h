@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,9 @@ struct PackageInfo {
 };
 
 struct LoadOptions {
-  DeviceId device;            // must match the package's device type
+  // Where to run. Unset: the package's own device (index 0). When set, its
+  // type must match the package's.
+  std::optional<DeviceId> device;
   size_t num_runners = 1;     // concurrent Run calls the container allows
   size_t memory_limit_bytes = 0;  // 0 = none; allocations past it fail cleanly
 };

@@ -56,10 +56,11 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   if (!known)
     return AOTIRT_STATUS(kIncompatible, "'{}' was compiled for device '{}', which aotirt does not support", path,
                          info.device_key);
-  if (options.device.type != type)
+  DeviceId wanted = options.device.value_or(DeviceId{type, 0});
+  if (wanted.type != type)
     return AOTIRT_STATUS(kIncompatible, "'{}' was compiled for {} but device {} was requested", path,
-                         info.device_key, options.device.to_string());
-  m->device_id_ = options.device;
+                         info.device_key, wanted.to_string());
+  m->device_id_ = wanted;
   AOTIRT_RETURN_IF_ERROR(check_package_host(m->package_));
   AOTIRT_ASSIGN_OR_RETURN(m->device_, get_device(m->device_id_));
   AOTIRT_RETURN_IF_ERROR(m->device_->check_package(m->package_.metadata));
