@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Runs aotirt's GPU checks on a machine with an NVIDIA GPU, from a CUDA build
+# made elsewhere (this script builds nothing): the CUDA unit tests, then the
+# model zoo exported for CUDA in both recipes -- AOTInductor's default
+# (cuBLAS/cuDNN/attention fallbacks) and the Triton-only one (GEMM and conv in
+# Triton, attention as math) -- run through the C++ API and the CLI and
+# compared with eager PyTorch. Prints pass/fail counts; exits non-zero on any
+# failure.
+#
+#   scripts/gpu-check.sh BUILD_DIR      (BUILD_DIR holds bin/, lib/ and lib/deps
+#                                        from scripts/bundle-runtime.sh)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
+BUILD="$ROOT/${1:-build-gpu}"
+PY="${PYTHON:-python3}"
+export AOTIRT_CACHE_DIR="${AOTIRT_CACHE_DIR:-$ROOT/.cache-gpu}"
+LOG="${OUT:-$ROOT/.cache-gpu}"
+mkdir -p "$AOTIRT_CACHE_DIR" "$LOG"
+
+libdirs="$BUILD/lib/deps:$BUILD/lib"
+nv="$($PY -c 'import nvidia; print(list(nvidia.__path__)[0])' 2>/dev/null || true)"
+for lib in libcublasLt.so.13 libcudnn.so.9; do
+  f="$(find "$nv" -name "$lib" 2>/dev/null | head -1)"
+  [ -n "$f" ] && libdirs="$libdirs:$(dirname "$f")"
+done
+export LD_LIBRARY_PATH="$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PYTHONPATH="$ROOT/python" AOTIRT_BUILD_DIR="$BUILD" AOTIRT_CLI="$BUILD/bin/aotirt" AOTIRT_TEST_DEVICE=cuda
+nvidia-smi -L
+
+# Exports take minutes: both recipes build while the unit tests run.
+for recipe in default triton; do
+  (AOTIRT_TEST_RECIPE=$recipe timeout "${AOTIRT_EXPORT_TIMEOUT:-330}" $PY tests/models/make_packages.py \
+     --device cuda >"$LOG/export-$recipe.log" 2>&1) &
+done
+
+passed=0; failed=0
+count_gtest() {  # count_gtest LOGFILE
+  local p f
+  p=$(grep -Eo '^\[  PASSED  \] [0-9]+' "$1" | grep -Eo '[0-9]+$' | tail -1)
+  f=$(grep -Eo '^\[  FAILED  \] [0-9]+ tests?,' "$1" | grep -Eo '[0-9]+' | tail -1)
+  [ -z "$p$f" ] && f=1
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+}
+
+echo "==== CUDA unit tests ===="
+"$BUILD/bin/aotirt_cuda_tests" >"$LOG/cuda_tests.log" 2>&1
+grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure' "$LOG/cuda_tests.log" | head -30
+count_gtest "$LOG/cuda_tests.log"
+wait
+
+for recipe in default triton; do
+  echo "==== zoo, CUDA, recipe $recipe ===="
+  grep -E 'built|cached|FAILED' "$LOG/export-$recipe.log" | sed 's#/.*/##' | head -20
+  manifest="$(ls -t "$AOTIRT_CACHE_DIR"/zoo/torch-*-cuda$([ $recipe = default ] || echo -$recipe)/manifest.json 2>/dev/null | head -1)"
+  if [ -z "$manifest" ]; then echo "no manifest for $recipe"; failed=$((failed + 1)); continue; fi
+  AOTIRT_ZOO_MANIFEST="$manifest" "$BUILD/bin/aotirt_zoo_api_test" >"$LOG/zoo-api-$recipe.log" 2>&1
+  grep -E '^\[  (PASSED|FAILED) |^\[       OK|Failure|INVALID|INTERNAL|differ' "$LOG/zoo-api-$recipe.log" | head -30
+  count_gtest "$LOG/zoo-api-$recipe.log"
+  AOTIRT_TEST_RECIPE=$recipe $PY -m pytest -q -p no:cacheprovider tests/models/test_zoo.py -k cli \
+    >"$LOG/zoo-cli-$recipe.log" 2>&1
+  line=$(tail -1 "$LOG/zoo-cli-$recipe.log"); echo "CLI: $line"
+  p=$(echo "$line" | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+'); f=$(echo "$line" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
+  [ -z "$p" ] && f=$((f + 1))
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+  # Steady-state latency of a few packages, for the record.
+  for name in mlp cnn transformer bf16; do
+    d="$(dirname "$manifest")/$(python3 -c "import json,sys; m=json.load(open('$manifest')); print(next((p['dir'] for p in m['packages'] if p['name']=='$name' and 'dir' in p), ''))")"
+    [ -f "$d/model.pt2" ] && echo "$name: $("$BUILD/bin/aotirt" bench "$d/model.pt2" --device cuda --iters 200 --warmup 20 --json 2>/dev/null | tr -d '\n' | cut -c1-300)"
+  done
+done
+
+echo
+echo "gpu: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
