@@ -11,10 +11,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import workloads  # noqa: E402
 
-transformers = pytest.importorskip("transformers")
-
 
 def _hf_model(s):
+    transformers = pytest.importorskip("transformers")
     config = transformers.GPT2Config(
         n_layer=s.n_layer,
         n_embd=s.n_embd,
@@ -117,3 +116,23 @@ def test_decode_bytes_counts_weights_and_cache():
     # Everything but all but one row of the position table, in bf16.
     assert counted["weight_bytes"] == 2 * (params - (s.n_positions - 1) * s.n_embd)
     assert counted["kv_cache_bytes"] == 2 * s.n_layer * 2 * s.n_head * 64 * s.head_dim
+
+
+@pytest.mark.parametrize("name", ["mlp", "gpt2_decode", "gpt2_prefill512"])
+def test_outputs_are_not_trivial(name):
+    # A workload whose output is all zeros would make the output check pass
+    # for any runner.
+    module, inputs = workloads.build(name, quick=True)
+    with torch.no_grad():
+        out = module(*inputs)
+    first = out[0] if isinstance(out, tuple) else out
+    assert first.float().abs().max() > 0
+    assert first.float().std() > 0
+
+
+def test_vit_output_is_not_trivial():
+    pytest.importorskip("torchvision")
+    module, inputs = workloads.build("vit_b16_b1", quick=False)
+    with torch.no_grad():
+        out = module(*inputs)
+    assert out.float().std() > 0
