@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from importlib import resources
 from typing import Any, Iterable
 
@@ -324,10 +325,23 @@ def export(
     staging = tempfile.mkdtemp(prefix=".aotirt-export-", dir=parent)
     staged = os.path.join(staging, os.path.basename(path))
     try:
-        with _attention_backends(recipe):
-            torch._inductor.aoti_compile_and_package(
-                ep, package_path=staged, inductor_configs=configs
-            )
+        try:
+            with _attention_backends(recipe):
+                torch._inductor.aoti_compile_and_package(
+                    ep, package_path=staged, inductor_configs=configs
+                )
+        except Exception as exc:  # Inductor wraps the reason in its own error types
+            # Triton has convolution templates for 2-d, non-transposed convs
+            # only; the others fall back to aotirt's cuDNN convolution.
+            if recipe != "triton" or "max_autotune_conv_backends" not in str(exc):
+                raise
+            warnings.warn("triton recipe: Triton has no template for some convolution; "
+                          "those use aotirt's cuDNN convolution instead")
+            configs = {**configs, "max_autotune_conv_backends": "TRITON,ATEN"}
+            with _attention_backends(recipe):
+                torch._inductor.aoti_compile_and_package(
+                    ep, package_path=staged, inductor_configs=configs
+                )
         _verify_metadata(
             staged,
             {k: configs["aot_inductor.metadata"][k] for k in (INPUTS_KEY, OUTPUTS_KEY)},
