@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 TORCH_VERSION="2.11.0"
 APT_PACKAGES=(cmake ninja-build g++ pkg-config binutils
   libminizip-dev libelf-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-  libopenblas-dev libsleef3 libgtest-dev libgmock-dev)
+  libopenblas-dev libopenblas-openmp-dev libsleef3 libgtest-dev libgmock-dev)
 PIP_PACKAGES=("torch==$TORCH_VERSION" numpy pytest)
 
 log() { printf '[setup] %s\n' "$*"; }
