@@ -68,6 +68,22 @@ else
 fi
 rm -f "$py_log"
 
+if nvidia-smi -L >/dev/null 2>&1; then
+  step "GPU: the zoo exported for CUDA in both recipes (default, triton)"
+  gpu_log="$(mktemp)"
+  AOTIRT_GPU_SKIP_UNIT=1 PYTHON="$ROOT/.venv/bin/python" ./scripts/gpu-check.sh "$BUILD_DIR" 2>&1 | tee "$gpu_log"
+  gpu_line=$(grep -E '^gpu: [0-9]+ passed, [0-9]+ failed' "$gpu_log" | tail -1)
+  if [ -z "$gpu_line" ]; then
+    echo "the GPU checks did not report a result"; tally 0 1 0
+  else
+    tally "$(echo "$gpu_line" | awk '{print $2}')" "$(echo "$gpu_line" | awk '{print $4}')" 0
+  fi
+  rm -f "$gpu_log"
+else
+  echo
+  echo "SKIP: no GPU: the CUDA zoo (default and triton recipes) was not run; scripts/gpu-check.sh runs it on a GPU machine."
+fi
+
 echo
 echo "total: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -63,6 +63,10 @@ struct RunOptions {
   // Copy outputs back to host memory (device models only; CPU outputs are
   // already on the host).
   bool outputs_to_host = false;
+  // Wait until the device has finished the run before returning. Device runs
+  // are otherwise asynchronous: outputs are valid for further device work
+  // and for Tensor::to, which waits itself. For timing and host interop.
+  bool synchronize = false;
 };
 
 class ModelState;

@@ -269,6 +269,7 @@ Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, c
   for (size_t i = 0; i < n_out; ++i)
     if (!outputs[i].defined()) return AOTIRT_STATUS(kInternal, "the model returned no tensor for output {}", i);
 
+  if (options.synchronize) AOTIRT_RETURN_IF_ERROR(device_->synchronize());
   if (options.outputs_to_host && !device_id_.is_cpu()) {
     for (auto& o : outputs) {
       AOTIRT_ASSIGN_OR_RETURN(o, o.to(DeviceId{}));
