@@ -8,7 +8,7 @@ ROOT="$(pwd)"
 DEVICE="${1:-cpu}"
 
 ./scripts/setup.sh
-./scripts/build.sh -DAOTIRT_BUILD_TESTS=OFF >/dev/null
+AOTIRT_NINJA_FLAGS=aotirt_cli ./scripts/build.sh >/dev/null
 CLI="$ROOT/build/bin/aotirt"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/aotirt-demo-XXXXXX")"

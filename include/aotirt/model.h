@@ -92,6 +92,11 @@ class AOTIRT_API Model {
   // their memory and live on the model's device unless |options| says host.
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, const RunOptions& options = {});
 
+  // Caps the memory aotirt's allocator hands out on this model's device
+  // (shared by every model on it); 0 removes the cap. Allocations past it
+  // fail the run with RESOURCE_EXHAUSTED; the model stays usable.
+  void set_memory_limit(size_t bytes);
+
  private:
   explicit Model(std::unique_ptr<ModelState> state);
   std::unique_ptr<ModelState> state_;

@@ -26,6 +26,7 @@ class ModelState {
   DeviceId device_id() const { return device_id_; }
   const std::vector<TensorSpec>& inputs() const { return inputs_; }
   const std::vector<TensorSpec>& outputs() const { return outputs_; }
+  Device* device() const { return device_; }
 
  private:
   ModelState() = default;

@@ -83,6 +83,8 @@ Result<std::vector<Tensor>> Model::run(const std::vector<Tensor>& inputs, const 
   return r;
 }
 
+void Model::set_memory_limit(size_t bytes) { state_->device()->allocator().set_limit(bytes); }
+
 Result<PackageInfo> inspect_package(const std::string& path) {
   Result<Pt2Package> p = open_pt2_package(path);
   if (!p.ok()) {

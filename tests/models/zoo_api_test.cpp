@@ -191,3 +191,90 @@ TEST(ZooLifetimeTest, ManyModelsLoadedTogetherAndNoTorchMapped) {
 }
 
 }  // namespace
+
+namespace {
+
+// Loads package |name| of the manifest with its first input set, or fails.
+struct LoadedZooModel {
+  std::unique_ptr<aotirt::Model> model;
+  std::vector<Tensor> inputs;
+  std::vector<Tensor> expected;
+  double rtol = 0, atol = 0;
+};
+
+LoadedZooModel load_zoo_model(const std::string& name) {
+  LoadedZooModel out;
+  const nlohmann::json* pkg = find_package(name);
+  EXPECT_NE(pkg, nullptr) << "zoo package " << name << " missing from the manifest";
+  if (!pkg || pkg->contains("error")) return out;
+  const std::string dir = package_dir(*pkg);
+  auto model = aotirt::Model::load(dir + "/" + (*pkg)["package"].get<std::string>());
+  EXPECT_TRUE(model.ok()) << model.status().to_string();
+  if (!model.ok()) return out;
+  out.model = std::move(model).value();
+  const auto& set = (*pkg)["input_sets"][0];
+  for (const auto& in : set["inputs"])
+    out.inputs.push_back(load_input(dir + "/" + in["file"].get<std::string>(), in["dtype"]));
+  for (const auto& e : set["expected"]) {
+    auto t = aotirt::cli::read_npy(dir + "/" + e["file"].get<std::string>());
+    EXPECT_TRUE(t.ok());
+    if (t.ok()) out.expected.push_back(t.value());
+  }
+  out.rtol = (*pkg)["tolerance"]["rtol"];
+  out.atol = (*pkg)["tolerance"]["atol"];
+  return out;
+}
+
+void expect_good_run(LoadedZooModel& m, const std::string& what) {
+  auto out = m.model->run(m.inputs);
+  ASSERT_TRUE(out.ok()) << what << ": " << out.status().to_string();
+  ASSERT_EQ(out->size(), m.expected.size());
+  for (size_t i = 0; i < out->size(); ++i) expect_close((*out)[i], m.expected[i], m.rtol, m.atol, what);
+}
+
+// A run that fails inside the model library (its own input checks reject a
+// wrong shape: mlp_plain has no aotirt metadata) reports an error, and the
+// model still gives the right answer afterwards.
+TEST(ZooFaultTest, FailedRunInsideTheLibraryLeavesModelUsable) {
+  LoadedZooModel m = load_zoo_model("mlp_plain");
+  ASSERT_TRUE(m.model && !m.inputs.empty());
+  std::vector<int64_t> shape = m.inputs[0].sizes();
+  shape.back() += 3;
+  auto bad = Tensor::empty(shape, m.inputs[0].dtype());
+  ASSERT_TRUE(bad.ok());
+  std::memset(bad->data(), 0, bad->nbytes());
+  auto out = m.model->run({bad.value()});
+  EXPECT_FALSE(out.ok());
+  EXPECT_FALSE(aotirt::last_error().empty());
+  expect_good_run(m, "after a failed run");
+}
+
+// Bad calls rejected before the library runs leave the model usable too.
+TEST(ZooFaultTest, RejectedInputsLeaveModelUsable) {
+  LoadedZooModel m = load_zoo_model("mlp");
+  ASSERT_TRUE(m.model && !m.inputs.empty());
+  auto too_many = m.model->run({m.inputs[0], m.inputs[0]});
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("input"), std::string::npos);
+  auto wrong_dtype = m.inputs[0].to(aotirt::DeviceId{}, DType::kFloat64);
+  ASSERT_TRUE(wrong_dtype.ok());
+  auto r = m.model->run({wrong_dtype.value()});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("float64"), std::string::npos) << r.status().to_string();
+  expect_good_run(m, "after rejected inputs");
+}
+
+// An allocation past the memory limit fails the run with RESOURCE_EXHAUSTED;
+// once the limit is lifted the same model runs correctly.
+TEST(ZooFaultTest, MemoryLimitFailsRunThenModelWorks) {
+  LoadedZooModel m = load_zoo_model("cnn");
+  ASSERT_TRUE(m.model && !m.inputs.empty());
+  m.model->set_memory_limit(1);
+  auto out = m.model->run(m.inputs);
+  m.model->set_memory_limit(0);
+  ASSERT_FALSE(out.ok()) << "a 1-byte limit did not stop the run";
+  EXPECT_EQ(out.status().code(), aotirt::StatusCode::kResourceExhausted) << out.status().to_string();
+  expect_good_run(m, "after the limit was lifted");
+}
+
+}  // namespace
