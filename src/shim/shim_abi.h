@@ -181,6 +181,17 @@ AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_copy_(AtenTensorHandle self, AtenTe
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_zero_(AtenTensorHandle self) AOTIRT_NOEXCEPT;
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_check_inf_and_nan(const char* tensor_name, AtenTensorHandle tensor) AOTIRT_NOEXCEPT;
 AOTIRT_SHIM_EXPORT void aoti_torch_print_tensor_handle(AtenTensorHandle self, const char* msg) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT void aoti_torch_save_tensor_handle(AtenTensorHandle self, const char* tensor_name,
+    const char* launch_prefix, const char* kernel_name) AOTIRT_NOEXCEPT;
+
+// ---- profiling hooks (cpp.enable_kernel_profile) ----
+struct AtenRecordFunctionOpaque;
+typedef struct AtenRecordFunctionOpaque* AtenRecordFunctionHandle;
+struct IValueMapOpaque;
+typedef struct IValueMapOpaque* IValueMapHandle;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_record_function_start(const char* name, IValueMapHandle kwargs,
+    const C10IValueHandle* inputs, const uint64_t n_inputs, AtenRecordFunctionHandle* guard) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_record_function_end(AtenRecordFunctionHandle guard) AOTIRT_NOEXCEPT;
 
 // ---- device-generic guards and streams ----
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_create_device_guard(int32_t device_index, DeviceGuardHandle* ret_guard) AOTIRT_NOEXCEPT;

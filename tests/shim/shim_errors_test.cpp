@@ -120,6 +120,34 @@ TEST(ShimDebugTest, CheckInfAndNanAndPrint) {
   EXPECT_EQ(aoti_torch_delete_tensor_object(t), 0);
 }
 
+TEST(ShimDebugTest, SaveTensorHandleLogsInsteadOfPickling) {
+  AtenTensorHandle t = nullptr;
+  const int64_t sizes[2] = {2, 5};
+  ASSERT_EQ(aoti_torch_empty_strided(2, sizes, nullptr, 15, 0, 0, &t), 0);
+  CapturedLog log;
+  {
+    LogCapture capture(&log, LogLevel::kInfo);
+    aoti_torch_save_tensor_handle(t, "buf7", "before_launch", "triton_poi_0");
+    aoti_torch_save_tensor_handle(t, nullptr, nullptr, nullptr);
+    aoti_torch_save_tensor_handle(nullptr, "x", "y", "z");
+  }
+  ASSERT_EQ(log.lines.size(), 2u);
+  EXPECT_NE(log.lines[0].second.find("buf7"), std::string::npos) << log.lines[0].second;
+  EXPECT_NE(log.lines[0].second.find("bfloat16 [2, 5]"), std::string::npos) << log.lines[0].second;
+  EXPECT_EQ(aoti_torch_delete_tensor_object(t), 0);
+}
+
+TEST(ShimProfileTest, RecordFunctionGuardsOpenAndClose) {
+  AtenRecordFunctionHandle guard = nullptr;
+  ASSERT_EQ(aoti_record_function_start("triton_poi_0", nullptr, nullptr, 0, &guard), 0);
+  ASSERT_NE(guard, nullptr);
+  EXPECT_EQ(aoti_record_function_end(guard), 0);
+  clear_last_error();
+  EXPECT_EQ(aoti_record_function_start("x", nullptr, nullptr, 0, nullptr), 1);
+  EXPECT_FALSE(get_last_error().ok());
+  EXPECT_EQ(aoti_record_function_end(nullptr), 1);
+}
+
 TEST(ShimCallTest, StatusesBecomeOneWithTheEntryPointNamed) {
   clear_last_error();
   EXPECT_EQ(shim_call("aoti_torch_demo", []() -> Status { return Status(); }), 0);

@@ -1,5 +1,8 @@
 // Checks, warnings, grad mode and the entry points aotirt refuses on purpose.
+#include <chrono>
+#include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "shim/common/shim_util.h"
 
@@ -68,6 +71,49 @@ void aoti_torch_print_tensor_handle(AtenTensorHandle self, const char* msg) noex
                dims_to_string(t->sizes().data(), t->dim()), t->device().to_string());
   } catch (...) {
   }
+}
+
+void aoti_torch_save_tensor_handle(AtenTensorHandle self, const char* tensor_name, const char* launch_prefix,
+                                   const char* kernel_name) noexcept {
+  // libtorch pickles the tensor with torch::save, a format only PyTorch
+  // reads; the debug printer's purpose is served by logging what it is.
+  try {
+    if (!self) return;
+    TensorImpl* t = impl_of(self);
+    AOTIRT_LOG(kInfo, "tensor {} ({} {}) at {} {} on {}", tensor_name ? tensor_name : "?", dtype_name(t->dtype()),
+               dims_to_string(t->sizes().data(), t->dim()), launch_prefix ? launch_prefix : "",
+               kernel_name ? kernel_name : "", t->device().to_string());
+  } catch (...) {
+  }
+}
+
+namespace {
+// What a record-function guard holds: the region's name and start time.
+struct RecordFunction {
+  std::string name;
+  std::chrono::steady_clock::time_point start;
+};
+}  // namespace
+
+AOTITorchError aoti_record_function_start(const char* name, IValueMapHandle, const C10IValueHandle*,
+                                          const uint64_t, AtenRecordFunctionHandle* guard) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    AOTIRT_REQUIRE_OUT(guard);
+    *guard = reinterpret_cast<AtenRecordFunctionHandle>(
+        new RecordFunction{name ? name : "", std::chrono::steady_clock::now()});
+    return Status();
+  });
+}
+
+AOTITorchError aoti_record_function_end(AtenRecordFunctionHandle guard) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    AOTIRT_ENSURE(guard != nullptr, kInvalidArgument, "guard is null");
+    std::unique_ptr<RecordFunction> rf(reinterpret_cast<RecordFunction*>(guard));
+    // Kernel profiling output goes to the debug log: aotirt has no profiler.
+    AOTIRT_LOG(kDebug, "profile: {} took {:.1f} us", rf->name,
+               std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - rf->start).count());
+    return Status();
+  });
 }
 
 }  // extern "C"
