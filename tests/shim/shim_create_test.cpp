@@ -12,31 +12,14 @@
 #include "base/status.h"
 #include "device/device.h"
 #include "shim/shim_abi.h"
+#include "shim_test_util.h"
 
 namespace aotirt {
 namespace {
 
-// Deletes the handle at scope exit.
-struct Handle {
-  AtenTensorHandle h = nullptr;
-  Handle() = default;
-  Handle(const Handle&) = delete;
-  ~Handle() {
-    if (h) {
-      EXPECT_EQ(aoti_torch_delete_tensor_object(h), 0);
-    }
-  }
-  AtenTensorHandle* out() { return &h; }
-  operator AtenTensorHandle() const { return h; }  // NOLINT
-};
-
-// Expects |rc| to be a failure whose last-error message contains |needle|.
-void expect_failure(AOTITorchError rc, const std::string& needle) {
-  EXPECT_EQ(rc, 1);
-  const Status& e = get_last_error();
-  ASSERT_FALSE(e.ok()) << "no last error recorded";
-  EXPECT_NE(e.message().find(needle), std::string::npos) << e.message();
-}
+using shim_test::Handle;
+using shim_test::expect_failure;
+using shim_test::data_of;
 
 const int32_t kEveryDTypeCode[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 15, 23, 24, 25, 26, 27, 28, 29};
 

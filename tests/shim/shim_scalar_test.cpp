@@ -11,29 +11,14 @@
 #include "base/status.h"
 #include "core/dtype.h"
 #include "shim/shim_abi.h"
+#include "shim_test_util.h"
 
 namespace aotirt {
 namespace {
 
-struct Handle {
-  AtenTensorHandle h = nullptr;
-  Handle() = default;
-  Handle(const Handle&) = delete;
-  ~Handle() {
-    if (h) {
-      EXPECT_EQ(aoti_torch_delete_tensor_object(h), 0);
-    }
-  }
-  AtenTensorHandle* out() { return &h; }
-  operator AtenTensorHandle() const { return h; }  // NOLINT
-};
-
-void expect_failure(AOTITorchError rc, const std::string& needle) {
-  EXPECT_EQ(rc, 1);
-  const Status& e = get_last_error();
-  ASSERT_FALSE(e.ok()) << "no last error recorded";
-  EXPECT_NE(e.message().find(needle), std::string::npos) << e.message();
-}
+using shim_test::Handle;
+using shim_test::expect_failure;
+using shim_test::data_of;
 
 void expect_scalar_of(AtenTensorHandle t, int32_t dtype) {
   int32_t got = -1;

@@ -9,36 +9,14 @@
 
 #include "base/status.h"
 #include "shim/shim_abi.h"
+#include "shim_test_util.h"
 
 namespace aotirt {
 namespace {
 
-struct Handle {
-  AtenTensorHandle h = nullptr;
-  Handle() = default;
-  Handle(const Handle&) = delete;
-  ~Handle() {
-    if (h) {
-      EXPECT_EQ(aoti_torch_delete_tensor_object(h), 0);
-    }
-  }
-  AtenTensorHandle* out() { return &h; }
-  operator AtenTensorHandle() const { return h; }  // NOLINT
-};
-
-void expect_failure(AOTITorchError rc, const std::string& needle) {
-  EXPECT_EQ(rc, 1);
-  const Status& e = get_last_error();
-  ASSERT_FALSE(e.ok()) << "no last error recorded";
-  EXPECT_NE(e.message().find(needle), std::string::npos) << e.message();
-}
-
-template <class T>
-T* data_of(AtenTensorHandle t) {
-  void* p = nullptr;
-  EXPECT_EQ(aoti_torch_get_data_ptr(t, &p), 0);
-  return static_cast<T*>(p);
-}
+using shim_test::Handle;
+using shim_test::expect_failure;
+using shim_test::data_of;
 
 // A float32 tensor [n] holding 0, 1, ..., n-1.
 void make_iota(int64_t n, Handle* out) {

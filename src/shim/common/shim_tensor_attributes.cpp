@@ -4,149 +4,110 @@
 
 using namespace aotirt;
 
+namespace {
+
+// The shape every getter shares: check the handle and the out pointer, then
+// store |read(tensor)|.
+template <class T, class Read>
+AOTITorchError get_attribute(const char* name, AtenTensorHandle tensor, T* ret, Read read) noexcept {
+  return shim_call(name, [&]() -> Status {
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
+    AOTIRT_REQUIRE_OUT(ret);
+    *ret = read(*t);
+    return Status();
+  });
+}
+
+// Element |d| (negative counts from the end) of |dims|, for get_size/get_stride.
+AOTITorchError get_dim_entry(const char* name, AtenTensorHandle tensor, int64_t d, int64_t* ret,
+                             const DimVector& (TensorImpl::*dims)() const) noexcept {
+  return shim_call(name, [&]() -> Status {
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
+    AOTIRT_REQUIRE_OUT(ret);
+    const int64_t nd = t->dim();
+    const int64_t i = d < 0 ? d + nd : d;
+    AOTIRT_ENSURE(i >= 0 && i < nd, kOutOfRange, "dim {} out of range for a {}-d tensor", d, nd);
+    *ret = (t->*dims)()[i];
+    return Status();
+  });
+}
+
+int64_t storage_nbytes(const TensorImpl& t) {
+  return t.storage() ? static_cast<int64_t>(t.storage()->nbytes()) : 0;
+}
+
+}  // namespace
+
 extern "C" {
 
 AOTITorchError aoti_torch_get_data_ptr(AtenTensorHandle tensor, void** ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    *ret = t->data_ptr();
-    return Status();
-  });
+  return get_attribute(__func__, tensor, ret, [](const TensorImpl& t) { return t.data_ptr(); });
 }
 
 AOTITorchError aoti_torch_get_storage_size(AtenTensorHandle tensor, int64_t* ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    *ret = t->storage() ? static_cast<int64_t>(t->storage()->nbytes()) : 0;
-    return Status();
-  });
+  return get_attribute(__func__, tensor, ret, storage_nbytes);
 }
 
 AOTITorchError aoti_torch_get_storage_numel(AtenTensorHandle tensor, int64_t* ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    *ret = t->storage() ? static_cast<int64_t>(t->storage()->nbytes() / t->element_size()) : 0;
-    return Status();
+  return get_attribute(__func__, tensor, ret, [](const TensorImpl& t) {
+    return storage_nbytes(t) / static_cast<int64_t>(t.element_size());
   });
 }
 
 AOTITorchError aoti_torch_get_dim(AtenTensorHandle tensor, int64_t* ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    *ret = t->dim();
-    return Status();
-  });
+  return get_attribute(__func__, tensor, ret, [](const TensorImpl& t) { return t.dim(); });
 }
 
 AOTITorchError aoti_torch_get_numel(AtenTensorHandle tensor, int64_t* ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    *ret = t->numel();
-    return Status();
-  });
+  return get_attribute(__func__, tensor, ret, [](const TensorImpl& t) { return t.numel(); });
 }
 
+// The generated code reads sizes and strides through these pointers for the
+// handle's whole life, so they point into the TensorImpl itself.
 AOTITorchError aoti_torch_get_sizes(AtenTensorHandle tensor, int64_t** ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    *ret = t->mutable_sizes().data();
-    return Status();
-  });
-}
-
-AOTITorchError aoti_torch_get_size(AtenTensorHandle tensor, int64_t d, int64_t* ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    const int64_t nd = t->dim(), given = d;
-    if (d < 0) d += nd;
-    AOTIRT_ENSURE(d >= 0 && d < nd, kOutOfRange, "dim {} out of range for a {}-d tensor", given, nd);
-    *ret = t->sizes()[d];
-    return Status();
-  });
+  return get_attribute(__func__, tensor, ret,
+                       [](const TensorImpl& t) { return const_cast<int64_t*>(t.sizes().data()); });
 }
 
 AOTITorchError aoti_torch_get_strides(AtenTensorHandle tensor, int64_t** ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    *ret = t->mutable_strides().data();
-    return Status();
-  });
+  return get_attribute(__func__, tensor, ret,
+                       [](const TensorImpl& t) { return const_cast<int64_t*>(t.strides().data()); });
+}
+
+AOTITorchError aoti_torch_get_size(AtenTensorHandle tensor, int64_t d, int64_t* ret) noexcept {
+  return get_dim_entry(__func__, tensor, d, ret, &TensorImpl::sizes);
 }
 
 AOTITorchError aoti_torch_get_stride(AtenTensorHandle tensor, int64_t d, int64_t* ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    const int64_t nd = t->dim(), given = d;
-    if (d < 0) d += nd;
-    AOTIRT_ENSURE(d >= 0 && d < nd, kOutOfRange, "dim {} out of range for a {}-d tensor", given, nd);
-    *ret = t->strides()[d];
-    return Status();
-  });
+  return get_dim_entry(__func__, tensor, d, ret, &TensorImpl::strides);
 }
 
 AOTITorchError aoti_torch_get_dtype(AtenTensorHandle tensor, int32_t* ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    *ret = static_cast<int32_t>(t->dtype());
-    return Status();
-  });
+  return get_attribute(__func__, tensor, ret, [](const TensorImpl& t) { return static_cast<int32_t>(t.dtype()); });
 }
 
 AOTITorchError aoti_torch_get_device_type(AtenTensorHandle tensor, int32_t* ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    *ret = static_cast<int32_t>(t->device().type);
-    return Status();
-  });
+  return get_attribute(__func__, tensor, ret,
+                       [](const TensorImpl& t) { return static_cast<int32_t>(t.device().type); });
 }
 
 AOTITorchError aoti_torch_get_device_index(AtenTensorHandle tensor, int32_t* ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    // PyTorch reports -1 for the CPU's index.
-    *ret = t->device().is_cpu() ? -1 : t->device().index;
-    return Status();
-  });
+  // PyTorch reports -1 for the CPU's index.
+  return get_attribute(__func__, tensor, ret,
+                       [](const TensorImpl& t) { return t.device().is_cpu() ? -1 : t.device().index; });
 }
 
 AOTITorchError aoti_torch_get_layout(AtenTensorHandle tensor, int32_t* ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    (void)t;
-    AOTIRT_REQUIRE_OUT(ret);
-    *ret = 0;  // strided: the only layout aotirt creates
-    return Status();
-  });
+  // Strided is the only layout aotirt creates.
+  return get_attribute(__func__, tensor, ret, [](const TensorImpl&) { return int32_t{0}; });
 }
 
 AOTITorchError aoti_torch_get_storage_offset(AtenTensorHandle tensor, int64_t* ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    *ret = t->storage_offset();
-    return Status();
-  });
+  return get_attribute(__func__, tensor, ret, [](const TensorImpl& t) { return t.storage_offset(); });
 }
 
 AOTITorchError aoti_torch_is_contiguous(AtenTensorHandle tensor, bool* ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(tensor, "tensor"));
-    AOTIRT_REQUIRE_OUT(ret);
-    *ret = t->is_contiguous();
-    return Status();
-  });
+  return get_attribute(__func__, tensor, ret, [](const TensorImpl& t) { return t.is_contiguous(); });
 }
 
 AOTITorchError aoti_torch_is_defined(AtenTensorHandle tensor, bool* ret) noexcept {
