@@ -99,36 +99,45 @@ DimVector channels_last_strides(const DimVector& sizes) {
 
 // Unfolds one group of one image, x [C, iD, iH, iW], into col
 // [C * kvol, oD * oH * oW], zero where the window reaches into padding.
+// Each (channel, kernel offset) pair fills its own row of col, so the rows
+// are split across OpenMP threads (the pool the model's kernels use too).
 template <class T>
 void im2col(const T* x, int64_t channels, const ConvGeometry& g, T* col) {
-  T* dst = col;
-  for (int64_t c = 0; c < channels; ++c) {
+  const int64_t kvol = g.kernel_volume();
+  const int64_t oh_n = g.out_size[1], ow_n = g.out_size[2];
+  const int64_t row_len = g.out_size[0] * oh_n * ow_n;
+#pragma omp parallel for schedule(static) if (channels * kvol * row_len > 32768)
+  for (int64_t r = 0; r < channels * kvol; ++r) {
+    const int64_t c = r / kvol, k = r % kvol;
+    const int64_t kd = k / (g.kernel[1] * g.kernel[2]);
+    const int64_t kh = (k / g.kernel[2]) % g.kernel[1];
+    const int64_t kw = k % g.kernel[2];
     const T* xc = x + c * g.in_volume();
-    for (int64_t kd = 0; kd < g.kernel[0]; ++kd)
-      for (int64_t kh = 0; kh < g.kernel[1]; ++kh)
-        for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-          for (int64_t od = 0; od < g.out_size[0]; ++od) {
-            const int64_t id = od * g.stride[0] - g.padding[0] + kd * g.dilation[0];
-            if (id < 0 || id >= g.in_size[0]) {
-              std::fill(dst, dst + g.out_size[1] * g.out_size[2], T(0));
-              dst += g.out_size[1] * g.out_size[2];
-              continue;
-            }
-            for (int64_t oh = 0; oh < g.out_size[1]; ++oh) {
-              const int64_t ih = oh * g.stride[1] - g.padding[1] + kh * g.dilation[1];
-              if (ih < 0 || ih >= g.in_size[1]) {
-                std::fill(dst, dst + g.out_size[2], T(0));
-                dst += g.out_size[2];
-                continue;
-              }
-              const T* row = xc + (id * g.in_size[1] + ih) * g.in_size[2];
-              for (int64_t ow = 0; ow < g.out_size[2]; ++ow) {
-                const int64_t iw = ow * g.stride[2] - g.padding[2] + kw * g.dilation[2];
-                *dst++ = (iw >= 0 && iw < g.in_size[2]) ? row[iw] : T(0);
-              }
-            }
-          }
+    T* dst = col + r * row_len;
+    // Output columns whose input column lies inside the image: [ow_lo, ow_hi).
+    // With stride 1 they are a contiguous run of the input row.
+    const int64_t off_w = kw * g.dilation[2] - g.padding[2];
+    int64_t ow_lo = 0, ow_hi = ow_n;
+    while (ow_lo < ow_n && ow_lo * g.stride[2] + off_w < 0) ++ow_lo;
+    while (ow_hi > ow_lo && (ow_hi - 1) * g.stride[2] + off_w >= g.in_size[2]) --ow_hi;
+    for (int64_t od = 0; od < g.out_size[0]; ++od) {
+      const int64_t id = od * g.stride[0] - g.padding[0] + kd * g.dilation[0];
+      for (int64_t oh = 0; oh < oh_n; ++oh, dst += ow_n) {
+        const int64_t ih = oh * g.stride[1] - g.padding[1] + kh * g.dilation[1];
+        if (id < 0 || id >= g.in_size[0] || ih < 0 || ih >= g.in_size[1]) {
+          std::fill(dst, dst + ow_n, T(0));
+          continue;
         }
+        const T* row = xc + (id * g.in_size[1] + ih) * g.in_size[2];
+        std::fill(dst, dst + ow_lo, T(0));
+        if (g.stride[2] == 1) {
+          std::copy(row + ow_lo + off_w, row + ow_hi + off_w, dst + ow_lo);
+        } else {
+          for (int64_t ow = ow_lo; ow < ow_hi; ++ow) dst[ow] = row[ow * g.stride[2] + off_w];
+        }
+        std::fill(dst + ow_hi, dst + ow_n, T(0));
+      }
+    }
   }
 }
 
