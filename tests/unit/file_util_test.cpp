@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "private_tmpdir_test_util.h"
 #include "base/file_util.h"
 
 namespace aotirt {
@@ -25,35 +26,15 @@ std::vector<std::string> list_dir(const std::string& dir) {
   return names;
 }
 
-class FileUtilTest : public ::testing::Test {
+class FileUtilTest : public PrivateTmpdirTest {
  protected:
-  void SetUp() override {
-    const char* old = std::getenv("TMPDIR");
-    had_tmpdir_ = old != nullptr;
-    if (old) old_tmpdir_ = old;
-    std::string tmpl = (fs::temp_directory_path() / "aotirt-fileutil-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
-    tmp_ = root_ + "/tmp";
-    fs::create_directory(tmp_);
-    setenv("TMPDIR", tmp_.c_str(), 1);
-  }
-  void TearDown() override {
-    if (had_tmpdir_)
-      setenv("TMPDIR", old_tmpdir_.c_str(), 1);
-    else
-      unsetenv("TMPDIR");
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
+  FileUtilTest() : PrivateTmpdirTest("aotirt-fileutil-test", false) {}
   std::string write_file(const std::string& name, const std::string& data) {
     std::string path = root_ + "/" + name;
     std::ofstream(path, std::ios::binary) << data;
     return path;
   }
 
-  std::string root_, tmp_, old_tmpdir_;
-  bool had_tmpdir_ = false;
 };
 
 TEST_F(FileUtilTest, TempDirRemovesItsWholeTree) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "private_tmpdir_test_util.h"
 #include "package/cpu_features.h"
 #include "package/pt2_package.h"
 
@@ -69,29 +70,13 @@ std::string metadata_json(const std::string& extra = "") {
   return j + "}";
 }
 
-class Pt2PackageTest : public ::testing::Test {
+class Pt2PackageTest : public PrivateTmpdirTest {
  protected:
+  Pt2PackageTest() : PrivateTmpdirTest("aotirt-pt2-test", true) {}
   void SetUp() override {
-    const char* old = std::getenv("TMPDIR");
-    had_tmpdir_ = old != nullptr;
-    if (old) old_tmpdir_ = old;
-    std::string tmpl = (fs::temp_directory_path() / "aotirt-pt2-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
-    tmp_ = root_ + "/tmp";
-    fs::create_directory(tmp_);
-    setenv("TMPDIR", tmp_.c_str(), 1);
+    PrivateTmpdirTest::SetUp();
     so_ = sample_shared_library();
     ASSERT_GT(so_.size(), 1000u) << "could not find libminizip to use as a model library";
-  }
-  void TearDown() override {
-    EXPECT_TRUE(fs::is_empty(tmp_)) << "something was left in TMPDIR";
-    if (had_tmpdir_)
-      setenv("TMPDIR", old_tmpdir_.c_str(), 1);
-    else
-      unsetenv("TMPDIR");
-    std::error_code ec;
-    fs::remove_all(root_, ec);
   }
 
   // Writes a package and returns its path.
@@ -120,8 +105,7 @@ class Pt2PackageTest : public ::testing::Test {
     EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
   }
 
-  std::string root_, tmp_, old_tmpdir_, so_;
-  bool had_tmpdir_ = false;
+  std::string so_;
 };
 
 TEST_F(Pt2PackageTest, OpensAFullPackage) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "private_tmpdir_test_util.h"
 #include "base/file_util.h"
 #include "package/zip_archive.h"
 
@@ -78,28 +79,9 @@ std::string extra_field(uint16_t n) {
   return e;
 }
 
-class ZipArchiveTest : public ::testing::Test {
+class ZipArchiveTest : public PrivateTmpdirTest {
  protected:
-  void SetUp() override {
-    const char* old = std::getenv("TMPDIR");
-    had_tmpdir_ = old != nullptr;
-    if (old) old_tmpdir_ = old;
-    std::string tmpl = (fs::temp_directory_path() / "aotirt-zip-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
-    tmp_ = root_ + "/tmp";
-    fs::create_directory(tmp_);
-    setenv("TMPDIR", tmp_.c_str(), 1);
-  }
-  void TearDown() override {
-    EXPECT_TRUE(fs::is_empty(tmp_)) << "something was left in TMPDIR";
-    if (had_tmpdir_)
-      setenv("TMPDIR", old_tmpdir_.c_str(), 1);
-    else
-      unsetenv("TMPDIR");
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
+  ZipArchiveTest() : PrivateTmpdirTest("aotirt-zip-test", true) {}
   std::string path(const std::string& name) const { return root_ + "/" + name; }
 
   std::vector<ZipItem> sample_items() const {
@@ -114,8 +96,6 @@ class ZipArchiveTest : public ::testing::Test {
     };
   }
 
-  std::string root_, tmp_, old_tmpdir_;
-  bool had_tmpdir_ = false;
 };
 
 TEST_F(ZipArchiveTest, ReadsStoredAndDeflatedEntries) {
