@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <unordered_map>
 
 #include "base/log.h"
 #include "base/status.h"
@@ -253,17 +252,18 @@ Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, c
 
   // Take ownership of every returned handle exactly once: the generated code
   // may return the same handle twice when outputs alias.
-  std::unordered_map<AtenTensorHandle, std::shared_ptr<TensorImpl>> owned;
   std::vector<Tensor> outputs;
   outputs.reserve(n_out);
-  for (AtenTensorHandle h : out_handles) {
+  for (size_t i = 0; i < n_out; ++i) {
+    AtenTensorHandle h = out_handles[i];
     if (!h) {
       outputs.emplace_back();
       continue;
     }
-    auto it = owned.find(h);
-    if (it == owned.end()) it = owned.emplace(h, std::shared_ptr<TensorImpl>(impl_of(h))).first;
-    outputs.emplace_back(it->second);
+    // Outputs are few: a linear look-back beats a hash map on this hot path.
+    size_t first = 0;
+    while (out_handles[first] != h) ++first;
+    outputs.push_back(first < i ? outputs[first] : Tensor(std::shared_ptr<TensorImpl>(impl_of(h))));
   }
   if (rc != 0) return run_error("running the model");
   for (size_t i = 0; i < n_out; ++i)
