@@ -57,6 +57,19 @@ struct LoadOptions {
   std::optional<DeviceId> device;
   size_t num_runners = 1;     // concurrent Run calls the container allows
   size_t memory_limit_bytes = 0;  // 0 = none; allocations past it fail cleanly
+
+  // CUDA graphs (CUDA models only). For each input signature (dtypes and
+  // shapes), the first |graph_warmup_runs| runs (at least 1) run normally;
+  // the next one records the model into a CUDA graph, and later runs replay
+  // it, which removes nearly all per-kernel launch cost. Inputs are copied
+  // into device buffers the graph owns; outputs are the graph's own buffers,
+  // overwritten by the next run of the same signature (copy them, or use
+  // RunOptions::outputs_to_host, to keep them). Runs are serialised. When a
+  // model cannot be recorded (it waits for the device mid-run, for example),
+  // that signature runs without a graph and a warning is logged. At most 8
+  // signatures get a graph.
+  bool cuda_graph = false;
+  int graph_warmup_runs = 1;
 };
 
 struct RunOptions {
@@ -67,6 +80,15 @@ struct RunOptions {
   // are otherwise asynchronous: outputs are valid for further device work
   // and for Tensor::to, which waits itself. For timing and host interop.
   bool synchronize = false;
+};
+
+// How a model with LoadOptions::cuda_graph has run so far.
+struct GraphStats {
+  size_t graphs = 0;          // signatures recorded
+  size_t replays = 0;         // runs served by a graph
+  size_t eager_runs = 0;      // warm-up and fallback runs
+  size_t failed_captures = 0; // signatures that could not be recorded
+  std::string last_failure;   // why the last recording failed
 };
 
 class ModelState;
@@ -96,6 +118,9 @@ class AOTIRT_API Model {
   // (shared by every model on it); 0 removes the cap. Allocations past it
   // fail the run with RESOURCE_EXHAUSTED; the model stays usable.
   void set_memory_limit(size_t bytes);
+
+  // Counters of the CUDA-graph mode (all zero without it).
+  GraphStats graph_stats() const;
 
  private:
   explicit Model(std::unique_ptr<ModelState> state);

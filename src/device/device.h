@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -43,6 +44,16 @@ class Allocator {
   virtual void reset_peak() = 0;
 };
 
+// Device work recorded once and queued again as a whole (a CUDA graph). It
+// owns the memory its work touches, so that memory stays at the same
+// addresses for every replay.
+class DeviceGraph {
+ public:
+  virtual ~DeviceGraph() = default;
+  // Queues the recorded work on the calling thread's current stream.
+  virtual Status replay() = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -68,6 +79,15 @@ class Device {
   // *_metadata.json as key/value strings (AOTI_COMPUTE_CAPABILITY, ...).
   virtual Status check_package(const std::vector<std::pair<std::string, std::string>>& metadata) {
     return Status();
+  }
+
+  // Records the device work |body| queues on this thread's current stream
+  // into a graph instead of running it. Memory allocated on this thread while
+  // recording comes from a pool private to the graph; memory freed meanwhile
+  // is reused only inside it. Fails (and runs nothing) when |body| fails or
+  // does something that cannot be recorded, such as waiting for the device.
+  virtual Result<std::unique_ptr<DeviceGraph>> capture(const std::function<Status()>& body) {
+    return Status(StatusCode::kUnimplemented, description() + " cannot record graphs");
   }
 };
 

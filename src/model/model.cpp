@@ -64,6 +64,13 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   AOTIRT_ASSIGN_OR_RETURN(m->device_, get_device(m->device_id_));
   AOTIRT_RETURN_IF_ERROR(m->device_->check_package(m->package_.metadata));
   if (options.memory_limit_bytes) m->device_->allocator().set_limit(options.memory_limit_bytes);
+  if (options.cuda_graph) {
+    if (type != DeviceType::kCuda)
+      return AOTIRT_STATUS(kInvalidArgument, "CUDA graphs were requested, but '{}' is a {} model", path,
+                           info.device_key);
+    m->graph_mode_ = true;
+    m->graph_warmup_runs_ = static_cast<size_t>(std::max(options.graph_warmup_runs, 1));
+  }
 
   // Every imported shim must exist before the library is opened; listing them
   // all beats dlopen's "first undefined symbol" message.
@@ -111,6 +118,11 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
 
   // Names and specs of inputs and outputs.
   const ContainerApi& api = m->library_->api();
+  if (m->graph_mode_ && !api.run_single_threaded)
+    return AOTIRT_STATUS(kIncompatible,
+                         "CUDA graphs need AOTInductorModelContainerRunSingleThreaded, which the library of '{}' "
+                         "lacks (built by torch older than 2.6?)",
+                         path);
   size_t n_in = 0, n_out = 0;
   if (api.get_num_inputs(m->container_, &n_in) != 0 || api.get_num_outputs(m->container_, &n_out) != 0)
     return run_error("querying the model's inputs and outputs");
@@ -179,9 +191,12 @@ ModelState::~ModelState() {
 
 Status ModelState::validate_input(size_t i, const TensorImpl& t) const {
   const TensorSpec& spec = inputs_[i];
-  std::string label = spec.name.empty() ? fmt::format("input {}", i) : fmt::format("input {} ('{}')", i, spec.name);
+  // The label is built only on failure: this runs for every input of every run.
+  auto label = [&] {
+    return spec.name.empty() ? fmt::format("input {}", i) : fmt::format("input {} ('{}')", i, spec.name);
+  };
   if (spec.has_dtype && spec.dtype != t.dtype())
-    return AOTIRT_STATUS(kInvalidArgument, "{} has dtype {} but the model expects {}", label, dtype_name(t.dtype()),
+    return AOTIRT_STATUS(kInvalidArgument, "{} has dtype {} but the model expects {}", label(), dtype_name(t.dtype()),
                          dtype_name(spec.dtype));
   if (spec.has_shape) {
     bool ok = static_cast<int64_t>(spec.shape.size()) == t.dim();
@@ -192,63 +207,64 @@ Status ModelState::validate_input(size_t i, const TensorImpl& t) const {
       for (size_t d = 0; d < spec.shape.size(); ++d)
         expected += (d ? ", " : "") + (spec.shape[d] < 0 ? std::string("?") : std::to_string(spec.shape[d]));
       expected += "]";
-      return AOTIRT_STATUS(kInvalidArgument, "{} has shape {} but the model expects {}", label,
+      return AOTIRT_STATUS(kInvalidArgument, "{} has shape {} but the model expects {}", label(),
                            dims_to_string(t.sizes().data(), t.dim()), expected);
     }
   }
   return Status();
 }
 
-Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
-  const size_t n_in = inputs_.size(), n_out = outputs_.size();
+Status ModelState::check_inputs(const std::vector<Tensor>& inputs) const {
+  const size_t n_in = inputs_.size();
   if (inputs.size() != n_in)
     return AOTIRT_STATUS(kInvalidArgument, "the model takes {} input(s) but {} were given", n_in, inputs.size());
+  for (size_t i = 0; i < n_in; ++i) {
+    const TensorImpl* t = inputs[i].impl();
+    if (!t || !t->defined()) return AOTIRT_STATUS(kInvalidArgument, "input {} is an undefined tensor", i);
+    AOTIRT_RETURN_IF_ERROR(validate_input(i, *t));
+    if (!t->device().is_cpu() && t->device() != device_id_)
+      return AOTIRT_STATUS(kInvalidArgument, "input {} is on {} but the model runs on {}", i,
+                           t->device().to_string(), device_id_.to_string());
+  }
+  return Status();
+}
 
+Status ModelState::make_input_handles(const std::vector<Tensor>& inputs, std::vector<AtenTensorHandle>* handles) {
   // The container steals the input handles (it deletes them), so each gets a
   // fresh handle that shares the caller's storage: no data is copied for
   // contiguous tensors already on the model's device.
-  std::vector<AtenTensorHandle> in_handles;
-  in_handles.reserve(n_in);
-  auto free_inputs = [&]() {
-    for (AtenTensorHandle h : in_handles) delete impl_of(h);
-  };
-  for (size_t i = 0; i < n_in; ++i) {
+  handles->reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorImpl* t = inputs[i].impl();
-    Status st;
-    if (!t || !t->defined())
-      st = AOTIRT_STATUS(kInvalidArgument, "input {} is an undefined tensor", i);
-    else
-      st = validate_input(i, *t);
-    if (st.ok() && !t->device().is_cpu() && t->device() != device_id_)
-      st = AOTIRT_STATUS(kInvalidArgument, "input {} is on {} but the model runs on {}", i, t->device().to_string(),
-                         device_id_.to_string());
     TensorImpl prepared;
-    if (st.ok()) {
-      if (t->device() == device_id_ && t->is_contiguous()) {
-        prepared = *t;
-      } else {
-        // Host data for a device model, or a strided view: the generated code
-        // assumes the exported (contiguous) layout on the model's device.
-        Result<TensorImpl> moved = empty_contiguous(t->sizes(), t->dtype(), device_id_);
-        if (moved.ok()) {
-          st = copy_tensor(moved.value(), *t, false);
-          prepared = std::move(moved.value());
-        } else {
-          st = moved.take_status();
-        }
+    if (t->device() == device_id_ && t->is_contiguous()) {
+      prepared = *t;
+    } else {
+      // Host data for a device model, or a strided view: the generated code
+      // assumes the exported (contiguous) layout on the model's device.
+      Result<TensorImpl> moved = empty_contiguous(t->sizes(), t->dtype(), device_id_);
+      Status st = moved.ok() ? copy_tensor(moved.value(), *t, false) : moved.status();
+      if (!st.ok()) {
+        for (AtenTensorHandle h : *handles) delete impl_of(h);
+        handles->clear();
+        return st;
       }
+      prepared = std::move(moved.value());
     }
-    if (!st.ok()) {
-      free_inputs();
-      return st;
-    }
-    in_handles.push_back(new_handle(std::move(prepared)));
+    handles->push_back(new_handle(std::move(prepared)));
   }
+  return Status();
+}
 
+Result<std::vector<Tensor>> ModelState::invoke(std::vector<AtenTensorHandle>& in_handles, bool single_threaded,
+                                               const char* what) {
+  const size_t n_out = outputs_.size();
   std::vector<AtenTensorHandle> out_handles(n_out, nullptr);
   clear_last_error();
-  RuntimeError rc = library_->api().run(container_, in_handles.data(), n_in, out_handles.data(), n_out,
-                                        device_->current_stream(), nullptr);
+  const ContainerApi& api = library_->api();
+  auto* run_fn = single_threaded && api.run_single_threaded ? api.run_single_threaded : api.run;
+  RuntimeError rc = run_fn(container_, in_handles.data(), in_handles.size(), out_handles.data(), n_out,
+                           device_->current_stream(), nullptr);
 
   // Take ownership of every returned handle exactly once: the generated code
   // may return the same handle twice when outputs alias.
@@ -265,10 +281,13 @@ Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, c
     while (out_handles[first] != h) ++first;
     outputs.push_back(first < i ? outputs[first] : Tensor(std::shared_ptr<TensorImpl>(impl_of(h))));
   }
-  if (rc != 0) return run_error("running the model");
+  if (rc != 0) return run_error(what);
   for (size_t i = 0; i < n_out; ++i)
     if (!outputs[i].defined()) return AOTIRT_STATUS(kInternal, "the model returned no tensor for output {}", i);
+  return outputs;
+}
 
+Result<std::vector<Tensor>> ModelState::finish(std::vector<Tensor> outputs, const RunOptions& options) {
   if (options.synchronize) AOTIRT_RETURN_IF_ERROR(device_->synchronize());
   if (options.outputs_to_host && !device_id_.is_cpu()) {
     for (auto& o : outputs) {
@@ -276,6 +295,136 @@ Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, c
     }
   }
   return outputs;
+}
+
+Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
+  if (graph_mode_) return run_graph(inputs, options);
+  AOTIRT_RETURN_IF_ERROR(check_inputs(inputs));
+  std::vector<AtenTensorHandle> in_handles;
+  AOTIRT_RETURN_IF_ERROR(make_input_handles(inputs, &in_handles));
+  AOTIRT_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, invoke(in_handles, false, "running the model"));
+  return finish(std::move(outputs), options);
+}
+
+// ---- CUDA-graph mode ----
+
+namespace {
+
+constexpr size_t kMaxGraphs = 8;
+
+std::vector<int64_t> signature_of(const std::vector<Tensor>& inputs) {
+  std::vector<int64_t> key;
+  key.reserve(inputs.size() * 5);
+  for (const Tensor& t : inputs) {
+    const TensorImpl* impl = t.impl();
+    key.push_back(static_cast<int64_t>(impl->dtype()));
+    key.push_back(impl->dim());
+    for (int64_t d = 0; d < impl->dim(); ++d) key.push_back(impl->sizes()[d]);
+  }
+  return key;
+}
+
+std::string shapes_text(const std::vector<Tensor>& inputs) {
+  std::string s;
+  for (const Tensor& t : inputs) {
+    const TensorImpl* impl = t.impl();
+    s += (s.empty() ? "" : ", ") + dims_to_string(impl->sizes().data(), impl->dim());
+  }
+  return "(" + s + ")";
+}
+
+}  // namespace
+
+GraphStats ModelState::graph_stats() const {
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  return graph_stats_;
+}
+
+Status ModelState::record_graph(GraphEntry& e, const std::vector<Tensor>& inputs) {
+  // The graph reads its inputs from buffers it owns; each run copies the
+  // caller's tensors into them.
+  e.inputs.clear();
+  for (const Tensor& t : inputs) {
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl buf, empty_contiguous(t.impl()->sizes(), t.impl()->dtype(), device_id_));
+    AOTIRT_RETURN_IF_ERROR(copy_tensor(buf, *t.impl(), false));
+    e.inputs.push_back(std::move(buf));
+  }
+  std::vector<AtenTensorHandle> in_handles;
+  in_handles.reserve(e.inputs.size());
+  for (const TensorImpl& t : e.inputs) in_handles.push_back(new_handle(TensorImpl(t)));
+  // Everything queued before the recording must be done with: the graph's
+  // pool may hand out memory that earlier, still-queued work reads.
+  AOTIRT_RETURN_IF_ERROR(device_->synchronize());
+
+  std::vector<Tensor> outputs;
+  Result<std::unique_ptr<DeviceGraph>> graph = device_->capture([&]() -> Status {
+    // Single-threaded: the container's other entry point records an event
+    // per run, which a graph would then own.
+    Result<std::vector<Tensor>> r = invoke(in_handles, true, "running the model while recording a CUDA graph");
+    if (!r.ok()) return r.take_status();
+    outputs = std::move(r).value();
+    return Status();
+  });
+  if (!graph.ok()) {
+    e.inputs.clear();
+    return graph.take_status();
+  }
+  e.graph = std::move(graph).value();
+  e.outputs = std::move(outputs);
+  return Status();
+}
+
+Result<std::vector<Tensor>> ModelState::run_graph(const std::vector<Tensor>& inputs, const RunOptions& options) {
+  AOTIRT_RETURN_IF_ERROR(check_inputs(inputs));
+  std::lock_guard<std::mutex> lock(graph_mutex_);
+  std::vector<int64_t> key = signature_of(inputs);
+  GraphEntry* e = nullptr;
+  for (auto& g : graphs_)
+    if (g->key == key) e = g.get();
+  if (!e && graphs_.size() < kMaxGraphs) {
+    graphs_.push_back(std::make_unique<GraphEntry>());
+    e = graphs_.back().get();
+    e->key = std::move(key);
+  } else if (!e && !graph_overflow_warned_) {
+    graph_overflow_warned_ = true;
+    AOTIRT_LOG(kWarning, "CUDA graphs: {} input signatures recorded already; {} runs without a graph", kMaxGraphs,
+               shapes_text(inputs));
+  }
+
+  auto eager = [&]() -> Result<std::vector<Tensor>> {
+    graph_stats_.eager_runs++;
+    std::vector<AtenTensorHandle> in_handles;
+    AOTIRT_RETURN_IF_ERROR(make_input_handles(inputs, &in_handles));
+    AOTIRT_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, invoke(in_handles, true, "running the model"));
+    return finish(std::move(outputs), options);
+  };
+  if (!e || e->failed) return eager();
+  if (!e->graph) {
+    if (e->eager_runs < graph_warmup_runs_) {
+      e->eager_runs++;
+      return eager();
+    }
+    Status s = record_graph(*e, inputs);
+    if (!s.ok()) {
+      e->failed = true;
+      graph_stats_.failed_captures++;
+      graph_stats_.last_failure = s.to_string();
+      AOTIRT_LOG(kWarning, "CUDA graphs: cannot record the model for inputs {}; running it without a graph: {}",
+                 shapes_text(inputs), s.to_string());
+      return eager();
+    }
+    graph_stats_.graphs++;
+  }
+
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorImpl& src = *inputs[i].impl();
+    // A caller that writes into the graph's own buffer needs no copy.
+    if (src.data_ptr() == e->inputs[i].data_ptr() && src.strides() == e->inputs[i].strides()) continue;
+    AOTIRT_RETURN_IF_ERROR(copy_tensor(e->inputs[i], src, !src.device().is_cpu()));
+  }
+  AOTIRT_RETURN_IF_ERROR(e->graph->replay());
+  graph_stats_.replays++;
+  return finish(e->outputs, options);
 }
 
 }  // namespace aotirt

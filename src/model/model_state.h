@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,11 +28,32 @@ class ModelState {
   const std::vector<TensorSpec>& inputs() const { return inputs_; }
   const std::vector<TensorSpec>& outputs() const { return outputs_; }
   Device* device() const { return device_; }
+  GraphStats graph_stats() const;
 
  private:
+  // One input signature of the CUDA-graph mode and its recording.
+  struct GraphEntry {
+    std::vector<int64_t> key;  // dtype, rank and sizes of every input
+    size_t eager_runs = 0;
+    bool failed = false;
+    std::unique_ptr<DeviceGraph> graph;
+    std::vector<TensorImpl> inputs;  // owned: the buffers the graph reads
+    std::vector<Tensor> outputs;     // the buffers the graph writes
+  };
+
   ModelState() = default;
   Status validate_input(size_t index, const TensorImpl& t) const;
+  Status check_inputs(const std::vector<Tensor>& inputs) const;
   Status load_weights();
+  // Handles for the container (which steals them): the caller's tensors
+  // when they already sit densely on the model's device, else copies.
+  Status make_input_handles(const std::vector<Tensor>& inputs, std::vector<AtenTensorHandle>* handles);
+  // Runs the container and adopts its outputs (each handle once).
+  Result<std::vector<Tensor>> invoke(std::vector<AtenTensorHandle>& in_handles, bool single_threaded,
+                                     const char* what);
+  Result<std::vector<Tensor>> finish(std::vector<Tensor> outputs, const RunOptions& options);
+  Result<std::vector<Tensor>> run_graph(const std::vector<Tensor>& inputs, const RunOptions& options);
+  Status record_graph(GraphEntry& entry, const std::vector<Tensor>& inputs);
 
   Pt2Package package_;
   DeviceId device_id_;
@@ -41,6 +63,13 @@ class ModelState {
   ContainerHandle container_ = nullptr;
   bool has_specs_ = false;
   std::vector<TensorSpec> inputs_, outputs_;
+
+  bool graph_mode_ = false;
+  size_t graph_warmup_runs_ = 1;
+  mutable std::mutex graph_mutex_;  // serialises graph-mode runs
+  std::vector<std::unique_ptr<GraphEntry>> graphs_;
+  bool graph_overflow_warned_ = false;
+  GraphStats graph_stats_;
 };
 
 }  // namespace aotirt

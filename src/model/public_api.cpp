@@ -85,6 +85,8 @@ Result<std::vector<Tensor>> Model::run(const std::vector<Tensor>& inputs, const 
 
 void Model::set_memory_limit(size_t bytes) { state_->device()->allocator().set_limit(bytes); }
 
+GraphStats Model::graph_stats() const { return state_->graph_stats(); }
+
 Result<PackageInfo> inspect_package(const std::string& path) {
   Result<Pt2Package> p = open_pt2_package(path);
   if (!p.ok()) {

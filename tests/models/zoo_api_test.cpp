@@ -278,3 +278,85 @@ TEST(ZooFaultTest, MemoryLimitFailsRunThenModelWorks) {
 }
 
 }  // namespace
+
+namespace {
+
+// Float inputs times 0.5 (others as they are): a second input set with the
+// same shapes, to show a replay reads the new values.
+std::vector<Tensor> halved(const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : inputs) {
+    if (!aotirt::dtype_is_floating(t.dtype())) {
+      out.push_back(t);
+      continue;
+    }
+    auto d = t.to(aotirt::DeviceId{}, DType::kFloat64);
+    EXPECT_TRUE(d.ok());
+    double* p = static_cast<double*>(d->data());
+    for (int64_t i = 0; i < d->numel(); ++i) p[i] *= 0.5;
+    auto back = d->to(aotirt::DeviceId{}, t.dtype());
+    EXPECT_TRUE(back.ok());
+    out.push_back(back.value());
+  }
+  return out;
+}
+
+// CUDA graphs: every CUDA zoo package, loaded with LoadOptions::cuda_graph,
+// gives what the same package gives without graphs, run for run (warm-up,
+// recording + replay, replay, replay on new values, and a second shape where
+// the package takes one). Every package must be recordable.
+TEST(ZooGraphTest, CudaGraphRunsMatchRunsWithoutGraphs) {
+  const nlohmann::json& m = manifest();
+  ASSERT_TRUE(m.is_object() && m.contains("packages")) << "no zoo manifest found";
+  size_t checked = 0;
+  for (const auto& pkg : m["packages"]) {
+    if (pkg.contains("error")) continue;
+    const std::string path = package_dir(pkg) + "/" + pkg["package"].get<std::string>();
+    aotirt::LoadOptions graph_opts;
+    graph_opts.cuda_graph = true;
+    auto info = aotirt::inspect_package(path);
+    ASSERT_TRUE(info.ok()) << info.status().to_string();
+    if (info->device_key != "cuda") {
+      auto refused = aotirt::Model::load(path, graph_opts);
+      ASSERT_FALSE(refused.ok());
+      EXPECT_EQ(refused.status().code(), aotirt::StatusCode::kInvalidArgument);
+      EXPECT_NE(refused.status().message().find("CUDA graphs"), std::string::npos) << refused.status().to_string();
+      continue;
+    }
+    auto plain = aotirt::Model::load(path);
+    auto graphed = aotirt::Model::load(path, graph_opts);
+    ASSERT_TRUE(plain.ok() && graphed.ok()) << pkg["name"];
+    const double rtol = pkg["tolerance"]["rtol"], atol = pkg["tolerance"]["atol"];
+    std::vector<std::vector<Tensor>> sequence;
+    for (const auto& set : pkg["input_sets"]) {
+      std::vector<Tensor> inputs;
+      for (const auto& in : set["inputs"])
+        inputs.push_back(load_input(package_dir(pkg) + "/" + in["file"].get<std::string>(), in["dtype"]));
+      sequence.push_back(inputs);
+      sequence.push_back(inputs);
+      sequence.push_back(inputs);
+      sequence.push_back(halved(inputs));
+    }
+    aotirt::RunOptions host;
+    host.outputs_to_host = true;
+    for (size_t r = 0; r < sequence.size(); ++r) {
+      auto want = (*plain)->run(sequence[r], host);
+      auto got = (*graphed)->run(sequence[r], host);
+      ASSERT_TRUE(want.ok()) << want.status().to_string();
+      ASSERT_TRUE(got.ok()) << pkg["name"] << " run " << r << ": " << got.status().to_string();
+      ASSERT_EQ(got->size(), want->size());
+      for (size_t i = 0; i < got->size(); ++i)
+        expect_close((*got)[i], (*want)[i], rtol, atol,
+                     pkg["name"].get<std::string>() + " run " + std::to_string(r) + " output " + std::to_string(i));
+    }
+    const aotirt::GraphStats s = (*graphed)->graph_stats();
+    EXPECT_EQ(s.failed_captures, 0u) << pkg["name"] << ": " << s.last_failure;
+    EXPECT_GE(s.graphs, 1u) << pkg["name"];
+    EXPECT_GE(s.replays, 3 * pkg["input_sets"].size()) << pkg["name"];
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "CUDA graphs: the zoo holds no CUDA package (CPU zoo); checked that CPU "
+                                    "packages refuse LoadOptions::cuda_graph";
+}
+
+}  // namespace

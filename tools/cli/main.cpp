@@ -104,11 +104,12 @@ Result<DeviceId> resolve_device(const std::string& package, const std::string& r
 }
 
 Result<std::unique_ptr<Model>> load_model(const std::string& package, const std::string& requested_device,
-                                          double* load_ms = nullptr) {
+                                          double* load_ms = nullptr, bool cuda_graph = false) {
   Result<DeviceId> device = resolve_device(package, requested_device);
   if (!device.ok()) return device.status();
   LoadOptions options;
   options.device = device.value();
+  options.cuda_graph = cuda_graph;
   const auto start = std::chrono::steady_clock::now();
   Result<std::unique_ptr<Model>> model = Model::load(package, options);
   if (load_ms)
@@ -194,20 +195,34 @@ struct RunArgs {
   std::vector<std::string> inputs;
   std::string output_dir;
   std::string device;
+  bool cuda_graph = false;
 };
+
+// One line on stderr when graph mode could not record the model.
+void report_graph_fallback(const Model& model) {
+  GraphStats g = model.graph_stats();
+  if (g.failed_captures)
+    fmt::print(stderr, "aotirt: warning: ran without a CUDA graph: {}\n", g.last_failure);
+}
 
 Status cmd_run(const RunArgs& args) {
   Status st = prepare_output_dir(args.output_dir);
   if (!st.ok()) return st;
-  Result<std::unique_ptr<Model>> model = load_model(args.package, args.device);
+  Result<std::unique_ptr<Model>> model = load_model(args.package, args.device, nullptr, args.cuda_graph);
   if (!model.ok()) return model.status();
   Result<std::vector<Tensor>> inputs = read_inputs(**model, args.inputs);
   if (!inputs.ok()) return inputs.status();
 
   RunOptions options;
   options.outputs_to_host = true;
+  if (args.cuda_graph) {
+    // The warm-up run; the next one records the graph and replays it.
+    Result<std::vector<Tensor>> warm = (*model)->run(inputs.value(), options);
+    if (!warm.ok()) return warm.status();
+  }
   Result<std::vector<Tensor>> outputs = (*model)->run(inputs.value(), options);
   if (!outputs.ok()) return outputs.status();
+  if (args.cuda_graph) report_graph_fallback(**model);
 
   for (size_t i = 0; i < outputs->size(); ++i) {
     Tensor out = (*outputs)[i];
@@ -315,6 +330,7 @@ struct BenchArgs {
   bool json = false;
   std::vector<std::string> inputs;
   std::optional<int64_t> dynamic_dim;
+  bool cuda_graph = false;
 };
 
 template <class T, class Gen>
@@ -383,7 +399,7 @@ double percentile(const std::vector<double>& sorted, double p) {
 
 Status cmd_bench(const BenchArgs& args) {
   double load_ms = 0;
-  Result<std::unique_ptr<Model>> loaded = load_model(args.package, args.device, &load_ms);
+  Result<std::unique_ptr<Model>> loaded = load_model(args.package, args.device, &load_ms, args.cuda_graph);
   if (!loaded.ok()) return loaded.status();
   Model& model = **loaded;
 
@@ -428,7 +444,9 @@ Status cmd_bench(const BenchArgs& args) {
   double first_us = 0;
   Status st = timed_run(&first_us);
   if (!st.ok()) return st.annotate("first run");
-  for (int i = 0; i < args.warmup; ++i) {
+  // With graphs, the run after the first one records: keep it out of the timed runs.
+  const int warmup = args.cuda_graph ? std::max(args.warmup, 1) : args.warmup;
+  for (int i = 0; i < warmup; ++i) {
     double ignored = 0;
     st = timed_run(&ignored);
     if (!st.ok()) return st.annotate(fmt::format("warm-up run {}", i + 1));
@@ -439,6 +457,8 @@ Status cmd_bench(const BenchArgs& args) {
     if (!st.ok()) return st.annotate(fmt::format("timed run {}", i + 1));
   }
   std::sort(samples.begin(), samples.end());
+  const GraphStats graphs = model.graph_stats();
+  if (args.cuda_graph) report_graph_fallback(model);
   double sum = 0;
   for (double s : samples) sum += s;
   const double mean = sum / static_cast<double>(samples.size());
@@ -448,7 +468,7 @@ Status cmd_bench(const BenchArgs& args) {
     j["package"] = args.package;
     j["device"] = model.device().to_string();
     j["iters"] = args.iters;
-    j["warmup"] = args.warmup;
+    j["warmup"] = warmup;
     j["load_ms"] = load_ms;
     j["first_run_us"] = first_us;
     j["median_us"] = percentile(samples, 50);
@@ -458,6 +478,13 @@ Status cmd_bench(const BenchArgs& args) {
     j["max_us"] = samples.back();
     j["mean_us"] = mean;
     j["synchronized"] = true;
+    j["cuda_graph"] = args.cuda_graph;
+    if (args.cuda_graph) {
+      j["graph_replays"] = graphs.replays;
+      j["graph_eager_runs"] = graphs.eager_runs;
+      j["graph_failed"] = graphs.failed_captures > 0;
+      if (graphs.failed_captures) j["graph_failure"] = graphs.last_failure;
+    }
     std::cout << j.dump() << "\n";
     return Status();
   }
@@ -465,7 +492,10 @@ Status cmd_bench(const BenchArgs& args) {
   fmt::print("device:     {}\n", model.device().to_string());
   fmt::print("load:       {:.3f} ms\n", load_ms);
   fmt::print("first run:  {:.1f} us\n", first_us);
-  fmt::print("{} runs after {} warm-up runs (us):\n", args.iters, args.warmup);
+  if (args.cuda_graph)
+    fmt::print("CUDA graph: {} replays, {} runs without a graph{}\n", graphs.replays, graphs.eager_runs,
+               graphs.failed_captures ? " (recording failed)" : "");
+  fmt::print("{} runs after {} warm-up runs (us):\n", args.iters, warmup);
   fmt::print("  median {:.1f}  p90 {:.1f}  p99 {:.1f}  min {:.1f}  max {:.1f}  mean {:.1f}\n",
              percentile(samples, 50), percentile(samples, 90), percentile(samples, 99), samples.front(),
              samples.back(), mean);
@@ -504,6 +534,8 @@ int run_main(int argc, char** argv) {
       ->required();
   run->add_option("-d,--device", run_args.device, "cpu, cuda or cuda:N (default: the package's device)")
       ->check(device_validator());
+  run->add_flag("--cuda-graph", run_args.cuda_graph,
+                "Run once to warm up, then record a CUDA graph and replay it for the outputs (CUDA models)");
   run->footer(kConversionHelp);
 
   std::string inspect_package_path;
@@ -524,6 +556,8 @@ int run_main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 30));
   bench->add_flag("--json", bench_args.json, "Print one JSON object");
+  bench->add_flag("--cuda-graph", bench_args.cuda_graph,
+                  "Record the model into a CUDA graph after the first run and time replays (CUDA models)");
   bench->add_option("-i,--input", bench_args.inputs, "Input .npy files (default: random data from the specs)")
       ->allow_extra_args(false)
       ->take_all();

@@ -9,6 +9,67 @@
 
 namespace aotirt {
 
+// ---- CudaGraphPool ----
+
+CudaGraphPool::~CudaGraphPool() {
+  CudaDeviceScope scope(device_);
+  for (void* p : owned_) cudaFree(p);
+  cudaGetLastError();
+}
+
+Result<void*> CudaGraphPool::take(size_t capacity) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.find(capacity);
+    if (it != free_.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      return p;
+    }
+  }
+  // cudaMalloc queues nothing on a stream, so a relaxed-mode recording
+  // allows it; the memory then belongs to the graph for its whole life.
+  CudaDeviceScope scope(device_);
+  AOTIRT_RETURN_IF_ERROR(scope.status());
+  void* p = nullptr;
+  cudaError_t err = cudaMalloc(&p, capacity);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    Status s = cuda_error_status(err, "cudaMalloc", __FILE__, __LINE__);
+    return s.annotate(fmt::format("allocating {} bytes for a CUDA graph on cuda:{}", capacity, device_));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  owned_.push_back(p);
+  reserved_ += capacity;
+  return p;
+}
+
+void CudaGraphPool::give_back(void* ptr, size_t capacity) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  free_[capacity].push_back(ptr);
+}
+
+void CudaGraphPool::adopt(void* ptr) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  owned_.push_back(ptr);
+}
+
+size_t CudaGraphPool::reserved_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return reserved_;
+}
+
+// ---- CudaAllocator ----
+
+size_t CudaAllocator::size_class(size_t nbytes) {
+  // Fine classes for small tensors, coarser ones for big buffers, so that a
+  // model's repeated requests land on the same cached blocks.
+  constexpr size_t kSmall = 512, kLarge = size_t{128} << 10, kLargeFrom = size_t{1} << 20;
+  if (nbytes == 0) return kSmall;
+  const size_t unit = nbytes < kLargeFrom ? kSmall : kLarge;
+  return (nbytes + unit - 1) / unit * unit;
+}
+
 Result<std::unique_ptr<CudaAllocator>> CudaAllocator::create(int device) {
   std::unique_ptr<CudaAllocator> a(new CudaAllocator(device));
   int pools = 0;
@@ -25,15 +86,41 @@ Result<std::unique_ptr<CudaAllocator>> CudaAllocator::create(int device) {
     uint64_t threshold = UINT64_MAX;
     AOTIRT_CUDA_RETURN_IF_ERROR(cudaMemPoolSetAttribute(a->pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
   }
+  AOTIRT_ASSIGN_OR_RETURN(a->cached_stream_, cuda_default_stream(device));
   return a;
 }
 
 CudaAllocator::~CudaAllocator() {
+  flush_cache();
   if (pool_) cudaMemPoolDestroy(pool_);
 }
 
+Status CudaAllocator::begin_capture(std::shared_ptr<CudaGraphPool> pool) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (capture_pool_)
+    return AOTIRT_STATUS(kUnavailable, "a CUDA graph is already being recorded on cuda:{}", device_);
+  capture_pool_ = std::move(pool);
+  capture_thread_ = std::this_thread::get_id();
+  return Status();
+}
+
+void CudaAllocator::end_capture() {
+  std::shared_ptr<CudaGraphPool> done;
+  std::lock_guard<std::mutex> lock(mutex_);
+  done.swap(capture_pool_);
+  capture_thread_ = std::thread::id();
+}
+
+bool CudaAllocator::capturing_on_this_thread() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return capture_pool_ && capture_thread_ == std::this_thread::get_id();
+}
+
 Result<void*> CudaAllocator::allocate(size_t nbytes) {
-  AOTIRT_ASSIGN_OR_RETURN(cudaStream_t stream, cuda_current_stream(device_));
+  const size_t capacity = size_class(nbytes);
+  std::shared_ptr<CudaGraphPool> graph_pool;
+  cudaStream_t stream = nullptr;
+  bool flush = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stats_.limit_bytes && stats_.active_bytes + nbytes > stats_.limit_bytes)
@@ -42,48 +129,76 @@ Result<void*> CudaAllocator::allocate(size_t nbytes) {
                            nbytes, device_, stats_.limit_bytes, stats_.active_bytes);
     // Reserve now so concurrent callers cannot both pass the limit check.
     stats_.active_bytes += nbytes;
+    if (capture_pool_ && capture_thread_ == std::this_thread::get_id()) graph_pool = capture_pool_;
+    flush = stats_.limit_bytes && stats_.active_bytes + cached_bytes_ + capacity > stats_.limit_bytes;
   }
-  // A zero-byte request still gets a distinct pointer.
-  const size_t request = nbytes ? nbytes : 1;
+  auto unreserve = [&] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.active_bytes -= nbytes;
+  };
   void* ptr = nullptr;
-  cudaError_t err = cudaSuccess;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    if (pool_) {
-      CudaDeviceScope scope(device_);
-      err = scope.status().ok() ? cudaMallocFromPoolAsync(&ptr, request, pool_, stream) : cudaErrorInvalidDevice;
-    } else {
-      CudaDeviceScope scope(device_);
-      err = scope.status().ok() ? cudaMalloc(&ptr, request) : cudaErrorInvalidDevice;
+  if (graph_pool) {
+    Result<void*> p = graph_pool->take(capacity);
+    if (!p.ok()) {
+      unreserve();
+      return p.status();
     }
-    if (err != cudaErrorMemoryAllocation || attempt == 1) break;
-    // Out of memory: wait for pending frees, give cached memory back and try once more.
-    cudaGetLastError();
-    {
-      CudaDeviceScope scope(device_);
-      cudaDeviceSynchronize();
-      if (pool_) cudaMemPoolTrimTo(pool_, 0);
+    ptr = p.value();
+  } else {
+    Result<cudaStream_t> s = cuda_current_stream(device_);
+    if (!s.ok()) {
+      unreserve();
+      return s.status();
     }
-    cudaGetLastError();
-  }
-  if (err != cudaSuccess) {
+    stream = s.value();
+    if (flush) flush_cache();
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      stats_.active_bytes -= nbytes;
+      auto it = cache_.find(CacheKey{stream, capacity});
+      if (it != cache_.end() && !it->second.empty()) {
+        ptr = it->second.back();
+        it->second.pop_back();
+        cached_bytes_ -= capacity;
+        blocks_.emplace(ptr, Block{nbytes, capacity, stream, nullptr});
+        stats_.alloc_count++;
+        stats_.cache_hits++;
+        if (stats_.active_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.active_bytes;
+        return ptr;
+      }
     }
-    Status s = cuda_error_status(err, pool_ ? "cudaMallocFromPoolAsync" : "cudaMalloc", __FILE__, __LINE__);
-    return s.annotate(fmt::format("allocating {} bytes on cuda:{}", nbytes, device_));
+    cudaError_t err = cudaSuccess;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      {
+        CudaDeviceScope scope(device_);
+        if (!scope.status().ok())
+          err = cudaErrorInvalidDevice;
+        else
+          err = pool_ ? cudaMallocFromPoolAsync(&ptr, capacity, pool_, stream) : cudaMalloc(&ptr, capacity);
+      }
+      if (err != cudaErrorMemoryAllocation || attempt == 1) break;
+      // Out of memory: give cached memory back, wait for pending frees and
+      // try once more.
+      cudaGetLastError();
+      trim();
+    }
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      unreserve();
+      Status st = cuda_error_status(err, pool_ ? "cudaMallocFromPoolAsync" : "cudaMalloc", __FILE__, __LINE__);
+      return st.annotate(fmt::format("allocating {} bytes on cuda:{}", nbytes, device_));
+    }
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  blocks_.emplace(ptr, Block{nbytes, stream});
+  blocks_.emplace(ptr, Block{nbytes, capacity, stream, std::move(graph_pool)});
   stats_.alloc_count++;
   if (stats_.active_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.active_bytes;
   return ptr;
 }
 
-void CudaAllocator::free_block(void* ptr, const Block& b) {
+void CudaAllocator::free_to_device(void* ptr, size_t capacity, cudaStream_t stream) {
   cudaError_t err;
   if (pool_) {
-    err = cudaFreeAsync(ptr, b.stream);
+    err = cudaFreeAsync(ptr, stream);
   } else {
     CudaDeviceScope scope(device_);
     err = cudaFree(ptr);
@@ -92,8 +207,19 @@ void CudaAllocator::free_block(void* ptr, const Block& b) {
     // At process exit the runtime may be gone already; nothing to report to.
     cudaGetLastError();
     if (err != cudaErrorCudartUnloading)
-      AOTIRT_LOG(kWarning, "freeing {} bytes on cuda:{} failed: {}", b.nbytes, device_, cudaGetErrorString(err));
+      AOTIRT_LOG(kWarning, "freeing {} bytes on cuda:{} failed: {}", capacity, device_, cudaGetErrorString(err));
   }
+}
+
+void CudaAllocator::flush_cache() {
+  std::map<CacheKey, std::vector<void*>> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cache.swap(cache_);
+    cached_bytes_ = 0;
+  }
+  for (auto& kv : cache)
+    for (void* p : kv.second) free_to_device(p, kv.first.second, kv.first.first);
 }
 
 void CudaAllocator::deallocate(void* ptr, size_t nbytes) {
@@ -103,16 +229,35 @@ void CudaAllocator::deallocate(void* ptr, size_t nbytes) {
 
 Status CudaAllocator::release(void* ptr) {
   Block b;
+  std::shared_ptr<CudaGraphPool> recording;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = blocks_.find(ptr);
     if (it == blocks_.end())
       return AOTIRT_STATUS(kNotFound, "pointer {} was not allocated by aotirt on cuda:{}", ptr, device_);
-    b = it->second;
+    b = std::move(it->second);
     blocks_.erase(it);
     stats_.active_bytes -= b.nbytes;
+    if (!b.graph_pool) {
+      if (capture_pool_ && capture_thread_ == std::this_thread::get_id()) {
+        // Recorded work may have used it: it must keep its contents for
+        // every replay, so it leaves this allocator with the graph.
+        recording = capture_pool_;
+      } else if (b.stream == cached_stream_) {
+        cache_[CacheKey{b.stream, b.capacity}].push_back(ptr);
+        cached_bytes_ += b.capacity;
+        return Status();
+      }
+    }
   }
-  free_block(ptr, b);
+  if (b.graph_pool) {
+    b.graph_pool->give_back(ptr, b.capacity);
+  } else if (recording) {
+    recording->adopt(ptr);
+  } else {
+    free_to_device(ptr, b.capacity, b.stream);
+  }
+  // Dropping |b| may destroy a graph's pool (outside the lock: it frees).
   return Status();
 }
 
@@ -126,12 +271,13 @@ MemoryStats CudaAllocator::stats() const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     s = stats_;
+    s.cached_bytes = cached_bytes_;
   }
   if (pool_) {
     uint64_t reserved = 0, used = 0;
     if (cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
         cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess)
-      s.cached_bytes = reserved > used ? static_cast<size_t>(reserved - used) : 0;
+      s.cached_bytes += reserved > used ? static_cast<size_t>(reserved - used) : 0;
     cudaGetLastError();
   }
   return s;
@@ -142,6 +288,7 @@ void CudaAllocator::set_limit(size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.limit_bytes = bytes;
   }
+  if (bytes) flush_cache();
   if (pool_) {
     uint64_t threshold = bytes ? bytes : UINT64_MAX;
     cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &threshold);
@@ -151,6 +298,7 @@ void CudaAllocator::set_limit(size_t bytes) {
 }
 
 void CudaAllocator::trim() {
+  flush_cache();
   if (!pool_) return;
   CudaDeviceScope scope(device_);
   if (!scope.status().ok()) return;

@@ -1,22 +1,62 @@
 // Device memory for the CUDA backend: a stream-ordered allocator over a
-// memory pool that aotirt owns (cudaMallocFromPoolAsync / cudaFreeAsync).
+// memory pool that aotirt owns (cudaMallocFromPoolAsync / cudaFreeAsync),
+// with a host-side cache in front of it.
 //
 // Each block is allocated on the calling thread's current stream and freed on
-// that same stream, whichever thread frees it, so the pool can hand it out
-// again in stream order without a device synchronization. The pool keeps
-// freed memory cached until trim() or until it passes the configured limit.
-// Devices without memory-pool support fall back to cudaMalloc/cudaFree.
+// that same stream, whichever thread frees it. A block freed on aotirt's
+// default stream for the device first goes to a cache on the host and is
+// handed out again to the next request of the same size class on that
+// stream, without any CUDA call: work queued on one stream runs in order, so
+// the next user cannot overtake the previous one. (Blocks of other streams,
+// which callers may destroy, go straight back to the pool.) trim(), the memory limit and out-of-memory retries give cached blocks
+// back to the pool. Devices without memory-pool support use cudaMalloc/cudaFree.
+//
+// While a graph is recorded (begin_capture), allocations made by the
+// recording thread come from a CudaGraphPool that belongs to that graph, so
+// replays find their memory at the same addresses and nothing outside the
+// graph reuses it.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "device/device.h"
 
 namespace aotirt {
+
+// Memory private to one recorded graph. Blocks freed while recording are
+// reused by later allocations of the same recording (its work runs in
+// stream order); after the recording they stay reserved until the graph and
+// every tensor allocated from the pool are gone.
+class CudaGraphPool {
+ public:
+  explicit CudaGraphPool(int device) : device_(device) {}
+  ~CudaGraphPool();  // cudaFree of every block (waits for the device)
+  CudaGraphPool(const CudaGraphPool&) = delete;
+  CudaGraphPool& operator=(const CudaGraphPool&) = delete;
+
+  // A block of exactly |capacity| bytes: a freed one or a new cudaMalloc.
+  Result<void*> take(size_t capacity);
+  void give_back(void* ptr, size_t capacity);
+  // Keeps a block that is not the pool's own until the pool dies: it was
+  // freed while recording, so recorded work may still use it on replay.
+  void adopt(void* ptr);
+  size_t reserved_bytes() const;
+
+ private:
+  int device_;
+  mutable std::mutex mutex_;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  std::vector<void*> owned_;
+  size_t reserved_ = 0;
+};
 
 class CudaAllocator final : public Allocator {
  public:
@@ -28,8 +68,8 @@ class CudaAllocator final : public Allocator {
   Result<void*> allocate(size_t nbytes) override;
   void deallocate(void* ptr, size_t nbytes) override;
   MemoryStats stats() const override;
-  // Caps the bytes handed out; the pool also returns cached memory to the
-  // device above this mark at each synchronization.
+  // Caps the bytes handed out; cached memory above this mark goes back to
+  // the device.
   void set_limit(size_t bytes) override;
   // Waits for the device, then gives every cached byte back.
   void trim() override;
@@ -42,18 +82,40 @@ class CudaAllocator final : public Allocator {
   int device() const { return device_; }
   bool uses_pool() const { return pool_ != nullptr; }
 
+  // Routes the calling thread's allocations to |pool| until end_capture().
+  // One recording at a time per device: UNAVAILABLE otherwise.
+  Status begin_capture(std::shared_ptr<CudaGraphPool> pool);
+  void end_capture();
+  // Whether the calling thread is recording a graph on this device.
+  bool capturing_on_this_thread() const;
+
+  // The size class a request of |nbytes| is served from.
+  static size_t size_class(size_t nbytes);
+
  private:
   struct Block {
-    size_t nbytes;
-    cudaStream_t stream;
+    size_t nbytes = 0;    // what the caller asked for (for the stats)
+    size_t capacity = 0;  // the size class actually reserved
+    cudaStream_t stream = nullptr;
+    std::shared_ptr<CudaGraphPool> graph_pool;  // set for recording-time blocks
   };
+  using CacheKey = std::pair<cudaStream_t, size_t>;
+
   explicit CudaAllocator(int device) : device_(device) {}
-  void free_block(void* ptr, const Block& b);
+  // Returns a block's memory to the device pool (cudaFreeAsync / cudaFree).
+  void free_to_device(void* ptr, size_t capacity, cudaStream_t stream);
+  // Gives every host-cached block back to the device pool. Call unlocked.
+  void flush_cache();
 
   int device_;
   cudaMemPool_t pool_ = nullptr;
   mutable std::mutex mutex_;
   std::unordered_map<void*, Block> blocks_;
+  cudaStream_t cached_stream_ = nullptr;  // the device's default stream
+  std::map<CacheKey, std::vector<void*>> cache_;
+  size_t cached_bytes_ = 0;  // in cache_
+  std::shared_ptr<CudaGraphPool> capture_pool_;
+  std::thread::id capture_thread_;
   MemoryStats stats_;
 };
 

@@ -112,6 +112,70 @@ Status CudaDevice::check_package(const std::vector<std::pair<std::string, std::s
   return Status();
 }
 
+namespace {
+
+class CudaGraph final : public DeviceGraph {
+ public:
+  CudaGraph(int device, cudaGraphExec_t exec, std::shared_ptr<CudaGraphPool> pool)
+      : device_(device), exec_(exec), pool_(std::move(pool)) {}
+  ~CudaGraph() override {
+    CudaDeviceScope scope(device_);
+    cudaGraphExecDestroy(exec_);
+    cudaGetLastError();
+  }
+  Status replay() override {
+    AOTIRT_ASSIGN_OR_RETURN(cudaStream_t stream, cuda_current_stream(device_));
+    CudaDeviceScope scope(device_);
+    AOTIRT_RETURN_IF_ERROR(scope.status());
+    AOTIRT_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(exec_, stream));
+    return Status();
+  }
+
+ private:
+  int device_;
+  cudaGraphExec_t exec_;
+  std::shared_ptr<CudaGraphPool> pool_;  // retained: the graph's memory
+};
+
+}  // namespace
+
+Result<std::unique_ptr<DeviceGraph>> CudaDevice::capture(const std::function<Status()>& body) {
+  AOTIRT_ASSIGN_OR_RETURN(cudaStream_t stream, cuda_current_stream(index_));
+  CudaDeviceScope scope(index_);
+  AOTIRT_RETURN_IF_ERROR(scope.status());
+  auto pool = std::make_shared<CudaGraphPool>(index_);
+  AOTIRT_RETURN_IF_ERROR(allocator_->begin_capture(pool));
+  // Relaxed: the recording thread may still make calls that queue nothing
+  // (cudaMalloc for the graph's pool, event queries, library set-up).
+  cudaError_t err = cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed);
+  if (err != cudaSuccess) {
+    allocator_->end_capture();
+    cudaGetLastError();
+    return cuda_error_status(err, "cudaStreamBeginCapture", __FILE__, __LINE__);
+  }
+  Status body_status = body();
+  cudaGraph_t graph = nullptr;
+  err = cudaStreamEndCapture(stream, &graph);
+  allocator_->end_capture();
+  if (!body_status.ok() || err != cudaSuccess) {
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    if (!body_status.ok()) return body_status;
+    Status s = cuda_error_status(err, "cudaStreamEndCapture", __FILE__, __LINE__);
+    return s.annotate(
+        "the recorded work did something a CUDA graph cannot hold (such as waiting for the device or using "
+        "the legacy stream)");
+  }
+  cudaGraphExec_t exec = nullptr;
+  err = cudaGraphInstantiateWithFlags(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return cuda_error_status(err, "cudaGraphInstantiateWithFlags", __FILE__, __LINE__);
+  }
+  return std::unique_ptr<DeviceGraph>(new CudaGraph(index_, exec, std::move(pool)));
+}
+
 Result<CudaDevice*> cuda_device(int index) {
   AOTIRT_ASSIGN_OR_RETURN(Device * d, get_device(DeviceId{DeviceType::kCuda, index}));
   return static_cast<CudaDevice*>(d);

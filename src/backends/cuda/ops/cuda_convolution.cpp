@@ -5,14 +5,17 @@
 // The output is laid out as PyTorch's CUDA convolution lays it out, because
 // the generated code assumes those strides: channels-last when the input or
 // the weight is channels-last (2-d and 3-d, not float64), contiguous
-// otherwise. float32 runs without TF32 (CUDNN_FMA_MATH) unless
-// AOTIRT_CUDA_ALLOW_TF32=1; float16 and bfloat16 accumulate in float32.
+// otherwise. float32 may use TF32, as PyTorch's cuDNN default allows
+// (AOTIRT_CUDA_ALLOW_TF32=0 keeps CUDNN_FMA_MATH only); float16 and bfloat16
+// accumulate in float32.
 #include <array>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <vector>
 
 #include "backends/cpu/ops/cpu_op_util.h"
+#include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_symbols.h"
 #include "backends/cuda/ops/cuda_op_util.h"
@@ -51,20 +54,6 @@ Result<cudnnHandle_t> cudnn_handle(const CudnnApi& api, int device, cudaStream_t
   return handles[device];
 }
 
-struct CudnnDescriptors {
-  const CudnnApi& api;
-  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
-  cudnnFilterDescriptor_t w = nullptr;
-  cudnnConvolutionDescriptor_t conv = nullptr;
-  explicit CudnnDescriptors(const CudnnApi& a) : api(a) {}
-  ~CudnnDescriptors() {
-    if (conv) api.cudnnDestroyConvolutionDescriptor(conv);
-    if (w) api.cudnnDestroyFilterDescriptor(w);
-    if (y) api.cudnnDestroyTensorDescriptor(y);
-    if (x) api.cudnnDestroyTensorDescriptor(x);
-  }
-};
-
 std::vector<int> to_int(const DimVector& v) {
   std::vector<int> r(v.size());
   for (int64_t i = 0; i < v.size(); ++i) r[i] = static_cast<int>(v[i]);
@@ -85,9 +74,111 @@ struct ChosenAlgo {
   size_t workspace;
 };
 
-// Algorithms found per problem; the heuristic query is not free.
-std::mutex g_algo_mutex;
-std::map<std::vector<int64_t>, ChosenAlgo> g_algos;
+// A problem's descriptors and algorithms, made once: the descriptors and the
+// heuristic query cost more per call than a small convolution. For the
+// transposed case cuDNN sees the forward convolution that maps the output
+// (its "dx") to the input (its "dy").
+struct ConvPlan {
+  const CudnnApi& api;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  std::vector<ChosenAlgo> candidates;  // the heuristic's order
+  std::atomic<size_t> chosen{0};       // first candidate that ran
+  explicit ConvPlan(const CudnnApi& a) : api(a) {}
+  ~ConvPlan() {
+    if (conv) api.cudnnDestroyConvolutionDescriptor(conv);
+    if (w) api.cudnnDestroyFilterDescriptor(w);
+    if (y) api.cudnnDestroyTensorDescriptor(y);
+    if (x) api.cudnnDestroyTensorDescriptor(x);
+  }
+};
+
+// Leaked on purpose: plans must outlive static destructors and the model
+// libraries that run during them.
+std::mutex g_plan_mutex;
+auto& g_plans = *new std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>>();
+
+Status make_conv_plan(const CudnnApi& api, cudnnHandle_t handle, cudnnDataType_t dtype, bool tf32, bool transposed,
+                      bool channels_last, int64_t groups, const TensorImpl& x, const TensorImpl& w,
+                      const TensorImpl& y, const DimVector& padding, const DimVector& stride,
+                      const DimVector& dilation, ConvPlan* plan) {
+  AOTIRT_RETURN_IF_ERROR(set_tensor(api, &plan->x, dtype, transposed ? y : x));
+  AOTIRT_RETURN_IF_ERROR(set_tensor(api, &plan->y, dtype, transposed ? x : y));
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnCreateFilterDescriptor(&plan->w));
+  std::vector<int> wdims = to_int(w.sizes());
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetFilterNdDescriptor(plan->w, dtype,
+                                                              channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                                              static_cast<int>(wdims.size()), wdims.data()));
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnCreateConvolutionDescriptor(&plan->conv));
+  std::vector<int> pad = to_int(padding), str = to_int(stride), dil = to_int(dilation);
+  const cudnnDataType_t compute = dtype == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetConvolutionNdDescriptor(plan->conv, static_cast<int>(pad.size()),
+                                                                   pad.data(), str.data(), dil.data(),
+                                                                   CUDNN_CROSS_CORRELATION, compute));
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetConvolutionGroupCount(plan->conv, static_cast<int>(groups)));
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  if (dtype == CUDNN_DATA_FLOAT) math = tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  if (dtype == CUDNN_DATA_HALF || dtype == CUDNN_DATA_BFLOAT16) math = CUDNN_TENSOR_OP_MATH;
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetConvolutionMathType(plan->conv, math));
+
+  int max_count = 0, returned = 0;
+  if (!transposed) {
+    AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max_count));
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(max_count, 1));
+    AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnGetConvolutionForwardAlgorithm_v7(
+        handle, plan->x, plan->w, plan->conv, plan->y, static_cast<int>(perf.size()), &returned, perf.data()));
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+      // No TF32 unless allowed: keep only algorithms of the requested math.
+      if (dtype == CUDNN_DATA_FLOAT && !tf32 && perf[i].mathType != CUDNN_FMA_MATH) continue;
+      size_t ws = 0;
+      api.cudnnSetConvolutionMathType(plan->conv, perf[i].mathType);
+      if (api.cudnnGetConvolutionForwardWorkspaceSize(handle, plan->x, plan->w, plan->conv, plan->y, perf[i].algo,
+                                                      &ws) != CUDNN_STATUS_SUCCESS)
+        continue;
+      plan->candidates.push_back(ChosenAlgo{static_cast<int>(perf[i].algo), perf[i].mathType, ws});
+    }
+  } else {
+    AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &max_count));
+    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(max_count, 1));
+    AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnGetConvolutionBackwardDataAlgorithm_v7(
+        handle, plan->w, plan->y, plan->conv, plan->x, static_cast<int>(perf.size()), &returned, perf.data()));
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+      if (dtype == CUDNN_DATA_FLOAT && !tf32 && perf[i].mathType != CUDNN_FMA_MATH) continue;
+      size_t ws = 0;
+      api.cudnnSetConvolutionMathType(plan->conv, perf[i].mathType);
+      if (api.cudnnGetConvolutionBackwardDataWorkspaceSize(handle, plan->w, plan->y, plan->conv, plan->x,
+                                                           perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS)
+        continue;
+      plan->candidates.push_back(ChosenAlgo{static_cast<int>(perf[i].algo), perf[i].mathType, ws});
+    }
+  }
+  return Status();
+}
+
+// Workspace for one convolution: a buffer per device and stream that grows
+// and is kept (allocating per call cost as much as the small convolutions),
+// or, while a graph is recorded, memory from the graph's pool held in |hold|.
+Result<void*> conv_workspace(int device, cudaStream_t stream, size_t bytes, TensorImpl* hold) {
+  if (bytes == 0) return nullptr;
+  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
+  if (dev->cuda_allocator().capturing_on_this_thread()) {
+    AOTIRT_ASSIGN_OR_RETURN(*hold, cuda_empty_contiguous(DimVector{static_cast<int64_t>(bytes)}, DType::kUInt8,
+                                                         device));
+    return hold->data_ptr();
+  }
+  static std::mutex mutex;
+  static auto* spaces = new std::map<std::pair<int, cudaStream_t>, TensorImpl>();
+  std::lock_guard<std::mutex> lock(mutex);
+  TensorImpl& ws = (*spaces)[{device, stream}];
+  if (!ws.defined() || ws.nbytes() < bytes) {
+    ws = TensorImpl();  // freed on |stream|: the next user is ordered after earlier ones
+    AOTIRT_ASSIGN_OR_RETURN(ws, cuda_empty_contiguous(DimVector{static_cast<int64_t>(bytes)}, DType::kUInt8, device));
+  }
+  return ws.data_ptr();
+}
 
 // Reads a parameter list, expanding a single value to every spatial dim.
 Result<DimVector> spatial_param(const int64_t* p, int64_t len, int64_t spatial, const char* what, int64_t dflt) {
@@ -226,111 +317,61 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
     }
     AOTIRT_ASSIGN_OR_RETURN(const CudnnApi* api, cudnn_api());
     AOTIRT_ASSIGN_OR_RETURN(cudnnHandle_t handle, cudnn_handle(*api, device, scope->stream()));
-    CudnnDescriptors desc(*api);
-    // For the transposed case cuDNN sees the forward convolution that maps
-    // the output (its "dx") to the input (its "dy").
-    AOTIRT_RETURN_IF_ERROR(set_tensor(*api, &desc.x, dtype, transposed ? y : x));
-    AOTIRT_RETURN_IF_ERROR(set_tensor(*api, &desc.y, dtype, transposed ? x : y));
-    AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnCreateFilterDescriptor(&desc.w));
-    std::vector<int> wdims = to_int(w.sizes());
-    AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetFilterNdDescriptor(
-        desc.w, dtype, channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, static_cast<int>(wdims.size()),
-        wdims.data()));
-    AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnCreateConvolutionDescriptor(&desc.conv));
-    std::vector<int> pad = to_int(padding), str = to_int(stride), dil = to_int(dilation);
-    const cudnnDataType_t compute = dtype == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-    AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetConvolutionNdDescriptor(desc.conv, static_cast<int>(pad.size()),
-                                                                      pad.data(), str.data(), dil.data(),
-                                                                      CUDNN_CROSS_CORRELATION, compute));
-    AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetConvolutionGroupCount(desc.conv, static_cast<int>(groups)));
-    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-    if (dtype == CUDNN_DATA_FLOAT) math = cuda_allow_tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
-    if (dtype == CUDNN_DATA_HALF || dtype == CUDNN_DATA_BFLOAT16) math = CUDNN_TENSOR_OP_MATH;
-    AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetConvolutionMathType(desc.conv, math));
-
-    std::vector<int64_t> key = {transposed, static_cast<int64_t>(dtype), groups, channels_last, device,
-                                cuda_allow_tf32()};
+    const bool tf32 = cuda_conv_allow_tf32();
+    std::vector<int64_t> key = {transposed, static_cast<int64_t>(dtype), groups, channels_last, device, tf32};
     for (const TensorImpl* t : {&x, &w, &y})
       for (int64_t d = 0; d < t->dim(); ++d) key.push_back(t->sizes()[d]);
-    for (int v : pad) key.push_back(v);
-    for (int v : str) key.push_back(v);
-    for (int v : dil) key.push_back(v);
+    for (const DimVector* v : {&padding, &stride, &dilation})
+      for (int64_t i = 0; i < v->size(); ++i) key.push_back((*v)[i]);
 
-    std::vector<ChosenAlgo> candidates;
+    ConvPlan* plan = nullptr;
     {
-      std::lock_guard<std::mutex> lock(g_algo_mutex);
-      auto it = g_algos.find(key);
-      if (it != g_algos.end()) candidates.push_back(it->second);
+      std::lock_guard<std::mutex> lock(g_plan_mutex);
+      auto it = g_plans.find(key);
+      if (it != g_plans.end()) plan = it->second.get();
     }
-    if (candidates.empty()) {
-      int max_count = 0, returned = 0;
-      if (!transposed) {
-        AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max_count));
-        std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(max_count, 1));
-        AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnGetConvolutionForwardAlgorithm_v7(
-            handle, desc.x, desc.w, desc.conv, desc.y, static_cast<int>(perf.size()), &returned, perf.data()));
-        for (int i = 0; i < returned; ++i) {
-          if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-          // No TF32 unless allowed: keep only algorithms of the requested math.
-          if (dtype == CUDNN_DATA_FLOAT && !cuda_allow_tf32() && perf[i].mathType != CUDNN_FMA_MATH) continue;
-          size_t ws = 0;
-          api->cudnnSetConvolutionMathType(desc.conv, perf[i].mathType);
-          if (api->cudnnGetConvolutionForwardWorkspaceSize(handle, desc.x, desc.w, desc.conv, desc.y,
-                                                           perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS)
-            continue;
-          candidates.push_back(ChosenAlgo{static_cast<int>(perf[i].algo), perf[i].mathType, ws});
-        }
-      } else {
-        AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &max_count));
-        std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(max_count, 1));
-        AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnGetConvolutionBackwardDataAlgorithm_v7(
-            handle, desc.w, desc.y, desc.conv, desc.x, static_cast<int>(perf.size()), &returned, perf.data()));
-        for (int i = 0; i < returned; ++i) {
-          if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-          if (dtype == CUDNN_DATA_FLOAT && !cuda_allow_tf32() && perf[i].mathType != CUDNN_FMA_MATH) continue;
-          size_t ws = 0;
-          api->cudnnSetConvolutionMathType(desc.conv, perf[i].mathType);
-          if (api->cudnnGetConvolutionBackwardDataWorkspaceSize(handle, desc.w, desc.y, desc.conv, desc.x,
-                                                                perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS)
-            continue;
-          candidates.push_back(ChosenAlgo{static_cast<int>(perf[i].algo), perf[i].mathType, ws});
-        }
-      }
-      if (candidates.empty())
+    if (!plan) {
+      auto made = std::make_unique<ConvPlan>(*api);
+      AOTIRT_RETURN_IF_ERROR(make_conv_plan(*api, handle, dtype, tf32, transposed, channels_last, groups, x, w, y,
+                                            padding, stride, dilation, made.get()));
+      if (made->candidates.empty())
         return AOTIRT_STATUS(kUnimplemented, "cuDNN has no {}convolution algorithm for input {} weight {} ({})",
                              transposed ? "transposed " : "", shape_str(*input), shape_str(*weight),
                              dtype_name(input->dtype()));
+      std::lock_guard<std::mutex> lock(g_plan_mutex);
+      auto ins = g_plans.emplace(key, std::move(made));
+      plan = ins.first->second.get();  // plans are never removed: pointers stay valid
     }
 
-    // Run the first candidate that gets its workspace and succeeds.
+    // Run the first candidate that gets its workspace and succeeds; remember it.
     Status last;
     bool ran = false;
-    for (const ChosenAlgo& c : candidates) {
-      Result<TensorImpl> ws = cuda_empty_contiguous(DimVector{static_cast<int64_t>(std::max<size_t>(c.workspace, 1))},
-                                                    DType::kUInt8, device);
+    const size_t first = plan->chosen.load();
+    for (size_t i = first; i < plan->candidates.size(); ++i) {
+      const ChosenAlgo& c = plan->candidates[i];
+      TensorImpl graph_ws;
+      Result<void*> ws = conv_workspace(device, scope->stream(), c.workspace, &graph_ws);
       if (!ws.ok()) {
         last = ws.take_status();
         continue;
       }
-      AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetConvolutionMathType(desc.conv, c.math));
+      AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetConvolutionMathType(plan->conv, c.math));
       float one_f = 1.f, zero_f = 0.f;
       double one_d = 1.0, zero_d = 0.0;
       const void* one = dtype == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&one_d) : &one_f;
       const void* zero = dtype == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&zero_d) : &zero_f;
       cudnnStatus_t st;
       if (!transposed)
-        st = api->cudnnConvolutionForward(handle, one, desc.x, x.data_ptr(), desc.w, w.data_ptr(), desc.conv,
-                                          static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws->data_ptr(),
-                                          c.workspace, zero, desc.y, y.data_ptr());
+        st = api->cudnnConvolutionForward(handle, one, plan->x, x.data_ptr(), plan->w, w.data_ptr(), plan->conv,
+                                          static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws.value(), c.workspace,
+                                          zero, plan->y, y.data_ptr());
       else
-        st = api->cudnnConvolutionBackwardData(handle, one, desc.w, w.data_ptr(), desc.y, x.data_ptr(), desc.conv,
-                                               static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), ws->data_ptr(),
-                                               c.workspace, zero, desc.x, y.data_ptr());
+        st = api->cudnnConvolutionBackwardData(handle, one, plan->w, w.data_ptr(), plan->y, x.data_ptr(),
+                                               plan->conv, static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo),
+                                               ws.value(), c.workspace, zero, plan->x, y.data_ptr());
       if (st == CUDNN_STATUS_SUCCESS) {
         ran = true;
-        std::lock_guard<std::mutex> lock(g_algo_mutex);
-        if (g_algos.size() > 4096) g_algos.clear();
-        g_algos[key] = c;
+        if (i != first) plan->chosen.store(i);
         break;
       }
       last = cudnn_status(st, transposed ? "cudnnConvolutionBackwardData" : "cudnnConvolutionForward", __FILE__,

@@ -4,7 +4,7 @@
 // column-major one, so each strided operand is described as op(S) with S
 // column-major whenever its strides allow (either dim of stride 1), and copied
 // to a contiguous temporary otherwise. float32 uses CUBLAS_COMPUTE_32F (no
-// TF32, as PyTorch by default); float16 and bfloat16 accumulate in float32.
+// TF32 unless AOTIRT_CUDA_ALLOW_TF32=1, as PyTorch by default); float16 and bfloat16 accumulate in float32.
 // addmm with a [N] bias and beta 1 uses cuBLASLt's bias epilogue; other `self`
 // tensors are broadcast into the output first and scaled through beta.
 #include <algorithm>
@@ -15,6 +15,7 @@
 
 #include "backends/cpu/cpu_copy.h"
 #include "backends/cpu/ops/cpu_op_util.h"
+#include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_symbols.h"
 #include "backends/cuda/ops/cuda_op_util.h"
@@ -60,7 +61,7 @@ struct LtTypes {
 Result<LtTypes> lt_types(DType dtype) {
   switch (dtype) {
     case DType::kFloat32:
-      return LtTypes{CUDA_R_32F, cuda_allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F};
+      return LtTypes{CUDA_R_32F, cuda_matmul_allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F};
     case DType::kFloat16: return LtTypes{CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F};
     case DType::kBFloat16: return LtTypes{CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F};
     case DType::kFloat64: return LtTypes{CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F};
@@ -83,21 +84,23 @@ Result<cublasLtHandle_t> lt_handle(const CublasLtApi& api, int device) {
   return handles[device];
 }
 
-// Releases cuBLASLt descriptors on every path out.
-struct LtDescriptors {
-  const CublasLtApi& api;
+// A problem's descriptors and algorithm, made once and reused: creating the
+// four descriptors and querying the heuristic costs more than launching many
+// small GEMMs. Plans live for the process (the cache is bounded).
+struct LtPlan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulPreference_t pref = nullptr;
-  explicit LtDescriptors(const CublasLtApi& a_api) : api(a_api) {}
-  ~LtDescriptors() {
-    if (pref) api.cublasLtMatmulPreferenceDestroy(pref);
-    if (d) api.cublasLtMatrixLayoutDestroy(d);
-    if (b) api.cublasLtMatrixLayoutDestroy(b);
-    if (a) api.cublasLtMatrixLayoutDestroy(a);
-    if (op) api.cublasLtMatmulDescDestroy(op);
-  }
+  cublasLtMatmulAlgo_t algo;
+  size_t workspace = 0;
 };
+
+void destroy_plan(const CublasLtApi& api, LtPlan& p) {
+  if (p.d) api.cublasLtMatrixLayoutDestroy(p.d);
+  if (p.b) api.cublasLtMatrixLayoutDestroy(p.b);
+  if (p.a) api.cublasLtMatrixLayoutDestroy(p.a);
+  if (p.op) api.cublasLtMatmulDescDestroy(p.op);
+  p = LtPlan();
+}
 
 // Column-major D[m, n] (ld ldd) = alpha * op(A)[m, k] @ op(B)[k, n] + beta * D
 // (+ bias[m] broadcast along n), |batch| times with the given element strides.
@@ -131,15 +134,88 @@ Status lt_layout(const CublasLtApi& api, cublasLtMatrixLayout_t* layout, cudaDat
   return Status();
 }
 
-// Heuristic results are cached per problem: the query costs more than many
-// small GEMMs.
-struct AlgoCache {
+Status make_plan(const CublasLtApi& api, cublasLtHandle_t handle, const LtGemm& g, const LtTypes& types,
+                 size_t ws_bytes, uint32_t align_a, uint32_t align_b, uint32_t align_d, LtPlan* out) {
+  LtPlan p;
+  // Destroys a half-made plan on every early return.
+  struct Guard {
+    const CublasLtApi& api;
+    LtPlan& p;
+    cublasLtMatmulPreference_t pref = nullptr;
+    bool keep = false;
+    ~Guard() {
+      if (pref) api.cublasLtMatmulPreferenceDestroy(pref);
+      if (!keep) destroy_plan(api, p);
+    }
+  } guard{api, p};
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulDescCreate(&p.op, types.compute, types.scale));
+  int32_t ta = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+  if (g.bias) {
+    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(
+        api.cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(
+        api.cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof(g.bias)));
+    const int32_t bias_type = types.data;
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                                                     &bias_type, sizeof(bias_type)));
+  }
+  AOTIRT_RETURN_IF_ERROR(
+      lt_layout(api, &p.a, types.data, g.ta ? g.k : g.m, g.ta ? g.m : g.k, g.lda, g.batch, g.stride_a));
+  AOTIRT_RETURN_IF_ERROR(
+      lt_layout(api, &p.b, types.data, g.tb ? g.n : g.k, g.tb ? g.k : g.n, g.ldb, g.batch, g.stride_b));
+  AOTIRT_RETURN_IF_ERROR(lt_layout(api, &p.d, types.data, g.m, g.n, g.ldd, g.batch, g.stride_d));
+
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulPreferenceCreate(&guard.pref));
+  uint64_t ws64 = ws_bytes;
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulPreferenceSetAttribute(
+      guard.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws64, sizeof(ws64)));
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_d},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_d}};
+  for (const auto& a : aligns)
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(
+        api.cublasLtMatmulPreferenceSetAttribute(guard.pref, a.first, &a.second, sizeof(a.second)));
+  cublasLtMatmulHeuristicResult_t result = {};
+  int returned = 0;
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(
+      api.cublasLtMatmulAlgoGetHeuristic(handle, p.op, p.a, p.b, p.d, p.d, guard.pref, 1, &result, &returned));
+  if (returned == 0)
+    return AOTIRT_STATUS(kUnimplemented, "cuBLASLt has no algorithm for {} m={} n={} k={} batch={}{}",
+                         dtype_name(g.dtype), g.m, g.n, g.k, g.batch, g.bias ? " with a bias epilogue" : "");
+  p.algo = result.algo;
+  p.workspace = result.workspaceSize;
+  guard.keep = true;
+  *out = p;
+  return Status();
+}
+
+struct PlanCache {
   std::mutex mutex;
-  std::map<std::vector<int64_t>, cublasLtMatmulAlgo_t> algos;
+  std::map<std::vector<int64_t>, LtPlan> plans;
 };
-AlgoCache& algo_cache() {
-  static auto* c = new AlgoCache();
+PlanCache& plan_cache() {
+  static auto* c = new PlanCache();  // leaked: plans outlive static destructors
   return *c;
+}
+
+// One workspace per device and stream, kept for the process (cuBLAS does
+// the same): allocating 32 MiB per call cost more than the small GEMMs.
+Result<void*> stream_workspace(int device, cudaStream_t stream) {
+  static std::mutex mutex;
+  static auto* spaces = new std::map<std::pair<int, cudaStream_t>, TensorImpl>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = spaces->find({device, stream});
+  if (it != spaces->end()) return it->second.data_ptr();
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl ws, cuda_empty_contiguous(DimVector{static_cast<int64_t>(kWorkspaceBytes)},
+                                                               DType::kUInt8, device));
+  void* p = ws.data_ptr();
+  spaces->emplace(std::make_pair(device, stream), std::move(ws));
+  return p;
 }
 
 Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
@@ -149,91 +225,63 @@ Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
   AOTIRT_ENSURE(g.m <= INT32_MAX && g.n <= INT32_MAX && g.k <= INT32_MAX && g.batch <= INT32_MAX, kUnimplemented,
                 "matrix sizes m={} n={} k={} batch={} exceed cuBLASLt's limits", g.m, g.n, g.k, g.batch);
 
-  LtDescriptors desc(*api);
-  AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulDescCreate(&desc.op, types.compute, types.scale));
-  int32_t ta = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  AOTIRT_CUBLAS_RETURN_IF_ERROR(
-      api->cublasLtMatmulDescSetAttribute(desc.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-  AOTIRT_CUBLAS_RETURN_IF_ERROR(
-      api->cublasLtMatmulDescSetAttribute(desc.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
-  if (g.bias) {
-    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(
-        api->cublasLtMatmulDescSetAttribute(desc.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(
-        api->cublasLtMatmulDescSetAttribute(desc.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof(g.bias)));
-    const int32_t bias_type = types.data;
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulDescSetAttribute(desc.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-                                                                      &bias_type, sizeof(bias_type)));
-  }
-  AOTIRT_RETURN_IF_ERROR(lt_layout(*api, &desc.a, types.data, g.ta ? g.k : g.m, g.ta ? g.m : g.k, g.lda, g.batch,
-                                   g.stride_a));
-  AOTIRT_RETURN_IF_ERROR(lt_layout(*api, &desc.b, types.data, g.tb ? g.n : g.k, g.tb ? g.k : g.n, g.ldb, g.batch,
-                                   g.stride_b));
-  AOTIRT_RETURN_IF_ERROR(lt_layout(*api, &desc.d, types.data, g.m, g.n, g.ldd, g.batch, g.stride_d));
-
-  // Workspace from the stream-ordered pool; without one if memory is tight.
-  TensorImpl workspace;
-  size_t ws_bytes = 0;
-  {
-    Result<TensorImpl> ws = cuda_empty_contiguous(DimVector{static_cast<int64_t>(kWorkspaceBytes)}, DType::kUInt8,
-                                                  device);
-    if (ws.ok()) {
-      workspace = std::move(ws).value();
-      ws_bytes = kWorkspaceBytes;
-    }
-  }
   const uint32_t align_a = cuda_pointer_alignment(g.a), align_b = cuda_pointer_alignment(g.b),
                  align_d = cuda_pointer_alignment(g.d);
-  std::vector<int64_t> key = {static_cast<int64_t>(g.dtype), g.batch, g.m, g.n, g.k, g.ta, g.tb, g.lda, g.ldb,
-                              g.ldd, g.stride_a, g.stride_b, g.stride_d, g.bias != nullptr,
-                              cuda_pointer_alignment(g.bias), align_a, align_b, align_d,
-                              static_cast<int64_t>(ws_bytes), device, static_cast<int64_t>(types.compute)};
-  cublasLtMatmulAlgo_t algo;
-  bool have_algo = false;
+  // The bias pointer is part of the key: it is a descriptor attribute, and
+  // biases are weights, whose addresses do not change.
+  const std::vector<int64_t> key = {static_cast<int64_t>(g.dtype), g.batch, g.m, g.n, g.k, g.ta, g.tb, g.lda, g.ldb,
+                                    g.ldd, g.stride_a, g.stride_b, g.stride_d,
+                                    static_cast<int64_t>(reinterpret_cast<uintptr_t>(g.bias)), align_a, align_b,
+                                    align_d, device, static_cast<int64_t>(types.compute)};
+  LtPlan plan;
+  bool have = false;
   {
-    AlgoCache& cache = algo_cache();
+    PlanCache& cache = plan_cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
-    auto it = cache.algos.find(key);
-    if (it != cache.algos.end()) {
-      algo = it->second;
-      have_algo = true;
+    auto it = cache.plans.find(key);
+    if (it != cache.plans.end()) {
+      plan = it->second;
+      have = true;
     }
   }
-  if (!have_algo) {
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulPreferenceCreate(&desc.pref));
-    uint64_t ws64 = ws_bytes;
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulPreferenceSetAttribute(
-        desc.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws64, sizeof(ws64)));
-    const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_d},
-        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_d}};
-    for (const auto& a : aligns)
-      AOTIRT_CUBLAS_RETURN_IF_ERROR(
-          api->cublasLtMatmulPreferenceSetAttribute(desc.pref, a.first, &a.second, sizeof(a.second)));
-    cublasLtMatmulHeuristicResult_t result = {};
-    int returned = 0;
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulAlgoGetHeuristic(handle, desc.op, desc.a, desc.b, desc.d,
-                                                                      desc.d, desc.pref, 1, &result, &returned));
-    if (returned == 0)
-      return AOTIRT_STATUS(kUnimplemented, "cuBLASLt has no algorithm for {} m={} n={} k={} batch={}{}",
-                           dtype_name(g.dtype), g.m, g.n, g.k, g.batch, g.bias ? " with a bias epilogue" : "");
-    algo = result.algo;
-    AlgoCache& cache = algo_cache();
+  if (!have) {
+    AOTIRT_RETURN_IF_ERROR(make_plan(*api, handle, g, types, kWorkspaceBytes, align_a, align_b, align_d, &plan));
+    PlanCache& cache = plan_cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
-    if (cache.algos.size() > 4096) cache.algos.clear();
-    cache.algos.emplace(key, algo);
+    auto ins = cache.plans.emplace(key, plan);
+    if (!ins.second) {
+      // Another thread made the same plan meanwhile.
+      destroy_plan(*api, plan);
+      plan = ins.first->second;
+    } else if (cache.plans.size() > 4096) {
+      // Bounded; plans in use elsewhere stay valid because they are leaked
+      // rather than destroyed.
+      cache.plans.clear();
+    }
+  }
+
+  // While a graph is recorded the workspace comes from the graph's own pool
+  // (per call, reused inside the graph), so replays on any stream never share
+  // it with work outside the graph.
+  TensorImpl graph_ws;
+  void* ws = nullptr;
+  if (plan.workspace) {
+    AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
+    if (dev->cuda_allocator().capturing_on_this_thread()) {
+      AOTIRT_ASSIGN_OR_RETURN(graph_ws, cuda_empty_contiguous(DimVector{static_cast<int64_t>(plan.workspace)},
+                                                              DType::kUInt8, device));
+      ws = graph_ws.data_ptr();
+    } else {
+      AOTIRT_ASSIGN_OR_RETURN(ws, stream_workspace(device, stream));
+    }
   }
 
   float alpha_f = static_cast<float>(g.alpha), beta_f = static_cast<float>(g.beta);
   double alpha_d = g.alpha, beta_d = g.beta;
   const void* alpha = types.scale == CUDA_R_64F ? static_cast<const void*>(&alpha_d) : &alpha_f;
   const void* beta = types.scale == CUDA_R_64F ? static_cast<const void*>(&beta_d) : &beta_f;
-  AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmul(handle, desc.op, alpha, g.a, desc.a, g.b, desc.b, beta, g.d,
-                                                    desc.d, g.d, desc.d, &algo,
-                                                    ws_bytes ? workspace.data_ptr() : nullptr, ws_bytes, stream));
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmul(handle, plan.op, alpha, g.a, plan.a, g.b, plan.b, beta, g.d,
+                                                    plan.d, g.d, plan.d, &plan.algo, ws, plan.workspace, stream));
   return Status();
 }
 

@@ -114,13 +114,20 @@ DimVector cuda_empty_like_strides(const TensorImpl& t) {
   return cuda_dense_strides_like(t.sizes(), t.strides());
 }
 
-bool cuda_allow_tf32() {
-  static const bool allow = [] {
-    const char* v = std::getenv("AOTIRT_CUDA_ALLOW_TF32");
-    return v && std::string(v) == "1";
+namespace {
+// -1 unset, 0 or 1 as set.
+int tf32_override() {
+  static const int v = [] {
+    const char* s = std::getenv("AOTIRT_CUDA_ALLOW_TF32");
+    if (!s || !*s) return -1;
+    return std::string(s) == "0" ? 0 : 1;
   }();
-  return allow;
+  return v;
 }
+}  // namespace
+
+bool cuda_conv_allow_tf32() { return tf32_override() != 0; }
+bool cuda_matmul_allow_tf32() { return tf32_override() == 1; }
 
 int cuda_pointer_alignment(const void* p) {
   uintptr_t a = reinterpret_cast<uintptr_t>(p);

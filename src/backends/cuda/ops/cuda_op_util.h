@@ -49,9 +49,13 @@ bool cuda_is_channels_last(const DimVector& sizes, const DimVector& strides);
 // Dense channels-last strides for 4-d or 5-d |sizes|.
 DimVector cuda_channels_last_strides(const DimVector& sizes);
 
-// Whether float32 matmuls and convolutions may use TF32 (AOTIRT_CUDA_ALLOW_TF32=1);
-// off by default, as in PyTorch.
-bool cuda_allow_tf32();
+// Whether float32 work may use TF32 tensor cores. The defaults are PyTorch's
+// (torch.backends.cudnn.allow_tf32 = True, torch.backends.cuda.matmul.
+// allow_tf32 = False), so aotirt and libtorch run a package with the same
+// math: convolutions yes, matmuls no. AOTIRT_CUDA_ALLOW_TF32=1 allows both,
+// =0 neither (bit-for-bit float32 checks).
+bool cuda_conv_allow_tf32();
+bool cuda_matmul_allow_tf32();
 
 // Largest power of two (up to 256) that divides |p|'s address.
 int cuda_pointer_alignment(const void* p);

@@ -1,0 +1,125 @@
+// CUDA graphs at the device level: recording allocates from the graph's own
+// pool and runs nothing until a replay; a recording that waits for the device
+// fails cleanly and leaves the allocator and the CUDA runtime usable; the
+// allocator's host cache hands a freed block back on the next request. Skipped
+// without a GPU.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "backends/cuda/cuda_allocator.h"
+#include "backends/cuda/cuda_device.h"
+#include "backends/cuda/cuda_stream.h"
+#include "base/status.h"
+#include "cuda_test_util.h"
+
+namespace aotirt {
+namespace {
+
+using namespace cuda_test;
+
+class CudaGraphTest : public CudaTest {
+ protected:
+  void SetUp() override {
+    CudaTest::SetUp();
+    if (IsSkipped()) return;
+    Result<CudaDevice*> dev = cuda_device(0);
+    ASSERT_TRUE(dev.ok()) << dev.status().to_string();
+    dev_ = dev.value();
+    Result<cudaStream_t> s = cuda_current_stream(0);
+    ASSERT_TRUE(s.ok());
+    stream_ = s.value();
+  }
+  std::vector<uint8_t> read(void* p, size_t n) {
+    std::vector<uint8_t> host(n);
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(host.data(), p, n, cudaMemcpyDeviceToHost), cudaSuccess);
+    return host;
+  }
+  CudaDevice* dev_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+};
+
+TEST_F(CudaGraphTest, RecordingRunsNothingAndReplaysRunIt) {
+  CudaAllocator& alloc = dev_->cuda_allocator();
+  void* p = nullptr;
+  Result<std::unique_ptr<DeviceGraph>> graph = dev_->capture([&]() -> Status {
+    EXPECT_TRUE(alloc.capturing_on_this_thread());
+    AOTIRT_ASSIGN_OR_RETURN(p, alloc.allocate(4096));
+    // A block freed while recording is reused inside the same recording.
+    AOTIRT_ASSIGN_OR_RETURN(void* scratch, alloc.allocate(4096));
+    alloc.deallocate(scratch, 4096);
+    AOTIRT_ASSIGN_OR_RETURN(void* again, alloc.allocate(4096));
+    EXPECT_EQ(again, scratch);
+    alloc.deallocate(again, 4096);
+    if (cudaMemsetAsync(p, 0x5a, 4096, stream_) != cudaSuccess) return Status(StatusCode::kInternal, "memset");
+    return Status();
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+  EXPECT_FALSE(alloc.capturing_on_this_thread());
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(cudaMemset(p, 0, 4096), cudaSuccess);  // recorded, not run
+  EXPECT_EQ(read(p, 4096)[100], 0);
+  AOTIRT_ASSERT_OK(graph.value()->replay());
+  EXPECT_EQ(read(p, 4096)[100], 0x5a);
+  ASSERT_EQ(cudaMemset(p, 0, 4096), cudaSuccess);
+  AOTIRT_ASSERT_OK(graph.value()->replay());
+  EXPECT_EQ(read(p, 4096)[4095], 0x5a);
+  // The graph's memory outlives the graph while a tensor holds it.
+  graph.value().reset();
+  EXPECT_EQ(read(p, 4096)[0], 0x5a);
+  alloc.deallocate(p, 4096);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+TEST_F(CudaGraphTest, WaitingForTheDeviceWhileRecordingFailsCleanly) {
+  CudaAllocator& alloc = dev_->cuda_allocator();
+  Result<std::unique_ptr<DeviceGraph>> graph = dev_->capture([&]() -> Status {
+    cudaError_t err = cudaStreamSynchronize(stream_);
+    if (err != cudaSuccess)
+      return Status(StatusCode::kInternal, std::string("synchronize: ") + cudaGetErrorName(err));
+    return Status();
+  });
+  ASSERT_FALSE(graph.ok());
+  EXPECT_FALSE(alloc.capturing_on_this_thread());
+  cudaStreamCaptureStatus status;
+  ASSERT_EQ(cudaStreamIsCapturing(stream_, &status), cudaSuccess);
+  EXPECT_EQ(status, cudaStreamCaptureStatusNone);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  // Ordinary work still runs.
+  Result<void*> p = alloc.allocate(1024);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  ASSERT_EQ(cudaMemsetAsync(p.value(), 1, 1024, stream_), cudaSuccess);
+  EXPECT_EQ(read(p.value(), 1024)[7], 1);
+  alloc.deallocate(p.value(), 1024);
+}
+
+TEST_F(CudaGraphTest, BodyErrorIsReturnedAndNothingIsRecorded) {
+  Result<std::unique_ptr<DeviceGraph>> graph =
+      dev_->capture([]() -> Status { return Status(StatusCode::kInvalidArgument, "the body refused"); });
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(dev_->cuda_allocator().capturing_on_this_thread());
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+TEST_F(CudaGraphTest, FreedBlocksAreReusedFromTheHostCache) {
+  CudaAllocator& alloc = dev_->cuda_allocator();
+  Result<void*> a = alloc.allocate(100000);
+  ASSERT_TRUE(a.ok());
+  alloc.deallocate(a.value(), 100000);
+  const MemoryStats before = alloc.stats();
+  // Same size class: the same block, without a CUDA call.
+  Result<void*> b = alloc.allocate(99999);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b.value(), a.value());
+  EXPECT_EQ(alloc.stats().cache_hits, before.cache_hits + 1);
+  alloc.deallocate(b.value(), 99999);
+  alloc.trim();
+  EXPECT_EQ(CudaAllocator::size_class(1), CudaAllocator::size_class(512));
+  EXPECT_GE(CudaAllocator::size_class(3 << 20), size_t{3} << 20);
+}
+
+}  // namespace
+}  // namespace aotirt
