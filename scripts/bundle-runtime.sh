@@ -14,11 +14,20 @@ skip='^(libaotirt|linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.
   for f in "$BUILD_DIR"/lib/libaotirt.so "$BUILD_DIR"/bin/*; do
     [ -f "$f" ] && ldd "$f" 2>/dev/null
   done
-  # Loaded with dlopen at run time, so ldd cannot see them.
+  # Loaded with dlopen at run time, so ldd cannot see them. Only CPU models
+  # load SLEEF and OpenBLAS (the OpenMP build where it is installed); a
+  # CUDA-only deployment may leave them and their dependencies out.
   for extra in libsleef.so.3 libgomp.so.1; do
     p=$(ldconfig -p | awk -v n="$extra" '$1 == n && /x86-64/ {print $NF; exit}')
     [ -n "$p" ] && echo "$extra => $p (0x0)"
   done
+  arch_dir=/usr/lib/$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
+  if [ -f "$arch_dir/openblas-openmp/libopenblas.so.0" ]; then
+    echo "libopenblas.so.0 => $arch_dir/openblas-openmp/libopenblas.so.0 (0x0)"
+  else
+    p=$(ldconfig -p | awk '$1 == "libopenblas.so.0" && /x86-64/ {print $NF; exit}')
+    [ -n "$p" ] && echo "libopenblas.so.0 => $p (0x0)"
+  fi
 } | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u | while read -r name path; do
   if [[ ! "$name" =~ $skip ]]; then
     cp -L "$path" "$DEPS/$name"

@@ -6,9 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 #include <vector>
 
 #include "base/log.h"
@@ -125,6 +129,58 @@ Result<MappedRegion> MappedRegion::map(const std::string& path, uint64_t offset,
   r.data_ = static_cast<const uint8_t*>(base) + (offset - aligned);
   r.size_ = length;
   return r;
+}
+
+Status read_with_pages_released(const MappedRegion& region, size_t window, const std::function<Status()>& reader) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (!region.data() || region.size() <= 2 * window) return reader();
+  // Whole pages inside the region only: the first and last may be shared
+  // with other zip entries, which does not matter, but stay conservative.
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(region.data()) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(region.data()) + region.size()) / page * page;
+  if (end <= begin) return reader();
+  const size_t pages = (end - begin) / page;
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_SEQUENTIAL);
+  std::atomic<bool> done{false};
+  std::thread watcher([&] {
+    std::vector<unsigned char> resident(pages);
+    size_t dropped = 0;  // pages [0, dropped) were released already
+    while (!done.load(std::memory_order_acquire)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (mincore(reinterpret_cast<void*>(begin), end - begin, resident.data()) != 0) return;
+      size_t front = 0;  // one past the highest resident page
+      for (size_t i = pages; i-- > dropped;)
+        if (resident[i] & 1) {
+          front = i + 1;
+          break;
+        }
+      const size_t keep = window / page;
+      if (front > dropped + keep) {
+        const size_t upto = front - keep;
+        madvise(reinterpret_cast<void*>(begin + dropped * page), (upto - dropped) * page, MADV_DONTNEED);
+        dropped = upto;
+      }
+    }
+  });
+  Status s = reader();
+  done.store(true, std::memory_order_release);
+  watcher.join();
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  return s;
+}
+
+MemoryUsage process_memory_usage() {
+  MemoryUsage u;
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return u;
+  char line[256];
+  while (std::fgets(line, sizeof(line), f)) {
+    unsigned long kb = 0;
+    if (std::sscanf(line, "VmRSS: %lu kB", &kb) == 1) u.rss = kb * 1024;
+    if (std::sscanf(line, "VmHWM: %lu kB", &kb) == 1) u.peak_rss = kb * 1024;
+  }
+  std::fclose(f);
+  return u;
 }
 
 Status check_readable_file(const std::string& path) {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "aotirt/status.h"
@@ -84,6 +85,23 @@ class MappedRegion {
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };
+
+// Runs |reader|, which reads |region| from front to back once (a model
+// copying its weights out of the package), while a helper thread drops the
+// pages it has read from this process's memory. Without it, every page of a
+// multi-hundred-megabyte blob stays mapped in at once and counts toward the
+// process's peak resident memory; with it, about |window| bytes do. Dropping
+// a page that is still needed costs only a re-read from the page cache, so
+// the result never depends on the reader's order.
+Status read_with_pages_released(const MappedRegion& region, size_t window, const std::function<Status()>& reader);
+
+// Resident set size and its peak (VmRSS, VmHWM) of this process, in bytes;
+// zeros where /proc is unavailable.
+struct MemoryUsage {
+  size_t rss = 0;
+  size_t peak_rss = 0;
+};
+MemoryUsage process_memory_usage();
 
 // Checks that |path| names a readable regular file; NOT_FOUND or IO_ERROR otherwise.
 Status check_readable_file(const std::string& path);

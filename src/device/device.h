@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -80,6 +81,12 @@ class Device {
   virtual Status check_package(const std::vector<std::pair<std::string, std::string>>& metadata) {
     return Status();
   }
+
+  // Starts loading, on background threads, what the fallback ops among
+  // |imported| (the model library's undefined symbols) will need -- GEMM and
+  // convolution libraries, their handles -- so that it overlaps the rest of
+  // the load. The caller joins the threads before the model's first run.
+  virtual std::vector<std::thread> prewarm(const std::vector<std::string>& imported) { return {}; }
 
   // Records the device work |body| queues on this thread's current stream
   // into a graph instead of running it. Memory allocated on this thread while

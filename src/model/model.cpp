@@ -2,6 +2,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include "base/log.h"
@@ -30,6 +31,29 @@ void pin_needed_runtimes(const std::vector<std::string>& undefined) {
   if (uses_omp) dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL);
 }
 
+// Debug-level timing of the load phases, with the process's memory, for
+// finding where cold start and peak memory go (AOTIRT_LOG_LEVEL=debug).
+class LoadTrace {
+ public:
+  explicit LoadTrace(const std::string& path) : on_(log_level() <= LogLevel::kDebug), path_(path) {
+    start_ = last_ = std::chrono::steady_clock::now();
+  }
+  void mark(const char* phase) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    const MemoryUsage m = process_memory_usage();
+    AOTIRT_LOG(kDebug, "load {}: {} {:.1f} ms (total {:.1f} ms, RSS {} MiB, peak {} MiB)", path_, phase,
+               std::chrono::duration<double, std::milli>(now - last_).count(),
+               std::chrono::duration<double, std::milli>(now - start_).count(), m.rss >> 20, m.peak_rss >> 20);
+    last_ = now;
+  }
+
+ private:
+  bool on_;
+  std::string path_;
+  std::chrono::steady_clock::time_point start_, last_;
+};
+
 Status run_error(const char* what) {
   const Status& shim_error = get_last_error();
   if (!shim_error.ok()) {
@@ -46,8 +70,10 @@ Status run_error(const char* what) {
 
 Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, const LoadOptions& options) {
   std::unique_ptr<ModelState> m(new ModelState());
+  LoadTrace trace(path);
   AOTIRT_ASSIGN_OR_RETURN(m->package_, open_pt2_package(path));
   const PackageInfo& info = m->package_.info;
+  trace.mark("package read");
 
   // The device: the package decides its type; the options may only pick an index.
   bool known = false;
@@ -62,6 +88,7 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   m->device_id_ = wanted;
   AOTIRT_RETURN_IF_ERROR(check_package_host(m->package_));
   AOTIRT_ASSIGN_OR_RETURN(m->device_, get_device(m->device_id_));
+  trace.mark("device ready");
   AOTIRT_RETURN_IF_ERROR(m->device_->check_package(m->package_.metadata));
   if (options.memory_limit_bytes) m->device_->allocator().set_limit(options.memory_limit_bytes);
   if (options.cuda_graph) {
@@ -88,10 +115,16 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
                          missing.size(), list);
   }
   pin_needed_runtimes(m->package_.undefined_symbols);
+  // GEMM and convolution libraries load while the model library and the
+  // weights do.
+  m->prewarm_ = m->device_->prewarm(m->package_.undefined_symbols);
+  m->prewarm_pending_.store(!m->prewarm_.empty());
+  trace.mark("shims checked");
 
   AOTIRT_ASSIGN_OR_RETURN(m->library_, ModelLibrary::open(m->package_.library_bytes, info.model_name));
   // The bytes now live in the memfd; don't keep a second copy.
   std::string().swap(m->package_.library_bytes);
+  trace.mark("library opened");
 
   const char* cubin_dir = nullptr;
   if (!m->package_.kernels.empty()) {
@@ -114,7 +147,9 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
     m->container_ = nullptr;
     return run_error("creating the model container");
   }
+  trace.mark("container created");
   AOTIRT_RETURN_IF_ERROR(m->load_weights());
+  trace.mark("weights loaded");
 
   // Names and specs of inputs and outputs.
   const ContainerApi& api = m->library_->api();
@@ -174,12 +209,25 @@ Status ModelState::load_weights() {
   }
   static const uint8_t kEmpty[64] = {};
   if (!data) data = kEmpty;
-  clear_last_error();
-  if (api.update_constants_from_blob(container_, data) != 0) return run_error("loading the weights");
-  return Status();
+  auto copy_weights = [&]() -> Status {
+    clear_last_error();
+    if (api.update_constants_from_blob(container_, data) != 0) return run_error("loading the weights");
+    return Status();
+  };
+  // The model copies its weights out of the blob in order; pages it is done
+  // with leave this process's memory as it goes.
+  if (mapped.data()) return read_with_pages_released(mapped, size_t{32} << 20, copy_weights);
+  return copy_weights();
+}
+
+void ModelState::join_prewarm() {
+  for (std::thread& t : prewarm_)
+    if (t.joinable()) t.join();
+  prewarm_.clear();
 }
 
 ModelState::~ModelState() {
+  join_prewarm();
   if (container_ && library_) {
     if (library_->api().destroy(container_) != 0)
       AOTIRT_LOG(kWarning, "deleting the model container failed: {}", get_last_error().to_string());
@@ -298,6 +346,11 @@ Result<std::vector<Tensor>> ModelState::finish(std::vector<Tensor> outputs, cons
 }
 
 Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
+  if (prewarm_pending_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(prewarm_mutex_);
+    join_prewarm();
+    prewarm_pending_.store(false, std::memory_order_release);
+  }
   if (graph_mode_) return run_graph(inputs, options);
   AOTIRT_RETURN_IF_ERROR(check_inputs(inputs));
   std::vector<AtenTensorHandle> in_handles;

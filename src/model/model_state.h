@@ -3,9 +3,11 @@
 // turns caller tensors into handles and handles back into tensors.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "aotirt/model.h"
@@ -63,6 +65,13 @@ class ModelState {
   ContainerHandle container_ = nullptr;
   bool has_specs_ = false;
   std::vector<TensorSpec> inputs_, outputs_;
+
+  // Background loads of op libraries (Device::prewarm), joined before the
+  // first run.
+  void join_prewarm();
+  std::vector<std::thread> prewarm_;
+  std::mutex prewarm_mutex_;
+  std::atomic<bool> prewarm_pending_{false};
 
   bool graph_mode_ = false;
   size_t graph_warmup_runs_ = 1;

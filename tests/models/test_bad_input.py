@@ -239,3 +239,20 @@ def test_inspect_marks_missing_symbol(tmp_path, unsupported_pkg):
     assert proc.returncode == 0, proc.stderr
     assert "aoti_torch_cpu__fft_r2c" in proc.stdout
     assert "missing" in proc.stdout.lower()
+
+
+def test_blas_library_missing(tmp_path, zoo):
+    # OpenBLAS is loaded on the first CPU GEMM; a missing one is a clean error.
+    tmpdir = tmp_path / "cli-tmp"
+    tmpdir.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmpdir), AOTIRT_BLAS_LIBRARY=str(tmp_path / "no-such-libblas.so"))
+    proc = subprocess.run([str(CLI), "run", str(zoo["mlp"]["pt2"]), "--input", str(zoo["mlp"]["inputs"][0]),
+                           "--output-dir", str(tmp_path / "o")], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert list(tmpdir.iterdir()) == []
+    expect_error(proc, "openblas", "AOTIRT_BLAS_LIBRARY", "no-such-libblas.so")
+
+
+def test_cuda_graph_on_cpu_package(tmp_path, zoo):
+    expect_error(run_cli(["run", zoo["mlp"]["pt2"], "--input", zoo["mlp"]["inputs"][0], "--output-dir",
+                          tmp_path / "o", "--cuda-graph"], tmp_path), "cuda graphs", "cpu model")

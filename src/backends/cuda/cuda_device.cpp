@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "backends/cuda/cuda_copy.h"
+#include "backends/cuda/ops/cuda_op_util.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_stream.h"
 #include "base/log.h"
@@ -71,6 +72,22 @@ Status CudaDevice::prepare_model_load() {
   AOTIRT_RETURN_IF_ERROR(scope.status());
   AOTIRT_CUDA_RETURN_IF_ERROR(cudaFree(nullptr));
   return Status();
+}
+
+std::vector<std::thread> CudaDevice::prewarm(const std::vector<std::string>& imported) {
+  bool gemm = false, conv = false;
+  for (const std::string& s : imported) {
+    if (s.rfind("aoti_torch_cuda_", 0) != 0) continue;
+    if (s.find("mm_out") != std::string::npos) gemm = true;
+    if (s.find("convolution") != std::string::npos) conv = true;
+  }
+  std::vector<std::thread> threads;
+  const int device = index_;
+  // Failures are not reported here: the op that needs the library reports
+  // them when it runs.
+  if (gemm) threads.emplace_back([device] { cuda_matmul_prewarm(device); });
+  if (conv) threads.emplace_back([device] { cuda_convolution_prewarm(device); });
+  return threads;
 }
 
 Status cuda_check_compute_capability(const std::string& package_cc, int major, int minor,

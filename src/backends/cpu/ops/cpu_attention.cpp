@@ -230,6 +230,7 @@ AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu(
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
     AtenTensorHandle* attn_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1) noexcept {
   return shim_call(__func__, [&]() -> Status {
+    AOTIRT_RETURN_IF_ERROR(cpu_ops::ensure_blas());
     return sdpa(query, key, value, dropout_p, is_causal, attn_mask, scale, ret0, ret1);
   });
 }

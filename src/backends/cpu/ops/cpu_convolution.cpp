@@ -398,6 +398,7 @@ AOTITorchError aoti_torch_cpu_convolution(AtenTensorHandle input, AtenTensorHand
                                           const int64_t* output_padding, int64_t output_padding_len_,
                                           int64_t groups, AtenTensorHandle* ret0) noexcept {
   return shim_call(__func__, [&]() -> Status {
+    AOTIRT_RETURN_IF_ERROR(cpu_ops::ensure_blas());
     ConvArgs a;
     AOTIRT_ASSIGN_OR_RETURN(a.input, require_tensor(input, "input"));
     AOTIRT_ASSIGN_OR_RETURN(a.weight, require_tensor(weight, "weight"));

@@ -148,6 +148,7 @@ extern "C" {
 AOTITorchError aoti_torch_cpu_mm_out(AtenTensorHandle out, AtenTensorHandle self,
                                      AtenTensorHandle mat2) noexcept {
   return shim_call(__func__, [&]() -> Status {
+    AOTIRT_RETURN_IF_ERROR(cpu_ops::ensure_blas());
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, require_tensor(out, "out"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* a, require_tensor(self, "self"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* b, require_tensor(mat2, "mat2"));
@@ -159,6 +160,7 @@ AOTITorchError aoti_torch_cpu_mm_out(AtenTensorHandle out, AtenTensorHandle self
 AOTITorchError aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
                                         AtenTensorHandle mat2, double beta, double alpha) noexcept {
   return shim_call(__func__, [&]() -> Status {
+    AOTIRT_RETURN_IF_ERROR(cpu_ops::ensure_blas());
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, require_tensor(out, "out"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* s, require_tensor(self, "self"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* a, require_tensor(mat1, "mat1"));
@@ -173,6 +175,7 @@ AOTITorchError aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle s
 AOTITorchError aoti_torch_cpu_bmm_out(AtenTensorHandle out, AtenTensorHandle self,
                                       AtenTensorHandle mat2) noexcept {
   return shim_call(__func__, [&]() -> Status {
+    AOTIRT_RETURN_IF_ERROR(cpu_ops::ensure_blas());
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, require_tensor(out, "out"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* a, require_tensor(self, "self"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* b, require_tensor(mat2, "mat2"));
@@ -185,6 +188,7 @@ AOTITorchError aoti_torch_cpu_baddbmm_out(AtenTensorHandle out, AtenTensorHandle
                                           AtenTensorHandle batch1, AtenTensorHandle batch2, double beta,
                                           double alpha) noexcept {
   return shim_call(__func__, [&]() -> Status {
+    AOTIRT_RETURN_IF_ERROR(cpu_ops::ensure_blas());
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, require_tensor(out, "out"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* s, require_tensor(self, "self"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* a, require_tensor(batch1, "batch1"));

@@ -1,10 +1,12 @@
 #include "backends/cpu/ops/cpu_op_util.h"
 
-#include <cblas.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/cpu_copy.h"
@@ -159,17 +161,60 @@ bool blas_matrix(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_str
 
 namespace {
 
-void blas_gemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha,
-               const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc) {
-  cblas_sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+// The two CBLAS entry points aotirt uses, with CBLAS's enum values (row-major
+// 101, no-transpose 111, transpose 112), so no BLAS header is needed.
+enum BlasOrder { kRowMajor = 101 };
+enum BlasTrans { kNoTrans = 111, kTrans = 112 };
+using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
+                         int);
+using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
+                         double*, int);
+
+struct BlasTable {
+  SgemmFn sgemm = nullptr;
+  DgemmFn dgemm = nullptr;
+  Status status;
+};
+
+const BlasTable& blas_table() {
+  static const BlasTable table = [] {
+    BlasTable t;
+    const char* env = std::getenv("AOTIRT_BLAS_LIBRARY");
+    const std::string name = env && *env ? env : AOTIRT_BLAS_SONAME;
+    // RTLD_GLOBAL is not needed: only these two symbols are used. The
+    // search follows libaotirt.so's RUNPATH, which names the OpenMP build.
+    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* why = dlerror();
+      t.status = Status(StatusCode::kUnavailable,
+                        fmt::format("CPU GEMM and convolution need OpenBLAS, which could not be loaded ({}): {}; "
+                                    "install libopenblas0-openmp or point AOTIRT_BLAS_LIBRARY at a CBLAS library",
+                                    name, why ? why : "unknown error"));
+      return t;
+    }
+    t.sgemm = reinterpret_cast<SgemmFn>(dlsym(lib, "cblas_sgemm"));
+    t.dgemm = reinterpret_cast<DgemmFn>(dlsym(lib, "cblas_dgemm"));
+    if (!t.sgemm || !t.dgemm)
+      t.status = Status(StatusCode::kUnavailable,
+                        fmt::format("{} lacks cblas_sgemm or cblas_dgemm: it is not a CBLAS library", name));
+    return t;
+  }();
+  return table;
 }
 
-void blas_gemm(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
-               const double* a, int lda, const double* b, int ldb, double beta, double* c, int ldc) {
-  cblas_dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+void blas_gemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+               int ldb, float beta, float* c, int ldc) {
+  blas_table().sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void blas_gemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double* a, int lda,
+               const double* b, int ldb, double beta, double* c, int ldc) {
+  blas_table().dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace
+
+Status ensure_blas() { return blas_table().status; }
 
 template <class T>
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
@@ -188,12 +233,12 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
   }
   // Column-major C is row-major C^T = op(B)^T op(A)^T: swap the operands.
   if (c_col_major) {
-    blas_gemm(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans, trans_a ? CblasNoTrans : CblasTrans,
+    blas_gemm(kRowMajor, trans_b ? kNoTrans : kTrans, trans_a ? kNoTrans : kTrans,
               static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), alpha, b, static_cast<int>(ldb),
               a, static_cast<int>(lda), beta, c, static_cast<int>(ldc));
     return;
   }
-  blas_gemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+  blas_gemm(kRowMajor, trans_a ? kTrans : kNoTrans, trans_b ? kTrans : kNoTrans,
             static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b,
             static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }

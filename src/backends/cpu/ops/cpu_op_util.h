@@ -70,8 +70,14 @@ struct BlasMatrix {
 // example broadcast or overlapping strides) and a copy is needed.
 bool blas_matrix(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, BlasMatrix* out);
 
+// Loads OpenBLAS on first use (dlopen, like SLEEF): only CPU models need it,
+// so a CUDA deployment can ship without it. UNAVAILABLE, naming the library
+// and AOTIRT_BLAS_LIBRARY, when it cannot be loaded. Every op that calls
+// gemm() calls this first.
+Status ensure_blas();
+
 // Row-major C[M,N] = alpha * op(A)[M,K] @ op(B)[K,N] + beta * C, through
-// cblas_sgemm/dgemm. Handles empty sizes (K == 0 scales C by beta, writing
+// cblas_sgemm/dgemm (ensure_blas() must have succeeded). Handles empty sizes (K == 0 scales C by beta, writing
 // zeros when beta is 0, so garbage in C never leaks through). When
 // |c_col_major| is true, C is stored column-major with leading dimension ldc.
 template <class T>

@@ -394,6 +394,19 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
 }
 
 }  // namespace
+
+Status cuda_convolution_prewarm(int device) {
+  AOTIRT_ASSIGN_OR_RETURN(const CudnnApi* api, cudnn_api());
+  CudaDeviceScope scope(device);
+  AOTIRT_RETURN_IF_ERROR(scope.status());
+  // Creating a handle loads cuDNN's sub-libraries, the slow part; the ops
+  // make their own per-thread handles later.
+  cudnnHandle_t h = nullptr;
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnCreate(&h));
+  api->cudnnDestroy(h);
+  return Status();
+}
+
 }  // namespace aotirt
 
 using namespace aotirt;

@@ -453,6 +453,12 @@ Status run_matmul(AtenTensorHandle out_h, AtenTensorHandle self_h, AtenTensorHan
 }
 
 }  // namespace
+
+Status cuda_matmul_prewarm(int device) {
+  AOTIRT_ASSIGN_OR_RETURN(const CublasLtApi* api, cublaslt_api());
+  return lt_handle(*api, device).take_status();
+}
+
 }  // namespace aotirt
 
 using namespace aotirt;

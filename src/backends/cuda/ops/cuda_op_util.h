@@ -57,6 +57,11 @@ DimVector cuda_channels_last_strides(const DimVector& sizes);
 bool cuda_conv_allow_tf32();
 bool cuda_matmul_allow_tf32();
 
+// Load cuBLASLt and make its handle for |device| / load cuDNN and its
+// sub-libraries, ahead of the first GEMM or convolution (CudaDevice::prewarm).
+Status cuda_matmul_prewarm(int device);
+Status cuda_convolution_prewarm(int device);
+
 // Largest power of two (up to 256) that divides |p|'s address.
 int cuda_pointer_alignment(const void* p);
 
