@@ -30,11 +30,14 @@ class Observed:
     peak_device_mb: float | None = None
     device_method: str | None = None
     mapped_libs: set = field(default_factory=set)
+    not_started: str | None = None  # why it was never started (the harness is stopping)
 
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        return self.returncode == 0 and not self.timed_out and self.not_started is None
 
     def failure(self) -> str:
+        if self.not_started:
+            return f"not started: {self.not_started}"
         if self.timed_out:
             return f"timed out after {self.wall_s:.0f} s"
         tail = (self.stderr.strip() or self.stdout.strip()).splitlines()[-6:]
@@ -99,6 +102,58 @@ class GpuMemory:
         return {}
 
 
+# Process groups of the commands running now, so that a harness that is told
+# to stop (SIGTERM, SIGINT) ends them instead of leaving them running.
+_live: dict = {}
+_live_lock = threading.RLock()  # reentrant: stop_all() may run in a signal handler
+_stopping = threading.Event()
+
+
+def stopping() -> bool:
+    """True once stop_all() ran: results from now on are not to be kept."""
+    return _stopping.is_set()
+
+
+def stop_all() -> int:
+    """Kills every running command's process group and refuses to start new
+    ones; returns how many groups were signalled."""
+    _stopping.set()
+    with _live_lock:
+        pids = list(_live)
+    for pid in pids:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return len(pids)
+
+
+def live_count() -> int:
+    with _live_lock:
+        return len(_live)
+
+
+def _pdeathsig_prefix() -> list:
+    """`setpriv --pdeathsig KILL` when available: the command is killed if
+    the thread that started it dies, even when the harness is killed with
+    SIGKILL and cannot clean up."""
+    global _PDEATHSIG
+    if _PDEATHSIG is None:
+        _PDEATHSIG = []
+        exe = shutil.which("setpriv")
+        if exe:
+            try:
+                out = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=10)
+                if "--pdeathsig" in out.stdout + out.stderr:
+                    _PDEATHSIG = [exe, "--pdeathsig", "KILL", "--"]
+            except (OSError, subprocess.SubprocessError):
+                pass
+    return list(_PDEATHSIG)
+
+
+_PDEATHSIG = None
+
+
 def _run_quiet(cmd) -> str:
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout
@@ -150,22 +205,35 @@ def run_observed(
     gpu: GpuMemory | None = None,
     poll_s: float = 0.02,
     watch_maps: bool = False,
+    die_with_parent: bool = False,
 ) -> Observed:
     """Run `cmd` to completion while watching it; never raises for the
-    command's own failure (see Observed.ok())."""
+    command's own failure (see Observed.ok()). die_with_parent: start it
+    under `setpriv --pdeathsig KILL` where available (for unmeasured helper
+    processes; measured ones are started directly)."""
     obs = Observed(cmd=[str(c) for c in cmd])
+    if _stopping.is_set():
+        obs.not_started = "the harness is stopping"
+        return obs
+    argv = (_pdeathsig_prefix() if die_with_parent else []) + obs.cmd
     pattern = re.compile(marker) if marker else None
     stderr_file = tempfile.TemporaryFile(mode="w+b")
     baseline = gpu.total_used_mb() if gpu and gpu.available else None
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        obs.cmd,
-        stdout=subprocess.PIPE,
-        stderr=stderr_file,
-        env=env,
-        cwd=cwd,
-        start_new_session=True,  # so a timeout ends its workers too
-    )
+    with _live_lock:
+        if _stopping.is_set():
+            stderr_file.close()
+            obs.not_started = "the harness is stopping"
+            return obs
+        proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=stderr_file,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,  # so a timeout ends its workers too
+        )
+        _live[proc.pid] = proc
     lines: list = []
 
     def read_stdout():
@@ -219,9 +287,31 @@ def run_observed(
     timer.start()
     try:
         # wait4 gives the child's own peak RSS; Popen.wait would lose it.
+        # Waits for the exit without reaping: while the leader is a zombie
+        # its group id cannot be reused, so the group can be ended safely
+        # (helpers it left behind, such as compile workers, end with it).
+        os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         _, status, usage = os.wait4(proc.pid, 0)
+    except BaseException:
+        # Interrupted (the harness is being stopped): end the group, reap it.
+        timer.cancel()
+        kill_group()
+        try:
+            os.wait4(proc.pid, 0)
+        except ChildProcessError:
+            pass
+        with _live_lock:
+            _live.pop(proc.pid, None)
+        done.set()
+        raise
     finally:
         timer.cancel()
+    with _live_lock:
+        _live.pop(proc.pid, None)
     obs.wall_s = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     obs.returncode = proc.returncode

@@ -44,6 +44,7 @@ RSS_LIMIT = 0.3
 FOOTPRINT_LIMIT = 0.02
 GRAPH_LIMIT = 0.5
 GRAPH_WORKLOADS = ("gpt2_decode", "resnet50_b1")
+OPTIONAL_NOTE = "loaded only by CPU ops; a CUDA deployment can leave them out"
 
 
 def schema_row(detail: dict) -> dict:
@@ -231,14 +232,36 @@ def render_markdown(doc: dict) -> str:
     if fp:
         lines += ["## Install footprint (cuBLAS and cuDNN left out)", ""]
         files = ", ".join(f"{k} {v}" for k, v in fp.get("aotirt_files", {}).items())
-        lines.append(f"- aotirt: {_fmt(fp.get('aotirt_mb'))} MiB ({files})")
+        if "aotirt_optional_files" in fp:
+            lines.append(
+                f"- aotirt: {_fmt(fp.get('aotirt_mb'))} MiB: libaotirt.so and the non-system libraries of its "
+                f"DT_NEEDED closure, what a CUDA deployment needs ({files})"
+            )
+            opt = fp.get("aotirt_optional_files") or {}
+            if opt:
+                ofiles = ", ".join(f"{k} {v}" for k, v in opt.items())
+                lines.append(
+                    f"- aotirt, optional: {_fmt(fp.get('aotirt_optional_mb'))} MiB ({ofiles}): "
+                    f"{fp.get('aotirt_optional_note', OPTIONAL_NOTE)}"
+                )
+            else:
+                lines.append(f"- aotirt, optional: none counted ({fp.get('aotirt_optional_note', OPTIONAL_NOTE)})")
+            if fp.get("aotirt_unresolved"):
+                lines.append(f"- not found by ldd (not counted): {', '.join(fp['aotirt_unresolved'])}")
+        else:  # results written before the split
+            lines.append(f"- aotirt: {_fmt(fp.get('aotirt_mb'))} MiB ({files})")
         lines.append(f"- libtorch: {_fmt(fp.get('libtorch_mb'))} MiB (everything in {fp.get('libtorch_dir', 'torch/lib')})")
         if fp.get("libtorch_runner_mapped_mb") is not None:
             lines.append(
                 f"- of which the libtorch runner process mapped: {_fmt(fp['libtorch_runner_mapped_mb'])} MiB"
             )
         ratio = fp.get("ratio")
-        lines.append(f"- ratio: {'–' if ratio is None else f'{ratio:.2%}'} (target ≤ {FOOTPRINT_LIMIT:.0%})")
+        basis = fp.get("ratio_basis")
+        lines.append(f"- ratio: {'–' if ratio is None else f'{ratio:.2%}'} (target ≤ {FOOTPRINT_LIMIT:.0%})"
+                     + (f"; basis: {basis}" if basis else ""))
+        rw = fp.get("ratio_with_optional")
+        if rw is not None and rw != ratio:
+            lines.append(f"- ratio with the optional libraries: {rw:.2%}")
         lines.append("")
 
     pl = doc.get("physical_limit") or {}

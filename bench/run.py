@@ -10,9 +10,13 @@ torch.compile, side by side, on one device.
 
 Every phase skips what is already done (packages, measured rows) and stops
 starting new work once --budget-s seconds have passed, so a run that does not
-fit in one command finishes when the same command is given again. Results go
-to bench/results/<date>-<label>.{md,json,png} (quick runs: bench/.work/results).
-docs/benchmarks.md describes the systems, metrics and files.
+fit in one command finishes when the same command is given again; the last
+line printed is `bench: COMPLETE ...` or `bench: INCOMPLETE (...)`. Before the
+first timed row, the torch.compile systems' compilations run in parallel
+worker processes (the prewarm) to fill the inductor cache the timed rows then
+use. Results go to bench/results/<date>-<label>.{md,json,png} (quick runs:
+bench/.work/results). docs/benchmarks.md describes the systems, metrics and
+files.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -45,7 +50,15 @@ PY_SYSTEMS = ("eager", "torch.compile", "torch.compile-reduce-overhead")
 # budget runs out.
 ROW_GUESS_S = {"aotirt": 20, "aotirt-cudagraph": 20, "libtorch-aoti": 25, "eager": 30,
                "torch.compile": 120, "torch.compile-reduce-overhead": 120}
+# A torch.compile row whose compilation was pre-warmed: Dynamo traces again,
+# the rest comes from the inductor cache.
+WARM_COMPILE_GUESS_S = 40
 EXPORT_GUESS_S = 90
+# The prewarm: the torch.compile systems' compilations, run in parallel
+# worker processes before any row is timed.
+PREWARM_SYSTEMS = ("torch.compile", "torch.compile-reduce-overhead")
+PREWARM_TIMEOUT_S = 360  # one compilation (one process)
+PREWARM_MIN_S = 60  # budget left below which no compilation is started
 # Default timed and warm-up runs per workload (from the workload table),
 # chosen so each (workload, system) times for a few seconds at most.
 QUICK_ITERS, QUICK_WARMUP = 20, 3
@@ -91,6 +104,13 @@ class Harness:
         self.runner_bin = self.runner_build / "aoti_libtorch_runner"
         self._env_cache = None
         self._help_cache: dict = {}
+        self._shim_cache: dict = {}
+        self.inductor_cache = self.tagdir / "inductor-cache"
+        self.prewarm_file = self.tagdir / "prewarm.json"
+        self._warm_lock = threading.Lock()
+        self._warm_pool = None
+        self._warm_futures: dict = {}
+        self.prewarm_jobs = args.prewarm_jobs or max(1, min(6, (os.cpu_count() or 2) // 2))
 
     @staticmethod
     def _pick(text, default, allowed, what):
@@ -136,6 +156,17 @@ class Harness:
         self._env_cache = env
         return env
 
+    def python_env(self) -> dict:
+        """The environment of the Python systems and of the prewarm: one
+        inductor cache under the work folder, with its on-disk caches (FX
+        graph, AOTAutograd, autotuning, Triton kernels) on."""
+        env = self.base_env()
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(self.inductor_cache)
+        env["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "1"
+        env["TORCHINDUCTOR_AUTOGRAD_CACHE"] = "1"
+        env.pop("TRITON_CACHE_DIR", None)  # so Triton's cache is the one inside it
+        return env
+
     def aotirt_env(self) -> dict:
         env = self.base_env()
         dirs = []
@@ -159,6 +190,49 @@ class Harness:
             except OSError as e:
                 self._help_cache[sub] = f"cannot run {self.aotirt_bin}: {e}"
         return self._help_cache[sub]
+
+    def inspect_package(self, pkg: Path) -> dict | None:
+        """`aotirt inspect --json PKG` (None when the binary is missing or
+        fails): the shims the package imports, each with a `provided` flag
+        from the binary itself."""
+        if not self.aotirt_bin.exists():
+            return None
+        try:
+            out = subprocess.run([str(self.aotirt_bin), "inspect", "--json", str(pkg)], capture_output=True,
+                                 text=True, env=self.aotirt_env(), timeout=120)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if out.returncode != 0:
+            return None
+        i = out.stdout.find("{")
+        if i < 0:
+            return None
+        try:
+            j = json.loads(out.stdout[i:])
+        except json.JSONDecodeError:
+            return None
+        return j if isinstance(j.get("imported_shims"), list) else None
+
+    def missing_shims(self, workload: str) -> tuple:
+        """([shims the package imports that aotirt lacks], source). The
+        binary's own view when it is there (`aotirt inspect --json`); else the
+        export's check filtered by python/aotirt's lists for the device
+        (provided_shims.txt, plus provided_shims_cuda.txt on CUDA)."""
+        if workload in self._shim_cache:
+            return self._shim_cache[workload]
+        m = self.manifest(workload) or {}
+        result = ([], "no package")
+        if m.get("package"):
+            j = self.inspect_package(self.wdir(workload) / m["package"])
+            if j is not None:
+                result = (sorted({s["name"] for s in j["imported_shims"] if not s.get("provided")}),
+                          f"`aotirt inspect --json` of {self.aotirt_bin}")
+            else:
+                provided = provided_shims(self.device)
+                result = (sorted(n for n in m.get("missing_shims", []) if _shim_name(n) not in provided),
+                          "python/aotirt/provided_shims*.txt for " + self.device)
+        self._shim_cache[workload] = result
+        return result
 
     # ---- libtorch runner ----
 
@@ -230,6 +304,22 @@ class Harness:
         m = self.manifest(workload)
         return bool(m and m.get("package") and (self.wdir(workload) / m["package"]).exists())
 
+    def export_failure(self, workload: str) -> str | None:
+        """Why the workload's export failed in an earlier call (not retried
+        unless --force or --retry-failed, so repeated calls converge)."""
+        p = self.wdir(workload) / "export_failed.json"
+        if p.exists() and not self.exported(workload):
+            return json.loads(p.read_text()).get("reason", "export failed")
+        return None
+
+    def _record_export(self, workload: str, err: str | None) -> None:
+        p = self.wdir(workload) / "export_failed.json"
+        if err is None:
+            p.unlink(missing_ok=True)
+        else:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(json.dumps({"reason": err, "at": datetime.datetime.now().isoformat(timespec="seconds")}))
+
     def input_args(self, workload: str, flag: str, typed: bool) -> list:
         m = self.manifest(workload)
         out = []
@@ -242,10 +332,14 @@ class Harness:
         flags = (["--lean"] if lean else []) + (["--default"] if default else [])
         cmd = [self.python, str(HERE / "worker.py"), "export", str(self.wdir(workload)), "--workload", workload,
                "--device", self.device] + (["--quick"] if self.quick else []) + flags
-        timeout = max(30.0, min(self.args.row_timeout_s, self.budget.left()))
+        left = self.budget.left()
+        timeout = max(30.0, min(self.args.row_timeout_s, left))
         start = time.monotonic()
         obs = procmon.run_observed(cmd, env=self.base_env(), timeout_s=timeout)
         if not obs.ok():
+            if procmon.stopping() or (obs.timed_out and left < self.args.row_timeout_s):
+                return "budget"  # not the export's fault: the next call does it again
+            self.wdir(workload).mkdir(parents=True, exist_ok=True)
             (self.wdir(workload) / "export.log").write_text(obs.stdout + "\n" + obs.stderr)
             return obs.failure()
         log(f"exported {workload} ({' '.join(flags)}) in {time.monotonic() - start:.0f} s")
@@ -281,6 +375,8 @@ class Harness:
                 return
         if not m.get("default_package") or not (self.wdir(workload) / m["default_package"]).exists():
             err = self._export_one(workload, lean=False, default=True)
+            if err == "budget":
+                return  # checked again by the next call
             if err:
                 m = self.manifest(workload)
                 m["libtorch_package"] = None
@@ -307,10 +403,18 @@ class Harness:
                 (self.tagdir / "runner_error.txt").write_text(runner_error)
             elif (self.tagdir / "runner_error.txt").exists():
                 (self.tagdir / "runner_error.txt").unlink()
-        todo = [w for w in self.workloads if self.args.force or not self.exported(w)]
-        log(f"export: {len(self.workloads) - len(todo)} of {len(self.workloads)} workloads already exported"
-            + (f"; exporting {', '.join(todo)}" if todo else ""))
+        retry = self.args.force or self.args.retry_failed
+        failed_before = [w for w in self.workloads if not retry and self.export_failure(w)]
+        if failed_before:
+            log(f"export: failed in an earlier call, not retried (--retry-failed does): {', '.join(failed_before)}")
+        todo = [w for w in self.workloads
+                if (self.args.force or not self.exported(w)) and w not in failed_before]
+        log(f"export: {len(self.workloads) - len(todo) - len(failed_before)} of {len(self.workloads)} workloads "
+            "already exported" + (f"; exporting {', '.join(todo)}" if todo else ""))
         failures = {}
+        # Compilations of workloads exported by an earlier call warm up
+        # alongside this call's exports.
+        self.prewarm_submit([w for w in self.workloads if w not in todo and self.exported(w)])
 
         check = "libtorch-aoti" in self.systems and not runner_error
 
@@ -324,20 +428,158 @@ class Harness:
                 # Here, so that a default-options export it may need runs
                 # alongside the other exports.
                 self._check_libtorch(w)
+            # Its compilations can warm up while the other exports run.
+            self.prewarm_submit([w])
             return w, None
 
         with ThreadPoolExecutor(max_workers=max(1, self.args.export_jobs)) as pool:
             for w, err in pool.map(job, todo):
-                if err and err != "budget":
+                if err and err != "budget" and not procmon.stopping():
                     failures[w] = err
+                    self._record_export(w, err)
                     log(f"export of {w} failed: {err}")
+                elif err is None:
+                    self._record_export(w, None)
         if check:  # packages exported by an earlier call
             for w in self.workloads:
                 if self.exported(w) and self.budget.allows(30):
                     self._check_libtorch(w)
         done = [w for w in self.workloads if self.exported(w)]
-        log(f"export: {len(done)} of {len(self.workloads)} workloads ready")
-        return len(done) == len(self.workloads)
+        failed = [w for w in self.workloads if self.export_failure(w)]
+        log(f"export: {len(done)} of {len(self.workloads)} workloads ready"
+            + (f"; export failed (their rows are marked failed): {', '.join(failed)}" if failed else ""))
+        return len(done) + len(failed) == len(self.workloads)
+
+    # ---- prewarm ----
+
+    def prewarm_state(self) -> dict:
+        """{"workload/system": {"status": "ok" | "failed" | "timeout", ...}}
+        from the marker file; an entry means that compilation is not redone
+        (ok), or not retried without --retry-failed (failed, timeout)."""
+        with self._warm_lock:
+            if self.prewarm_file.exists():
+                return json.loads(self.prewarm_file.read_text())
+        return {}
+
+    def warm_status(self, workload: str, system: str) -> str | None:
+        return self.prewarm_state().get(f"{workload}/{system}", {}).get("status")
+
+    def _record_warm(self, workload: str, system: str, entry: dict) -> None:
+        with self._warm_lock:
+            state = json.loads(self.prewarm_file.read_text()) if self.prewarm_file.exists() else {}
+            state[f"{workload}/{system}"] = {**entry, "at": datetime.datetime.now().isoformat(timespec="seconds")}
+            self.prewarm_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.prewarm_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps(state, indent=1))
+            os.replace(tmp, self.prewarm_file)
+
+    def prewarm_pairs(self, workloads: list) -> list:
+        """(workload, system) compilations still to warm: torch.compile rows
+        not measured yet whose compilation has no marker entry."""
+        if self.args.no_prewarm:
+            return []
+        state = self.prewarm_state()
+        pairs = []
+        for s in PREWARM_SYSTEMS:
+            if s not in self.systems:
+                continue
+            for w in workloads:
+                if not self.exported(w) or not self.needs_row(w, s):
+                    continue
+                st = state.get(f"{w}/{s}", {}).get("status")
+                if st == "ok" or (st and not self.args.retry_failed):
+                    continue
+                pairs.append((w, s))
+        return pairs
+
+    def warm_command(self, workload: str, system: str) -> list:
+        return [self.python, str(HERE / "worker.py"), "python-warm", str(self.wdir(workload)), "--system", system,
+                "--device", self.device]
+
+    def _warm_one(self, workload: str, system: str) -> str:
+        left = self.budget.left()
+        if left < PREWARM_MIN_S:
+            return "budget"
+        timeout = min(PREWARM_TIMEOUT_S, left - 15)
+        env = self.python_env()
+        # Compile workers split between the processes (not part of the
+        # cache key, so the timed row still hits the cache).
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = str(max(1, (os.cpu_count() or 2) // self.prewarm_jobs))
+        start = time.monotonic()
+        obs = procmon.run_observed(self.warm_command(workload, system), env=env, timeout_s=timeout,
+                                   die_with_parent=True)
+        took = time.monotonic() - start
+        if procmon.stopping():
+            return "stopped"
+        if obs.ok():
+            self._record_warm(workload, system, {"status": "ok", "seconds": round(took, 1)})
+            log(f"prewarm {workload}/{system}: compiled in {took:.0f} s")
+            return "ok"
+        if obs.timed_out and timeout < PREWARM_TIMEOUT_S:
+            log(f"prewarm {workload}/{system}: stopped at the budget after {took:.0f} s; the next call resumes it")
+            return "budget"
+        status = "timeout" if obs.timed_out else "failed"
+        self.wdir(workload).mkdir(parents=True, exist_ok=True)
+        (self.wdir(workload) / f"prewarm-{system}.log").write_text(obs.stdout + "\n" + obs.stderr)
+        self._record_warm(workload, system, {"status": status, "seconds": round(took, 1),
+                                             "reason": obs.failure()[-400:]})
+        log(f"prewarm {workload}/{system}: {obs.failure()[-300:]}")
+        return status
+
+    def prewarm_submit(self, workloads: list) -> None:
+        """Starts (in the background, at most --prewarm-jobs at once) the
+        compilations of these workloads that still need warming. A no-op
+        unless this call prewarms (phases all and measure)."""
+        if not getattr(self, "prewarm_enabled", False):
+            return
+        pairs = self.prewarm_pairs(workloads)
+        with self._warm_lock:
+            for pair in pairs:
+                if pair in self._warm_futures:
+                    continue
+                if self._warm_pool is None:
+                    self._warm_pool = ThreadPoolExecutor(max_workers=self.prewarm_jobs,
+                                                         thread_name_prefix="prewarm")
+                self._warm_futures[pair] = self._warm_pool.submit(self._warm_safely, *pair)
+
+    def _warm_safely(self, workload: str, system: str) -> str:
+        try:
+            return self._warm_one(workload, system)
+        except Exception as e:  # noqa: BLE001 - one compilation must not stop the run
+            log(f"prewarm {workload}/{system}: {type(e).__name__}: {e}")
+            return "error"
+
+    def prewarm_finish(self) -> None:
+        """Warms every selected compilation still cold and waits for all of
+        them: called before the first timed row, so no timing overlaps a
+        compilation."""
+        if not getattr(self, "prewarm_enabled", False):
+            return
+        self.prewarm_submit([w for w in self.workloads if self.exported(w)])
+        with self._warm_lock:
+            futures = dict(self._warm_futures)
+            pool = self._warm_pool
+        if not futures:
+            return
+        log(f"prewarm: {len(futures)} torch.compile compilation(s), {self.prewarm_jobs} at once, "
+            f"inductor cache {self.inductor_cache}")
+        start = time.monotonic()
+        results = {pair: f.result() for pair, f in futures.items()}
+        if pool is not None:
+            pool.shutdown(wait=True)
+        with self._warm_lock:
+            self._warm_pool = None
+            self._warm_futures = {}
+        counts: dict = {}
+        for r in results.values():
+            counts[r] = counts.get(r, 0) + 1
+        log(f"prewarm: done in {time.monotonic() - start:.0f} s: "
+            + ", ".join(f"{n} {r}" for r, n in sorted(counts.items())))
+
+    def row_guess(self, workload: str, system: str) -> float:
+        if system in PREWARM_SYSTEMS and self.warm_status(workload, system) == "ok":
+            return WARM_COMPILE_GUESS_S
+        return ROW_GUESS_S[system]
 
     # ---- measure ----
 
@@ -418,8 +660,9 @@ class Harness:
         if not obs.ok():
             if obs.timed_out and budget_bound:
                 return {**d, "status": "budget"}
+            missing, source = self.missing_shims(workload)
             return {**d, "status": "failed", "reason": "aotirt bench " + obs.failure(),
-                    "missing_shims": m.get("missing_shims", [])}
+                    "missing_shims": missing, "missing_shims_source": source}
         j = self._last_json(obs.stdout) or {}
         d.update({k: j.get(k) for k in ("median_us", "p90_us", "p99_us", "min_us", "max_us", "mean_us", "load_ms",
                                          "first_run_us", "iters", "warmup")})
@@ -467,6 +710,10 @@ class Harness:
         if not self.runner_bin.exists():
             return {**d, "status": "skipped", "reason": "libtorch runner not built (run the export phase)"}
         m = self.manifest(workload)
+        if "libtorch_package" not in m:
+            # The export phase ran out of budget before checking it.
+            self._check_libtorch(workload)
+            m = self.manifest(workload)
         if "libtorch_package" not in m:
             return {**d, "status": "skipped", "reason": "package not checked with libtorch's runner (run export)"}
         if not m["libtorch_package"]:
@@ -518,7 +765,17 @@ class Harness:
         timeout, budget_bound = self._row_timeout()
         cmd = [self.python, str(HERE / "worker.py"), "python-system", str(self.wdir(workload)), "--system", system,
                "--device", self.device, "--iters", str(n), "--warmup", str(w)]
-        obs = procmon.run_observed(cmd, env=self.base_env(), timeout_s=timeout, gpu=self._gpu(),
+        if system in PREWARM_SYSTEMS:
+            warm = self.prewarm_state().get(f"{workload}/{system}", {})
+            d["inductor_cache_dir"] = str(self.inductor_cache)
+            d["inductor_cache_prewarmed"] = warm.get("status") == "ok"
+            if warm.get("status") == "ok":
+                d["prewarm_s"] = warm.get("seconds")
+            else:
+                d["cold_note"] = ("the inductor cache was not pre-warmed for this row ("
+                                  + (f"prewarm {warm['status']}: {warm.get('reason', '')[:200]}" if warm
+                                     else "no prewarm") + "): its cold start includes compiling")
+        obs = procmon.run_observed(cmd, env=self.python_env(), timeout_s=timeout, gpu=self._gpu(),
                                    marker=r"^first_output")
         d["commands"] = [" ".join(obs.cmd)]
         if not obs.ok():
@@ -530,7 +787,8 @@ class Harness:
             if k not in ("system", "device"):
                 d[k] = v
         # Exec to first output, in this same fresh process: for torch.compile
-        # that includes compiling (with whatever inductor cache the machine has).
+        # that includes Dynamo's tracing and inductor's work, which finds its
+        # compiled graphs in the cache the prewarm filled.
         d["cold_start_s"] = obs.marker_s
         d["cold_exit_s"] = None
         d["peak_rss_source"] = "VmHWM of the worker process"
@@ -560,19 +818,41 @@ class Harness:
                 (self.tagdir / "runner_error.txt").write_text(err)
         order = [s for s in report.SYSTEMS if s in self.systems]
         ready = [w for w in self.workloads if self.exported(w)]
-        complete = len(ready) == len(self.workloads)
+        # A workload whose export failed: its rows say so, so that repeated
+        # calls end (--retry-failed exports it again).
+        for w in self.workloads:
+            reason = self.export_failure(w)
+            if reason is None:
+                continue
+            for s in order:
+                if self.needs_row(w, s):
+                    self.row_path(w, s).write_text(json.dumps(
+                        {"workload": w, "system": s, "status": "failed", "reason": f"export failed: {reason}",
+                         "measured_at": datetime.datetime.now().isoformat(timespec="seconds")}, indent=1))
+        failed_exports = [w for w in self.workloads if self.export_failure(w)]
+        complete = len(ready) + len(failed_exports) == len(self.workloads)
         if not complete:
-            log(f"measure: not exported yet, left out: {', '.join(w for w in self.workloads if w not in ready)}")
+            log(f"measure: not exported yet, left out: "
+                f"{', '.join(w for w in self.workloads if w not in ready and w not in failed_exports)}")
         todo = [(w, s) for s in order for w in ready if self.needs_row(w, s)]
         log(f"measure: {len(ready) * len(order) - len(todo)} rows already measured, {len(todo)} to go")
+        if todo:
+            # Every compilation the torch.compile rows need, in parallel,
+            # before the first timed row (the rows themselves run one at a
+            # time, alone on the device).
+            self.prewarm_finish()
         for w, s in todo:
-            if not self.budget.allows(ROW_GUESS_S[s]):
-                log(f"budget: {self.budget.left():.0f} s left; stopping before {w}/{s}. Run the same command "
-                    "again to continue.")
+            guess = self.row_guess(w, s)
+            if not self.budget.allows(guess):
+                log(f"budget: {self.budget.left():.0f} s left, {w}/{s} may take {guess:.0f} s; stopping here. "
+                    "Run the same command again to continue.")
                 complete = False
                 break
             start = time.monotonic()
             d = self.measure_row(w, s)
+            if procmon.stopping():
+                complete = False
+                break
             if d.get("status") == "budget":
                 log(f"{w}/{s}: stopped at the budget; it will be measured by the next run")
                 complete = False
@@ -603,31 +883,51 @@ class Harness:
             return "unknown", "none (pass --commit)"
 
     def footprint(self, details: dict) -> dict:
+        """MiB on disk. aotirt: libaotirt.so plus the non-system libraries of
+        its DT_NEEDED closure (what a CUDA deployment needs); the other files
+        of lib/deps (OpenBLAS, libgfortran, libquadmath, SLEEF: loaded with
+        dlopen by CPU ops only) apart, as optional. libtorch: everything in
+        torch/lib. cuBLAS and cuDNN are left out of both."""
         env = self.environment()
         skip = re.compile(r"cublas|cudnn", re.I)
 
         def size(p: Path) -> int:
             return p.stat().st_size
 
-        aot_files = {}
+        aot_files, optional, unresolved = {}, {}, []
         lib = self.aotirt_build / "lib"
         real = {}
         for p in sorted(lib.glob("libaotirt.so*")):
             if p.is_file():
-                real[p.resolve()] = p.name
+                real.setdefault(p.resolve(), p.name)
         for rp, name in real.items():
             aot_files[name] = size(rp)
         deps = lib / "deps"
-        if deps.is_dir():
-            for p in sorted(deps.iterdir()):
-                if p.is_file() and not skip.search(p.name):
-                    aot_files["deps/" + p.name] = size(p)
-        elif real:
-            # No bundle: count the non-system libraries it links, as
-            # scripts/bundle-runtime.sh would copy them.
-            for name, path in _linked_libraries(next(iter(real))).items():
-                if not skip.search(name):
+        bundled = {p.name: p for p in sorted(deps.iterdir()) if p.is_file()} if deps.is_dir() else {}
+        if real:
+            main_lib = lib / "libaotirt.so" if (lib / "libaotirt.so").exists() else next(iter(real))
+            linked = ldd(main_lib, [deps] if deps.is_dir() else [])
+            if not linked:
+                # ldd gave nothing: count the whole bundle, as before the split.
+                unresolved.append("(ldd gave no answer: every file of lib/deps counted)")
+                linked = {name: str(p) for name, p in bundled.items()}
+            deps_real = deps.resolve() if deps.is_dir() else None
+            for name, path in linked.items():
+                if SYSTEM_LIBS.match(name) or skip.search(name):
+                    continue
+                in_deps = name in bundled or (path and deps_real and Path(path).resolve().parent == deps_real)
+                if in_deps and name in bundled:
+                    aot_files["deps/" + name] = size(bundled[name])
+                elif in_deps:
+                    aot_files["deps/" + Path(path).name] = size(Path(path))
+                elif path:
+                    # Not bundled: the system's copy, as the bundle would copy it.
                     aot_files["linked/" + name] = size(Path(path))
+                else:
+                    unresolved.append(name)
+        for name, p in bundled.items():
+            if "deps/" + name not in aot_files and not skip.search(name) and not SYSTEM_LIBS.match(name):
+                optional["deps/" + name] = size(p)
         torch_lib = Path(env["torch_lib"])
         torch_files = {p.name: size(p) for p in sorted(torch_lib.rglob("*"))
                        if p.is_file() and not p.is_symlink() and not skip.search(p.name)}
@@ -635,6 +935,14 @@ class Harness:
             "unit": "MiB",
             "aotirt_mb": sum(aot_files.values()) / MIB,
             "aotirt_files": {k: round(v / MIB, 2) for k, v in aot_files.items()},
+            "aotirt_basis": "libaotirt.so plus the non-system libraries of its DT_NEEDED closure (ldd, "
+                            "resolved against lib/deps first): what a CUDA deployment needs",
+            "aotirt_optional_mb": sum(optional.values()) / MIB,
+            "aotirt_optional_files": {k: round(v / MIB, 2) for k, v in optional.items()},
+            "aotirt_optional_note": OPTIONAL_NOTE if deps.is_dir() else
+            "no lib/deps bundle: the libraries only CPU ops load (OpenBLAS, SLEEF) are not counted",
+            "aotirt_with_optional_mb": (sum(aot_files.values()) + sum(optional.values())) / MIB,
+            "aotirt_unresolved": unresolved,
             "aotirt_cli_mb": size(self.aotirt_bin) / MIB if self.aotirt_bin.exists() else None,
             "libtorch_mb": sum(torch_files.values()) / MIB,
             "libtorch_dir": str(torch_lib),
@@ -642,6 +950,14 @@ class Harness:
             "aotirt_has_bundled_deps": deps.is_dir(),
         }
         fp["ratio"] = fp["aotirt_mb"] / fp["libtorch_mb"] if fp["libtorch_mb"] else None
+        fp["ratio_with_optional"] = (fp["aotirt_with_optional_mb"] / fp["libtorch_mb"]
+                                     if fp["libtorch_mb"] else None)
+        if self.device == "cpu":
+            # A CPU deployment loads them.
+            fp["ratio"] = fp["ratio_with_optional"]
+            fp["ratio_basis"] = "aotirt_with_optional_mb: a CPU deployment needs the CPU-only libraries too"
+        else:
+            fp["ratio_basis"] = "aotirt_mb: libaotirt.so and its DT_NEEDED closure, as a CUDA deployment needs"
         # What the libtorch runner process actually mapped from torch's folder.
         for key, det in details.items():
             if key.endswith("/libtorch-aoti") and det.get("mapped_libs"):
@@ -749,8 +1065,11 @@ class Harness:
             m = self.manifest(w) or {}
             if m.get("libtorch_package_note"):
                 pk.setdefault(m["libtorch_package_note"], []).append(w)
-            if m.get("missing_shims"):
-                notes.append(f"{w}: the package imports shims aotirt lacks: {', '.join(m['missing_shims'])}")
+            if m.get("package"):
+                missing, source = self.missing_shims(w)
+                if missing:
+                    notes.append(f"{w}: the package imports shims this aotirt build lacks (per {source}): "
+                                 f"{', '.join(missing)}")
         for note, ws in pk.items():
             notes.append(f"libtorch-aoti package for {', '.join(ws)}: {note}")
         for key, d in details.items():
@@ -768,8 +1087,23 @@ class Harness:
         notes.append(
             "cold start: a fresh process, exec to its first output on the host (aotirt: `aotirt run`; "
             "libtorch: the runner with one run; Python systems: import torch, build the model, "
-            "compile if any, run once); the page cache is warm, and torch.compile uses whatever "
-            "inductor cache the machine holds")
+            "compile if any, run once); the page cache is warm; for torch.compile see the inductor cache note")
+        compiled = {k: d for k, d in details.items() if d.get("system") in PREWARM_SYSTEMS and d.get("status") == "ok"}
+        warmed = [k for k, d in compiled.items() if d.get("inductor_cache_prewarmed")]
+        if warmed:
+            notes.append(
+                f"inductor cache: before any row was timed, separate processes (`worker.py python-warm`, "
+                f"{self.prewarm_jobs} at once) compiled each torch.compile / reduce-overhead model with the same "
+                "mode on the same inputs and ran it twice, filling the work folder's inductor cache "
+                "(TORCHINDUCTOR_CACHE_DIR; FX graph, AOTAutograd, autotuning and Triton kernel caches). So the "
+                f"cold start and first_run_us of {len(warmed)} of {len(compiled)} torch.compile rows are with a "
+                "warm inductor cache: Dynamo traces the model again and the compiled code is loaded from the "
+                "cache instead of being generated (reduce-overhead still records its CUDA graphs); "
+                "a first compile on a clean machine takes longer")
+        old_rows = [k for k, d in compiled.items() if "inductor_cache_prewarmed" not in d]
+        if old_rows:
+            notes.append(f"{', '.join(old_rows)}: measured without the prewarm, with whatever inductor cache the "
+                         "machine held")
         notes.append(
             "peak RSS: the measuring process's own peak (VmHWM or wait4); peak device memory: the process's "
             "usage as NVML / nvidia-smi reports it, CUDA context included, polled every 20 ms")
@@ -780,6 +1114,10 @@ class Harness:
             f"TF32: cudnn.allow_tf32={env.get('cudnn_allow_tf32')}, matmul.allow_tf32={env.get('matmul_allow_tf32')} "
             "(PyTorch defaults, in eager, torch.compile and libtorch's runner alike)")
         return notes
+
+    def rows_left(self) -> int:
+        """Selected (workload, system) rows with no result yet."""
+        return sum(1 for w in self.workloads for s in self.systems if not self.row_path(w, s).exists())
 
     def print_summary(self, doc: dict) -> None:
         print("\nmedian µs (ratio to libtorch-aoti):")
@@ -810,25 +1148,68 @@ SYSTEM_LIBS = re.compile(r"^(libaotirt|linux-vdso|ld-linux|libc\.|libm\.|libdl\.
                          r"|libgcc_s|libcuda\.|libcudart|libcublas|libcudnn|libnv)")
 
 
-def _linked_libraries(lib: Path) -> dict:
-    """{name: path} of the non-system shared libraries `lib` links, by ldd."""
+OPTIONAL_NOTE = report.OPTIONAL_NOTE
+
+
+def parse_ldd(text: str) -> dict:
+    """{name: resolved path, or None when "not found"} from ldd's output."""
+    found = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[1] == "=>":
+            if parts[2].startswith("/"):
+                found[parts[0]] = parts[2]
+            elif parts[2] == "not":
+                found[parts[0]] = None
+    return found
+
+
+def ldd(lib: Path, library_dirs: list = ()) -> dict:
+    """{name: path or None} of every shared library `lib` needs, its DT_NEEDED
+    closure as the loader resolves it with `library_dirs` searched first
+    (LD_LIBRARY_PATH)."""
+    env = dict(os.environ)
+    dirs = [str(d) for d in library_dirs]
+    if dirs:
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(dirs + ([env["LD_LIBRARY_PATH"]] if env.get("LD_LIBRARY_PATH")
+                                                         else []))
     try:
-        out = subprocess.run(["ldd", str(lib)], capture_output=True, text=True, timeout=30).stdout
+        out = subprocess.run(["ldd", str(lib)], capture_output=True, text=True, timeout=30, env=env).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
-    found = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) >= 3 and parts[1] == "=>" and parts[2].startswith("/") and not SYSTEM_LIBS.match(parts[0]):
-            found[parts[0]] = parts[2]
-    return found
+    return parse_ldd(out)
+
+
+SHIM_LISTS = {"cpu": ["provided_shims.txt"], "cuda": ["provided_shims.txt", "provided_shims_cuda.txt"]}
+
+
+def _shim_name(name: str) -> str:
+    """Full aoti_torch_* name (the lists may give it with or without the prefix)."""
+    name = name.strip()
+    return name if name.startswith("aoti_torch_") else "aoti_torch_" + name
+
+
+def provided_shims(device: str, folder: Path | None = None) -> frozenset:
+    """The shims python/aotirt's lists say a build for `device` provides
+    (without importing torch)."""
+    folder = folder or (REPO / "python" / "aotirt")
+    names = set()
+    for f in SHIM_LISTS.get(device, SHIM_LISTS["cpu"]):
+        p = folder / f
+        if not p.exists():
+            continue
+        for line in p.read_text().splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                names.add(_shim_name(line))
+    return frozenset(names)
 
 
 def _s(v, digits=2):
     return "-" if v is None else f"{v:.{digits}f}"
 
 
-def main() -> int:
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("phase", choices=["all", "export", "measure", "report"])
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
@@ -858,25 +1239,67 @@ def main() -> int:
                     help="CPU threads for every measured process (OMP_NUM_THREADS, ...); default: unset, "
                          "but 1 for --device cpu --quick, where a busy small machine makes OpenMP spin")
     ap.add_argument("--notes-md", help="markdown file appended to the results (e.g. optimisations with figures)")
-    args = ap.parse_args()
+    ap.add_argument("--prewarm-jobs", type=int,
+                    help="torch.compile compilations warmed at once before the timed rows "
+                         "(default min(6, CPU cores / 2))")
+    ap.add_argument("--no-prewarm", action="store_true",
+                    help="do not pre-warm the inductor cache (the torch.compile rows then compile cold, "
+                         "or with what the work folder's cache holds)")
+    args = ap.parse_args(argv)
     if args.threads is None and args.device == "cpu" and args.quick:
         args.threads = 1
     if args.export_jobs is None:
         args.export_jobs = 3 if args.device == "cuda" else 2
+    return args
+
+
+def main() -> int:
+    args = parse_args()
 
     h = Harness(args)
+    h.prewarm_enabled = args.phase in ("all", "measure") and not args.no_prewarm
     log(f"{args.phase}: device {args.device}{' (quick)' if args.quick else ''}, workloads "
         f"{','.join(h.workloads)}, systems {','.join(h.systems)}, budget {args.budget_s:.0f} s, work {h.tagdir}")
+
+    def on_signal(signum, frame):
+        # End every running child (rows, exports, compilations) before
+        # unwinding, so none is left behind and none is recorded as failed.
+        procmon.stop_all()
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, on_signal)
     complete = True
-    if args.phase in ("all", "export"):
-        complete = h.phase_export() and complete
-    if args.phase in ("all", "measure"):
-        complete = h.phase_measure() and complete
-    if args.phase in ("all", "measure", "report"):
-        h.phase_report()
-    if args.phase != "report":
-        print("COMPLETE" if complete else "INCOMPLETE: run the same command again to continue", flush=True)
+    try:
+        if args.phase in ("all", "export"):
+            complete = h.phase_export() and complete
+        if args.phase in ("all", "measure"):
+            complete = h.phase_measure() and complete
+        if args.phase in ("all", "measure", "report"):
+            h.phase_report()
+    except BaseException as e:
+        procmon.stop_all()
+        why = f"stopped by signal {e.code - 128}" if isinstance(e, SystemExit) and isinstance(e.code, int) \
+            and e.code > 128 else f"{type(e).__name__}: {e}"
+        print(f"bench: INCOMPLETE ({why}; run the same command again to continue)", flush=True)
+        raise
+    print(final_line(args.phase, complete, h.rows_left(), len(h.workloads) * len(h.systems)), flush=True)
     return 0
+
+
+def final_line(phase: str, complete: bool, left: int, total: int) -> str:
+    """The last line of every call, for whoever repeats the command until it
+    is done: `bench: COMPLETE ...` only when nothing is left to do."""
+    if phase == "export":
+        return ("bench: COMPLETE (export: every workload exported)" if complete
+                else "bench: INCOMPLETE (export: workloads left; run the same command again to continue)")
+    if phase == "report":
+        return (f"bench: REPORT WRITTEN ({total - left} of {total} rows measured"
+                + (f", {left} left: run `measure` to continue)" if left else ")"))
+    if complete and left == 0:
+        return f"bench: COMPLETE (all {total} rows measured)"
+    return (f"bench: INCOMPLETE ({left} of {total} rows left"
+            + ("" if left else ", exports left") + "; run the same command again to continue)")
 
 
 if __name__ == "__main__":

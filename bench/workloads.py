@@ -228,13 +228,17 @@ def _build_bert(quick: bool):
     ]
 
 
+# Timed / warm-up runs, sized so that no (workload, system) row times for more
+# than about 10 s even for a system ten times slower than libtorch on an H200
+# machine (ResNet-50 batch 32 at ~150 ms a run, say), while keeping at least
+# 100 timed runs for the sub-millisecond workloads and 30 for the larger ones.
 WORKLOADS = {
     w.name: w
     for w in [
         Workload("mlp", "MLP 64->128->10, batch 8, fp32", _build_mlp, 500, 50),
         Workload("resnet50_b1", "ResNet-50 (torchvision), batch 1, fp32", _build_resnet50(1), 200, 20),
-        Workload("resnet50_b32", "ResNet-50 (torchvision), batch 32, fp32", _build_resnet50(32), 50, 10),
-        Workload("vit_b16_b1", "ViT-B/16 (torchvision), batch 1, fp32", _build_vit, 200, 20),
+        Workload("resnet50_b32", "ResNet-50 (torchvision), batch 32, fp32", _build_resnet50(32), 40, 5),
+        Workload("vit_b16_b1", "ViT-B/16 (torchvision), batch 1, fp32", _build_vit, 100, 10),
         Workload(
             "gpt2_decode",
             "GPT-2 small decode step, bf16, static KV cache of 512 past tokens",

@@ -136,3 +136,14 @@ def test_vit_output_is_not_trivial():
     with torch.no_grad():
         out = module(*inputs)
     assert out.float().std() > 0
+
+
+def test_iteration_counts_stay_short_and_sufficient():
+    # At least 100 timed runs for the sub-millisecond workloads, 30 for the
+    # others; ResNet-50 batch 32 (the slowest, up to ~150 ms a run for a
+    # system ten times slower than libtorch) times for ~10 s at most.
+    for name, w in workloads.WORKLOADS.items():
+        assert w.iters >= (100 if name in ("mlp", "gpt2_decode") else 30), name
+        assert 1 <= w.warmup <= w.iters // 2, name
+    b32 = workloads.WORKLOADS["resnet50_b32"]
+    assert (b32.iters + b32.warmup) * 0.150 <= 10.0
