@@ -9,6 +9,9 @@
 #
 #   scripts/gpu-check.sh BUILD_DIR      (BUILD_DIR holds bin/, lib/ and lib/deps
 #                                        from scripts/bundle-runtime.sh)
+#
+# AOTIRT_GPU_RECIPES="default" checks one recipe; AOTIRT_GPU_SKIP_UNIT=1 skips
+# the unit tests; AOTIRT_CUDA_ALLOW_TF32 defaults to 0 here (strict float32).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -26,10 +29,14 @@ for lib in libcublasLt.so.13 libcudnn.so.9; do
 done
 export LD_LIBRARY_PATH="$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PYTHONPATH="$ROOT/python" AOTIRT_BUILD_DIR="$BUILD" AOTIRT_CLI="$BUILD/bin/aotirt" AOTIRT_TEST_DEVICE=cuda
+# The references are computed without TF32; so are the checks (aotirt's
+# default follows PyTorch's and lets cuDNN use TF32).
+export AOTIRT_CUDA_ALLOW_TF32="${AOTIRT_CUDA_ALLOW_TF32:-0}"
+RECIPES="${AOTIRT_GPU_RECIPES:-default triton}"
 nvidia-smi -L
 
 # Exports take minutes: both recipes build while the unit tests run.
-for recipe in default triton; do
+for recipe in $RECIPES; do
   (AOTIRT_TEST_RECIPE=$recipe timeout "${AOTIRT_EXPORT_TIMEOUT:-330}" $PY tests/models/make_packages.py \
      --device cuda >"$LOG/export-$recipe.log" 2>&1) &
 done
@@ -51,7 +58,7 @@ if [ "${AOTIRT_GPU_SKIP_UNIT:-0}" != 1 ]; then  # scripts/test.sh ran them throu
 fi
 wait
 
-for recipe in default triton; do
+for recipe in $RECIPES; do
   echo "==== zoo, CUDA, recipe $recipe ===="
   grep -E 'built|cached|FAILED' "$LOG/export-$recipe.log" | sed 's#/.*/##' | head -20
   manifest="$(ls -t "$AOTIRT_CACHE_DIR"/zoo/torch-*-cuda$([ $recipe = default ] || echo -$recipe)/manifest.json 2>/dev/null | head -1)"

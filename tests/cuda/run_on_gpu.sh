@@ -16,6 +16,8 @@
 # AOTIRT_GPU_MEMCHECK=<gtest filter> reruns those tests under
 # compute-sanitizer's memcheck (slow; its error count is reported).
 set -uo pipefail
+# Strict float32 (references are computed without TF32).
+export AOTIRT_CUDA_ALLOW_TF32="${AOTIRT_CUDA_ALLOW_TF32:-0}"
 cd "$(dirname "$0")/../.."
 BUILD="${1:-build-cuda}"
 WORK="${2:-${TMPDIR:-/tmp}/aotirt-cuda-gpu}"
