@@ -82,12 +82,6 @@ class Device {
     return Status();
   }
 
-  // Starts loading, on background threads, what the fallback ops among
-  // |imported| (the model library's undefined symbols) will need -- GEMM and
-  // convolution libraries, their handles -- so that it overlaps the rest of
-  // the load. The caller joins the threads before the model's first run.
-  virtual std::vector<std::thread> prewarm(const std::vector<std::string>& imported) { return {}; }
-
   // Records the device work |body| queues on this thread's current stream
   // into a graph instead of running it. Memory allocated on this thread while
   // recording comes from a pool private to the graph; memory freed meanwhile
@@ -104,6 +98,12 @@ struct BackendInfo {
   // Number of devices; UNAVAILABLE when the backend is built off or has no driver.
   Result<int> (*probe)();
   Result<std::unique_ptr<Device>> (*create)(int index);
+  // Optional. Starts loading, on background threads, what the fallback ops
+  // among |imported| (a model library's undefined symbols) will need -- GEMM
+  // and convolution libraries, their handles -- so that it overlaps the rest
+  // of a model load, device creation included. The caller joins the threads
+  // before the model's first run. Failures are left for the ops to report.
+  std::vector<std::thread> (*prewarm)(int index, const std::vector<std::string>& imported) = nullptr;
 };
 
 // Each backend defines one of these (the real one or its stub).
@@ -114,6 +114,8 @@ const BackendInfo& metal_backend_info();
 // Returns the device, creating it on first use. Borrowed: the registry owns it
 // until process exit.
 Result<Device*> get_device(DeviceId id);
+// The backend's prewarm threads for a model on |id| (none if it has none).
+std::vector<std::thread> prewarm_backend(DeviceId id, const std::vector<std::string>& imported);
 // Number of devices of |type|, or the backend's UNAVAILABLE status.
 Result<int> device_count(DeviceType type);
 

@@ -41,6 +41,12 @@ Result<int> device_count(DeviceType type) {
   return info->probe();
 }
 
+std::vector<std::thread> prewarm_backend(DeviceId id, const std::vector<std::string>& imported) {
+  const BackendInfo* info = backend_for(id.type);
+  if (!info || !info->prewarm) return {};
+  return info->prewarm(id.index, imported);
+}
+
 Result<Device*> get_device(DeviceId id) {
   Registry& r = registry();
   if (id.type == DeviceType::kCpu && id.index == 0) {

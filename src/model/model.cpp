@@ -87,10 +87,6 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
                          info.device_key, wanted.to_string());
   m->device_id_ = wanted;
   AOTIRT_RETURN_IF_ERROR(check_package_host(m->package_));
-  AOTIRT_ASSIGN_OR_RETURN(m->device_, get_device(m->device_id_));
-  trace.mark("device ready");
-  AOTIRT_RETURN_IF_ERROR(m->device_->check_package(m->package_.metadata));
-  if (options.memory_limit_bytes) m->device_->allocator().set_limit(options.memory_limit_bytes);
   if (options.cuda_graph) {
     if (type != DeviceType::kCuda)
       return AOTIRT_STATUS(kInvalidArgument, "CUDA graphs were requested, but '{}' is a {} model", path,
@@ -99,10 +95,34 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
     m->graph_warmup_runs_ = static_cast<size_t>(std::max(options.graph_warmup_runs, 1));
   }
 
+  // Creating a GPU device (its context) is the slowest step of a load: it
+  // runs on a thread of its own while this one checks the imports and
+  // extracts the kernels, and the GEMM and convolution libraries load on
+  // theirs.
+  m->prewarm_ = prewarm_backend(m->device_id_, m->package_.undefined_symbols);
+  m->prewarm_pending_.store(!m->prewarm_.empty());
+  Status device_status;
+  std::thread device_thread([&] {
+    Result<Device*> dev = get_device(m->device_id_);
+    if (!dev.ok()) {
+      device_status = dev.take_status();
+      return;
+    }
+    m->device_ = dev.value();
+    device_status = m->device_->check_package(m->package_.metadata);
+    if (device_status.ok() && options.memory_limit_bytes)
+      m->device_->allocator().set_limit(options.memory_limit_bytes);
+  });
+  struct Joiner {
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{device_thread};
+
   // Every imported shim must exist before the library is opened; listing them
   // all beats dlopen's "first undefined symbol" message.
   AOTIRT_RETURN_IF_ERROR(ensure_shims_global());
-  AOTIRT_RETURN_IF_ERROR(m->device_->prepare_model_load());
   resolve_imported_shims(m->package_);
   std::vector<std::string> missing;
   for (const auto& s : info.imported_shims)
@@ -115,16 +135,7 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
                          missing.size(), list);
   }
   pin_needed_runtimes(m->package_.undefined_symbols);
-  // GEMM and convolution libraries load while the model library and the
-  // weights do.
-  m->prewarm_ = m->device_->prewarm(m->package_.undefined_symbols);
-  m->prewarm_pending_.store(!m->prewarm_.empty());
   trace.mark("shims checked");
-
-  AOTIRT_ASSIGN_OR_RETURN(m->library_, ModelLibrary::open(m->package_.library_bytes, info.model_name));
-  // The bytes now live in the memfd; don't keep a second copy.
-  std::string().swap(m->package_.library_bytes);
-  trace.mark("library opened");
 
   const char* cubin_dir = nullptr;
   if (!m->package_.kernels.empty()) {
@@ -138,6 +149,20 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
     }
     cubin_dir = m->kernel_dir_.path().c_str();
   }
+
+  device_thread.join();
+  // The device's error is the more basic one (no GPU, wrong architecture).
+  AOTIRT_RETURN_IF_ERROR(device_status);
+  // Runtime symbols the library imports (SLEEF, the CUDA runtime) must be
+  // global before it is opened.
+  AOTIRT_RETURN_IF_ERROR(m->device_->prepare_model_load());
+  trace.mark("device ready");
+  Result<std::unique_ptr<ModelLibrary>> library =
+      ModelLibrary::open(m->package_.library_bytes, info.model_name);
+  if (!library.ok()) return library.take_status();
+  m->library_ = std::move(library).value();
+  // The bytes now live in the memfd; don't keep a second copy.
+  std::string().swap(m->package_.library_bytes);
 
   clear_last_error();
   std::string device_str = m->device_id_.is_cpu() ? "cpu" : m->device_id_.to_string();

@@ -74,7 +74,10 @@ Status CudaDevice::prepare_model_load() {
   return Status();
 }
 
-std::vector<std::thread> CudaDevice::prewarm(const std::vector<std::string>& imported) {
+namespace {
+// cuBLASLt (and its handle) for GEMM imports, cuDNN's libraries for
+// convolution imports.
+std::vector<std::thread> cuda_prewarm(int index, const std::vector<std::string>& imported) {
   bool gemm = false, conv = false;
   for (const std::string& s : imported) {
     if (s.rfind("aoti_torch_cuda_", 0) != 0) continue;
@@ -82,13 +85,14 @@ std::vector<std::thread> CudaDevice::prewarm(const std::vector<std::string>& imp
     if (s.find("convolution") != std::string::npos) conv = true;
   }
   std::vector<std::thread> threads;
-  const int device = index_;
+  const int device = index;
   // Failures are not reported here: the op that needs the library reports
   // them when it runs.
   if (gemm) threads.emplace_back([device] { cuda_matmul_prewarm(device); });
   if (conv) threads.emplace_back([device] { cuda_convolution_prewarm(device); });
   return threads;
 }
+}  // namespace
 
 Status cuda_check_compute_capability(const std::string& package_cc, int major, int minor,
                                      const std::string& gpu_name) {
@@ -207,7 +211,7 @@ Result<std::unique_ptr<Device>> cuda_create(int index) {
 }  // namespace
 
 const BackendInfo& cuda_backend_info() {
-  static const BackendInfo info{DeviceType::kCuda, "cuda", cuda_probe, cuda_create};
+  static const BackendInfo info{DeviceType::kCuda, "cuda", cuda_probe, cuda_create, cuda_prewarm};
   return info;
 }
 

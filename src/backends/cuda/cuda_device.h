@@ -36,9 +36,6 @@ class CudaDevice final : public Device {
   void* current_stream() override;
   Status prepare_model_load() override;
   Status check_package(const std::vector<std::pair<std::string, std::string>>& metadata) override;
-  // cuBLASLt (and its handle) for GEMM imports, cuDNN's libraries for
-  // convolution imports.
-  std::vector<std::thread> prewarm(const std::vector<std::string>& imported) override;
   // CUDA graphs: relaxed-mode stream capture of |body| on the current stream,
   // with the allocator serving this thread from the graph's private pool.
   Result<std::unique_ptr<DeviceGraph>> capture(const std::function<Status()>& body) override;

@@ -188,6 +188,11 @@ Status benchmark_conv_plan(const CudnnApi& api, cudnnHandle_t handle, cudnnDataT
     if (dtype == CUDNN_DATA_FLOAT && !tf32 && math != CUDNN_FMA_MATH) return;
     timed.push_back(ChosenAlgo{algo, math, memory});
   };
+  // Find times algorithms under the descriptor's math type: the policy's.
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  if (dtype == CUDNN_DATA_FLOAT) math = tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  if (dtype == CUDNN_DATA_HALF || dtype == CUDNN_DATA_BFLOAT16) math = CUDNN_TENSOR_OP_MATH;
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetConvolutionMathType(plan->conv, math));
   // The output buffer is scribbled on; the real run that follows rewrites it.
   if (!transposed) {
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(want);
@@ -207,6 +212,197 @@ Status benchmark_conv_plan(const CudnnApi& api, cudnnHandle_t handle, cudnnDataT
   for (const ChosenAlgo& c : plan->candidates) timed.push_back(c);
   plan->candidates = std::move(timed);
   return Status();
+}
+
+// ---- cuDNN's graph (backend) API, for forward convolutions ----
+//
+// cuDNN 9 implements the legacy cudnnConvolutionForward on top of its graph
+// API and builds an execution plan on every call: on ResNet-50 that cost
+// about 60 us of host time per convolution. Here the plan is built once per
+// problem and each call only fills a variant pack and executes it.
+
+// Owns one backend descriptor.
+struct BackendDesc {
+  const CudnnApi* api = nullptr;
+  cudnnBackendDescriptor_t d = nullptr;
+  BackendDesc() = default;
+  BackendDesc(const BackendDesc&) = delete;
+  BackendDesc& operator=(const BackendDesc&) = delete;
+  BackendDesc(BackendDesc&& o) noexcept : api(o.api), d(o.d) { o.d = nullptr; }
+  BackendDesc& operator=(BackendDesc&& o) noexcept {
+    std::swap(api, o.api);
+    std::swap(d, o.d);
+    return *this;
+  }
+  ~BackendDesc() {
+    if (d) api->cudnnBackendDestroyDescriptor(d);
+  }
+};
+
+Result<BackendDesc> backend_create(const CudnnApi& api, cudnnBackendDescriptorType_t type) {
+  BackendDesc b;
+  b.api = &api;
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendCreateDescriptor(type, &b.d));
+  return b;
+}
+
+#define AOTIRT_BACKEND_SET(desc, name, type, count, ptr) \
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendSetAttribute((desc).d, name, type, count, ptr))
+
+Result<BackendDesc> backend_tensor(const CudnnApi& api, cudnnDataType_t dtype, const TensorImpl& t, int64_t uid,
+                                   int64_t alignment) {
+  AOTIRT_ASSIGN_OR_RETURN(BackendDesc b, backend_create(api, CUDNN_BACKEND_TENSOR_DESCRIPTOR));
+  const std::vector<int64_t> dims = t.sizes().to_vector(), strides = t.strides().to_vector();
+  AOTIRT_BACKEND_SET(b, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dtype);
+  AOTIRT_BACKEND_SET(b, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, static_cast<int64_t>(dims.size()),
+                     dims.data());
+  AOTIRT_BACKEND_SET(b, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, static_cast<int64_t>(strides.size()),
+                     strides.data());
+  AOTIRT_BACKEND_SET(b, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
+  AOTIRT_BACKEND_SET(b, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendFinalize(b.d));
+  return b;
+}
+
+struct BackendConvPlan {
+  BackendDesc plan;
+  int64_t workspace = 0;
+};
+
+constexpr int64_t kUidX = 1, kUidW = 2, kUidY = 3;
+
+// Builds the execution plan of the first engine configuration the instant
+// heuristic offers that finalizes (and obeys the TF32 policy for float32).
+Status make_backend_plan(const CudnnApi& api, cudnnHandle_t handle, cudnnDataType_t dtype, bool tf32,
+                         const TensorImpl& x, const TensorImpl& w, const TensorImpl& y, const DimVector& padding,
+                         const DimVector& stride, const DimVector& dilation, int64_t alignment,
+                         BackendConvPlan* out) {
+  AOTIRT_ASSIGN_OR_RETURN(BackendDesc xd, backend_tensor(api, dtype, x, kUidX, alignment));
+  AOTIRT_ASSIGN_OR_RETURN(BackendDesc wd, backend_tensor(api, dtype, w, kUidW, alignment));
+  AOTIRT_ASSIGN_OR_RETURN(BackendDesc yd, backend_tensor(api, dtype, y, kUidY, alignment));
+
+  AOTIRT_ASSIGN_OR_RETURN(BackendDesc conv, backend_create(api, CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR));
+  const int64_t spatial = static_cast<int64_t>(padding.size());
+  const cudnnDataType_t compute = dtype == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  std::vector<int64_t> pad = padding.to_vector(), str = stride.to_vector(), dil = dilation.to_vector();
+  AOTIRT_BACKEND_SET(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial);
+  AOTIRT_BACKEND_SET(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
+  AOTIRT_BACKEND_SET(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+  AOTIRT_BACKEND_SET(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, spatial, dil.data());
+  AOTIRT_BACKEND_SET(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, spatial, str.data());
+  AOTIRT_BACKEND_SET(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, spatial, pad.data());
+  AOTIRT_BACKEND_SET(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, spatial, pad.data());
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendFinalize(conv.d));
+
+  AOTIRT_ASSIGN_OR_RETURN(BackendDesc op, backend_create(api, CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR));
+  AOTIRT_BACKEND_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &xd.d);
+  AOTIRT_BACKEND_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &wd.d);
+  AOTIRT_BACKEND_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &yd.d);
+  AOTIRT_BACKEND_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                     &conv.d);
+  if (dtype == CUDNN_DATA_DOUBLE) {
+    const double one = 1.0, zero = 0.0;
+    AOTIRT_BACKEND_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_DOUBLE, 1, &one);
+    AOTIRT_BACKEND_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_DOUBLE, 1, &zero);
+  } else {
+    const float one = 1.f, zero = 0.f;
+    AOTIRT_BACKEND_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &one);
+    AOTIRT_BACKEND_SET(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &zero);
+  }
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendFinalize(op.d));
+
+  AOTIRT_ASSIGN_OR_RETURN(BackendDesc graph, backend_create(api, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR));
+  AOTIRT_BACKEND_SET(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op.d);
+  // The handle attribute is marked deprecated in cuDNN 9 but still tells the
+  // heuristics which GPU to plan for.
+  AOTIRT_BACKEND_SET(graph, static_cast<cudnnBackendAttributeName_t>(800), CUDNN_TYPE_HANDLE, 1, &handle);
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendFinalize(graph.d));
+
+  AOTIRT_ASSIGN_OR_RETURN(BackendDesc heur, backend_create(api, CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR));
+  const cudnnBackendHeurMode_t heur_mode = CUDNN_HEUR_MODE_INSTANT;
+  AOTIRT_BACKEND_SET(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph.d);
+  AOTIRT_BACKEND_SET(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur_mode);
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendFinalize(heur.d));
+  int64_t count = 0;
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendGetAttribute(heur.d, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                            CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count, nullptr));
+  count = std::min<int64_t>(count, 32);
+  std::vector<BackendDesc> cfgs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < count; ++i) {
+    AOTIRT_ASSIGN_OR_RETURN(BackendDesc c, backend_create(api, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+    raw.push_back(c.d);
+    cfgs.push_back(std::move(c));
+  }
+  int64_t returned = 0;
+  if (count > 0)
+    AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendGetAttribute(heur.d, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                              CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &returned,
+                                                              raw.data()));
+  for (int64_t i = 0; i < returned; ++i) {
+    if (dtype == CUDNN_DATA_FLOAT && !tf32) {
+      // float32 without TF32: skip engines that use tensor cores.
+      Result<BackendDesc> engine = backend_create(api, CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+      if (!engine.ok()) continue;
+      int64_t n = 0;
+      if (api.cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                                       &engine->d) != CUDNN_STATUS_SUCCESS)
+        continue;
+      cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+      int64_t nn = 0;
+      if (api.cudnnBackendGetAttribute(engine->d, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                       CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &nn, notes) != CUDNN_STATUS_SUCCESS)
+        continue;
+      bool tensor_core = false;
+      for (int64_t k = 0; k < nn; ++k) tensor_core = tensor_core || notes[k] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
+      if (tensor_core) continue;
+    }
+    Result<BackendDesc> plan = backend_create(api, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    if (!plan.ok()) continue;
+    if (api.cudnnBackendSetAttribute(plan->d, static_cast<cudnnBackendAttributeName_t>(400), CUDNN_TYPE_HANDLE, 1,
+                                     &handle) != CUDNN_STATUS_SUCCESS ||
+        api.cudnnBackendSetAttribute(plan->d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                     1, &raw[i]) != CUDNN_STATUS_SUCCESS ||
+        api.cudnnBackendFinalize(plan->d) != CUDNN_STATUS_SUCCESS)
+      continue;
+    int64_t ws = 0, n = 0;
+    if (api.cudnnBackendGetAttribute(plan->d, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n,
+                                     &ws) != CUDNN_STATUS_SUCCESS)
+      continue;
+    out->plan = std::move(plan).value();
+    out->workspace = ws;
+    return Status();
+  }
+  return AOTIRT_STATUS(kUnimplemented, "cuDNN's graph API has no engine for this convolution");
+}
+
+Status run_backend_plan(const CudnnApi& api, cudnnHandle_t handle, const BackendConvPlan& plan, void* x, void* w,
+                        void* y, void* workspace) {
+  AOTIRT_ASSIGN_OR_RETURN(BackendDesc pack, backend_create(api, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR));
+  const int64_t uids[3] = {kUidX, kUidW, kUidY};
+  void* ptrs[3] = {x, w, y};
+  AOTIRT_BACKEND_SET(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids);
+  AOTIRT_BACKEND_SET(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, ptrs);
+  AOTIRT_BACKEND_SET(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendFinalize(pack.d));
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendExecute(handle, plan.plan.d, pack.d));
+  return Status();
+}
+
+#undef AOTIRT_BACKEND_SET
+
+// Backend plans per problem and handle; a null entry means "use the legacy
+// API" (no engine, or the plan failed once). Leaked, like the legacy plans.
+std::mutex g_backend_mutex;
+auto& g_backend_plans = *new std::map<std::vector<int64_t>, std::unique_ptr<BackendConvPlan>>();
+
+bool cudnn_backend_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("AOTIRT_CUDNN_LEGACY_API");
+    return !(v && std::string(v) == "1");
+  }();
+  return on;
 }
 
 // Workspace for one convolution: a buffer per device and stream that grows
@@ -375,6 +571,45 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
     for (const DimVector* v : {&padding, &stride, &dilation})
       for (int64_t i = 0; i < v->size(); ++i) key.push_back((*v)[i]);
 
+    if (!transposed && cudnn_backend_enabled() && !cudnn_benchmark_enabled()) {
+      const int64_t alignment = std::min({cuda_pointer_alignment(x.data_ptr()), cuda_pointer_alignment(w.data_ptr()),
+                                          cuda_pointer_alignment(y.data_ptr())});
+      std::vector<int64_t> bkey = key;
+      bkey.push_back(alignment);
+      bkey.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(handle)));
+      BackendConvPlan* bplan = nullptr;
+      bool known = false;
+      {
+        std::lock_guard<std::mutex> lock(g_backend_mutex);
+        auto it = g_backend_plans.find(bkey);
+        if (it != g_backend_plans.end()) {
+          known = true;
+          bplan = it->second.get();
+        }
+      }
+      if (!known) {
+        auto made = std::make_unique<BackendConvPlan>();
+        Status st = make_backend_plan(*api, handle, dtype, tf32, x, w, y, padding, stride, dilation, alignment,
+                                      made.get());
+        if (!st.ok()) {
+          AOTIRT_LOG(kDebug, "cuDNN graph API unavailable for this convolution, using the legacy API: {}",
+                     st.to_string());
+          made.reset();
+        }
+        std::lock_guard<std::mutex> lock(g_backend_mutex);
+        auto ins = g_backend_plans.emplace(bkey, std::move(made));
+        bplan = ins.first->second.get();
+      }
+      if (bplan) {
+        TensorImpl graph_ws;
+        AOTIRT_ASSIGN_OR_RETURN(void* ws, conv_workspace(device, scope->stream(), static_cast<size_t>(bplan->workspace),
+                                                         &graph_ws));
+        Status st = run_backend_plan(*api, handle, *bplan, x.data_ptr(), w.data_ptr(), y.data_ptr(), ws);
+        if (st.ok()) goto convolved;
+        AOTIRT_LOG(kDebug, "cuDNN graph API execution failed, using the legacy API: {}", st.to_string());
+      }
+    }
+    {
     ConvPlan* plan = nullptr;
     {
       std::lock_guard<std::mutex> lock(g_plan_mutex);
@@ -434,6 +669,8 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
                           __LINE__);
     }
     if (!ran) return last.ok() ? AOTIRT_STATUS(kInternal, "no cuDNN algorithm ran") : last;
+    }
+  convolved:;
   }
 
   if (bias) {
