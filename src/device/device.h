@@ -53,6 +53,12 @@ class DeviceGraph {
   virtual ~DeviceGraph() = default;
   // Queues the recorded work on the calling thread's current stream.
   virtual Status replay() = 0;
+  // Points the recorded plain copy of |bytes| into |dst| at a new source on
+  // the same device, for the next replays. NOT_FOUND when the graph holds no
+  // such copy; UNIMPLEMENTED on devices that cannot.
+  virtual Status retarget_copy(void* dst, const void* src, size_t bytes) {
+    return Status(StatusCode::kUnimplemented, "this device's graphs cannot retarget copies");
+  }
 };
 
 class Device {

@@ -376,7 +376,20 @@ Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, c
     join_prewarm();
     prewarm_pending_.store(false, std::memory_order_release);
   }
+  if (!first_run_done_.exchange(true) && log_level() <= LogLevel::kDebug) {
+    const auto start = std::chrono::steady_clock::now();
+    Result<std::vector<Tensor>> r = graph_mode_ ? run_graph(inputs, options) : run_eager(inputs, options);
+    const MemoryUsage m = process_memory_usage();
+    AOTIRT_LOG(kDebug, "first run: {:.1f} ms (RSS {} MiB, peak {} MiB)",
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+               m.rss >> 20, m.peak_rss >> 20);
+    return r;
+  }
   if (graph_mode_) return run_graph(inputs, options);
+  return run_eager(inputs, options);
+}
+
+Result<std::vector<Tensor>> ModelState::run_eager(const std::vector<Tensor>& inputs, const RunOptions& options) {
   AOTIRT_RETURN_IF_ERROR(check_inputs(inputs));
   std::vector<AtenTensorHandle> in_handles;
   AOTIRT_RETURN_IF_ERROR(make_input_handles(inputs, &in_handles));
@@ -418,13 +431,28 @@ GraphStats ModelState::graph_stats() const {
   return graph_stats_;
 }
 
+namespace {
+// Whether |t| can feed a graph input by a plain device-to-device copy.
+bool copies_plainly(const TensorImpl& t, const TensorImpl& dst) {
+  return t.device() == dst.device() && t.dtype() == dst.dtype() && t.is_contiguous() && t.data_ptr();
+}
+}  // namespace
+
 Status ModelState::record_graph(GraphEntry& e, const std::vector<Tensor>& inputs) {
-  // The graph reads its inputs from buffers it owns; each run copies the
-  // caller's tensors into them.
+  // The graph reads its inputs from buffers it owns. Device inputs are
+  // copied in by copies recorded in the graph itself (a replay then costs
+  // one launch, and a new source only retargets the copy); host inputs are
+  // copied in before each replay.
   e.inputs.clear();
-  for (const Tensor& t : inputs) {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl buf, empty_contiguous(t.impl()->sizes(), t.impl()->dtype(), device_id_));
-    AOTIRT_RETURN_IF_ERROR(copy_tensor(buf, *t.impl(), false));
+  e.sources.assign(inputs.size(), nullptr);
+  e.staging.assign(inputs.size(), TensorImpl());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorImpl& t = *inputs[i].impl();
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl buf, empty_contiguous(t.sizes(), t.dtype(), device_id_));
+    if (copies_plainly(t, buf) && buf.nbytes() > 0)
+      e.sources[i] = t.data_ptr();
+    else
+      AOTIRT_RETURN_IF_ERROR(copy_tensor(buf, t, false));
     e.inputs.push_back(std::move(buf));
   }
   std::vector<AtenTensorHandle> in_handles;
@@ -436,6 +464,8 @@ Status ModelState::record_graph(GraphEntry& e, const std::vector<Tensor>& inputs
 
   std::vector<Tensor> outputs;
   Result<std::unique_ptr<DeviceGraph>> graph = device_->capture([&]() -> Status {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (e.sources[i]) AOTIRT_RETURN_IF_ERROR(copy_tensor(e.inputs[i], *inputs[i].impl(), true));
     // Single-threaded: the container's other entry point records an event
     // per run, which a graph would then own.
     Result<std::vector<Tensor>> r = invoke(in_handles, true, "running the model while recording a CUDA graph");
@@ -449,6 +479,33 @@ Status ModelState::record_graph(GraphEntry& e, const std::vector<Tensor>& inputs
   }
   e.graph = std::move(graph).value();
   e.outputs = std::move(outputs);
+  return Status();
+}
+
+Status ModelState::feed_graph(GraphEntry& e, const std::vector<Tensor>& inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorImpl& src = *inputs[i].impl();
+    TensorImpl& dst = e.inputs[i];
+    if (!e.sources[i]) {
+      // A caller that writes into the graph's own buffer needs no copy.
+      if (src.data_ptr() == dst.data_ptr() && src.strides() == dst.strides()) continue;
+      AOTIRT_RETURN_IF_ERROR(copy_tensor(dst, src, !src.device().is_cpu()));
+      continue;
+    }
+    const void* from = src.data_ptr();
+    if (!copies_plainly(src, dst)) {
+      // Host or strided data for a recorded copy: stage it on the device.
+      if (!e.staging[i].defined()) {
+        AOTIRT_ASSIGN_OR_RETURN(e.staging[i], empty_contiguous(dst.sizes(), dst.dtype(), device_id_));
+      }
+      AOTIRT_RETURN_IF_ERROR(copy_tensor(e.staging[i], src, !src.device().is_cpu()));
+      from = e.staging[i].data_ptr();
+    }
+    if (from != e.sources[i]) {
+      AOTIRT_RETURN_IF_ERROR(e.graph->retarget_copy(dst.data_ptr(), from, dst.nbytes()));
+      e.sources[i] = from;
+    }
+  }
   return Status();
 }
 
@@ -494,11 +551,17 @@ Result<std::vector<Tensor>> ModelState::run_graph(const std::vector<Tensor>& inp
     graph_stats_.graphs++;
   }
 
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const TensorImpl& src = *inputs[i].impl();
-    // A caller that writes into the graph's own buffer needs no copy.
-    if (src.data_ptr() == e->inputs[i].data_ptr() && src.strides() == e->inputs[i].strides()) continue;
-    AOTIRT_RETURN_IF_ERROR(copy_tensor(e->inputs[i], src, !src.device().is_cpu()));
+  Status fed = feed_graph(*e, inputs);
+  if (!fed.ok()) {
+    // A graph whose recorded copies cannot be pointed at the new inputs must
+    // not run again: it would read the old ones.
+    e->failed = true;
+    e->graph.reset();
+    graph_stats_.failed_captures++;
+    graph_stats_.last_failure = fed.to_string();
+    AOTIRT_LOG(kWarning, "CUDA graphs: cannot feed the graph for inputs {}; running without it: {}",
+               shapes_text(inputs), fed.to_string());
+    return eager();
   }
   AOTIRT_RETURN_IF_ERROR(e->graph->replay());
   graph_stats_.replays++;

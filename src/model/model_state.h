@@ -41,6 +41,10 @@ class ModelState {
     std::unique_ptr<DeviceGraph> graph;
     std::vector<TensorImpl> inputs;  // owned: the buffers the graph reads
     std::vector<Tensor> outputs;     // the buffers the graph writes
+    // Per input: the source of the copy recorded inside the graph (device
+    // inputs), or null when the input is copied in before each replay.
+    std::vector<const void*> sources;
+    std::vector<TensorImpl> staging;  // device copies of host data for recorded copies
   };
 
   ModelState() = default;
@@ -54,8 +58,11 @@ class ModelState {
   Result<std::vector<Tensor>> invoke(std::vector<AtenTensorHandle>& in_handles, bool single_threaded,
                                      const char* what);
   Result<std::vector<Tensor>> finish(std::vector<Tensor> outputs, const RunOptions& options);
+  Result<std::vector<Tensor>> run_eager(const std::vector<Tensor>& inputs, const RunOptions& options);
   Result<std::vector<Tensor>> run_graph(const std::vector<Tensor>& inputs, const RunOptions& options);
   Status record_graph(GraphEntry& entry, const std::vector<Tensor>& inputs);
+  // Points the graph's input copies at |inputs| (or copies them in).
+  Status feed_graph(GraphEntry& entry, const std::vector<Tensor>& inputs);
 
   Pt2Package package_;
   DeviceId device_id_;
@@ -72,6 +79,7 @@ class ModelState {
   std::vector<std::thread> prewarm_;
   std::mutex prewarm_mutex_;
   std::atomic<bool> prewarm_pending_{false};
+  std::atomic<bool> first_run_done_{false};  // for the debug trace
 
   bool graph_mode_ = false;
   size_t graph_warmup_runs_ = 1;

@@ -104,6 +104,29 @@ TEST_F(CudaGraphTest, BodyErrorIsReturnedAndNothingIsRecorded) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
+TEST_F(CudaGraphTest, RecordedCopiesCanBeRetargeted) {
+  CudaAllocator& alloc = dev_->cuda_allocator();
+  Result<void*> a = alloc.allocate(256), b = alloc.allocate(256), dst = alloc.allocate(256);
+  ASSERT_TRUE(a.ok() && b.ok() && dst.ok());
+  ASSERT_EQ(cudaMemset(a.value(), 1, 256), cudaSuccess);
+  ASSERT_EQ(cudaMemset(b.value(), 2, 256), cudaSuccess);
+  Result<std::unique_ptr<DeviceGraph>> graph = dev_->capture([&]() -> Status {
+    if (cudaMemcpyAsync(dst.value(), a.value(), 256, cudaMemcpyDeviceToDevice, stream_) != cudaSuccess)
+      return Status(StatusCode::kInternal, "copy");
+    return Status();
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+  AOTIRT_ASSERT_OK(graph.value()->replay());
+  EXPECT_EQ(read(dst.value(), 256)[9], 1);
+  AOTIRT_ASSERT_OK(graph.value()->retarget_copy(dst.value(), b.value(), 256));
+  AOTIRT_ASSERT_OK(graph.value()->replay());
+  EXPECT_EQ(read(dst.value(), 256)[9], 2);
+  Status unknown = graph.value()->retarget_copy(a.value(), b.value(), 256);
+  EXPECT_EQ(unknown.code(), StatusCode::kNotFound) << unknown.to_string();
+  graph.value().reset();
+  for (void* p : {a.value(), b.value(), dst.value()}) alloc.deallocate(p, 256);
+}
+
 TEST_F(CudaGraphTest, FreedBlocksAreReusedFromTheHostCache) {
   CudaAllocator& alloc = dev_->cuda_allocator();
   Result<void*> a = alloc.allocate(100000);

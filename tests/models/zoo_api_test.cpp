@@ -353,6 +353,37 @@ TEST(ZooGraphTest, CudaGraphRunsMatchRunsWithoutGraphs) {
     EXPECT_EQ(s.failed_captures, 0u) << pkg["name"] << ": " << s.last_failure;
     EXPECT_GE(s.graphs, 1u) << pkg["name"];
     EXPECT_GE(s.replays, 3 * pkg["input_sets"].size()) << pkg["name"];
+
+    // Device inputs: the graph records their copies and retargets them when
+    // the caller passes other buffers (or host data, staged on the device).
+    auto graphed_dev = aotirt::Model::load(path, graph_opts);
+    auto plain_dev = aotirt::Model::load(path);
+    ASSERT_TRUE(graphed_dev.ok() && plain_dev.ok());
+    auto on_device = [&](const std::vector<Tensor>& host_inputs) {
+      std::vector<Tensor> out;
+      for (const Tensor& t : host_inputs) {
+        auto d = t.to((*graphed_dev)->device());
+        EXPECT_TRUE(d.ok()) << d.status().to_string();
+        out.push_back(d.ok() ? d.value() : Tensor());
+      }
+      return out;
+    };
+    const std::vector<Tensor>& first = sequence.front();
+    const std::vector<Tensor> dev_a = on_device(first), dev_b = on_device(halved(first));
+    const std::vector<std::vector<Tensor>> dev_sequence = {dev_a, dev_a, dev_a, dev_b, first, dev_a, dev_b};
+    for (size_t r = 0; r < dev_sequence.size(); ++r) {
+      auto want = (*plain_dev)->run(dev_sequence[r], host);
+      auto got = (*graphed_dev)->run(dev_sequence[r], host);
+      ASSERT_TRUE(want.ok()) << want.status().to_string();
+      ASSERT_TRUE(got.ok()) << pkg["name"] << " device run " << r << ": " << got.status().to_string();
+      for (size_t i = 0; i < got->size(); ++i)
+        expect_close((*got)[i], (*want)[i], rtol, atol,
+                     pkg["name"].get<std::string>() + " device run " + std::to_string(r) + " output " +
+                         std::to_string(i));
+    }
+    const aotirt::GraphStats sd = (*graphed_dev)->graph_stats();
+    EXPECT_EQ(sd.failed_captures, 0u) << pkg["name"] << ": " << sd.last_failure;
+    EXPECT_EQ(sd.replays, dev_sequence.size() - 1) << pkg["name"];
     ++checked;
   }
   if (checked == 0) GTEST_SKIP() << "CUDA graphs: the zoo holds no CUDA package (CPU zoo); checked that CPU "

@@ -2,12 +2,16 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <map>
+#include <vector>
 
 #include "backends/cuda/cuda_copy.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_stream.h"
+#include "base/file_util.h"
 #include "base/log.h"
 #include "base/status.h"
 
@@ -88,8 +92,18 @@ std::vector<std::thread> cuda_prewarm(int index, const std::vector<std::string>&
   const int device = index;
   // Failures are not reported here: the op that needs the library reports
   // them when it runs.
-  if (gemm) threads.emplace_back([device] { cuda_matmul_prewarm(device); });
-  if (conv) threads.emplace_back([device] { cuda_convolution_prewarm(device); });
+  auto traced = [](const char* what, Status (*fn)(int), int device) {
+    const auto start = std::chrono::steady_clock::now();
+    Status s = fn(device);
+    if (log_level() <= LogLevel::kDebug) {
+      const MemoryUsage m = process_memory_usage();
+      AOTIRT_LOG(kDebug, "prewarm {}: {:.1f} ms{} (RSS {} MiB, peak {} MiB)", what,
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+                 s.ok() ? "" : " failed: " + s.to_string(), m.rss >> 20, m.peak_rss >> 20);
+    }
+  };
+  if (gemm) threads.emplace_back([device, traced] { traced("cuBLASLt", cuda_matmul_prewarm, device); });
+  if (conv) threads.emplace_back([device, traced] { traced("cuDNN", cuda_convolution_prewarm, device); });
   return threads;
 }
 }  // namespace
@@ -137,11 +151,12 @@ namespace {
 
 class CudaGraph final : public DeviceGraph {
  public:
-  CudaGraph(int device, cudaGraphExec_t exec, std::shared_ptr<CudaGraphPool> pool)
-      : device_(device), exec_(exec), pool_(std::move(pool)) {}
+  CudaGraph(int device, cudaGraph_t graph, cudaGraphExec_t exec, std::shared_ptr<CudaGraphPool> pool)
+      : device_(device), graph_(graph), exec_(exec), pool_(std::move(pool)) {}
   ~CudaGraph() override {
     CudaDeviceScope scope(device_);
     cudaGraphExecDestroy(exec_);
+    cudaGraphDestroy(graph_);
     cudaGetLastError();
   }
   Status replay() override {
@@ -151,11 +166,43 @@ class CudaGraph final : public DeviceGraph {
     AOTIRT_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(exec_, stream));
     return Status();
   }
+  Status retarget_copy(void* dst, const void* src, size_t bytes) override {
+    if (!copies_indexed_) AOTIRT_RETURN_IF_ERROR(index_copies());
+    auto it = copies_.find(dst);
+    if (it == copies_.end())
+      return AOTIRT_STATUS(kNotFound, "the CUDA graph holds no plain copy into {}", dst);
+    CudaDeviceScope scope(device_);
+    AOTIRT_RETURN_IF_ERROR(scope.status());
+    AOTIRT_CUDA_RETURN_IF_ERROR(
+        cudaGraphExecMemcpyNodeSetParams1D(exec_, it->second, dst, src, bytes, cudaMemcpyDeviceToDevice));
+    return Status();
+  }
 
  private:
+  // Finds the graph's 1-d memcpy nodes by destination.
+  Status index_copies() {
+    size_t n = 0;
+    AOTIRT_CUDA_RETURN_IF_ERROR(cudaGraphGetNodes(graph_, nullptr, &n));
+    std::vector<cudaGraphNode_t> nodes(n);
+    if (n) AOTIRT_CUDA_RETURN_IF_ERROR(cudaGraphGetNodes(graph_, nodes.data(), &n));
+    for (cudaGraphNode_t node : nodes) {
+      cudaGraphNodeType type;
+      if (cudaGraphNodeGetType(node, &type) != cudaSuccess || type != cudaGraphNodeTypeMemcpy) continue;
+      cudaMemcpy3DParms p = {};
+      if (cudaGraphMemcpyNodeGetParams(node, &p) != cudaSuccess) continue;
+      if (p.extent.height <= 1 && p.extent.depth <= 1) copies_.emplace(p.dstPtr.ptr, node);
+    }
+    cudaGetLastError();
+    copies_indexed_ = true;
+    return Status();
+  }
+
   int device_;
+  cudaGraph_t graph_;
   cudaGraphExec_t exec_;
   std::shared_ptr<CudaGraphPool> pool_;  // retained: the graph's memory
+  bool copies_indexed_ = false;
+  std::map<void*, cudaGraphNode_t> copies_;
 };
 
 }  // namespace
@@ -189,12 +236,13 @@ Result<std::unique_ptr<DeviceGraph>> CudaDevice::capture(const std::function<Sta
   }
   cudaGraphExec_t exec = nullptr;
   err = cudaGraphInstantiateWithFlags(&exec, graph, 0);
-  cudaGraphDestroy(graph);
   if (err != cudaSuccess) {
+    cudaGraphDestroy(graph);
     cudaGetLastError();
     return cuda_error_status(err, "cudaGraphInstantiateWithFlags", __FILE__, __LINE__);
   }
-  return std::unique_ptr<DeviceGraph>(new CudaGraph(index_, exec, std::move(pool)));
+  // The graph is kept: retarget_copy() names its nodes.
+  return std::unique_ptr<DeviceGraph>(new CudaGraph(index_, graph, exec, std::move(pool)));
 }
 
 Result<CudaDevice*> cuda_device(int index) {

@@ -160,60 +160,6 @@ Status make_conv_plan(const CudnnApi& api, cudnnHandle_t handle, cudnnDataType_t
   return Status();
 }
 
-// cuDNN's own timing of every algorithm on the real operands
-// (AOTIRT_CUDNN_BENCHMARK=1, like torch.backends.cudnn.benchmark): the
-// candidates are reordered fastest first. It synchronizes the device, so it
-// runs at a plan's first use outside graph recording only.
-bool cudnn_benchmark_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("AOTIRT_CUDNN_BENCHMARK");
-    return v && std::string(v) == "1";
-  }();
-  return on;
-}
-
-Status benchmark_conv_plan(const CudnnApi& api, cudnnHandle_t handle, cudnnDataType_t dtype, bool tf32,
-                           bool transposed, const TensorImpl& x, const TensorImpl& w, const TensorImpl& y, int device,
-                           ConvPlan* plan) {
-  size_t ws_bytes = 0;
-  for (const ChosenAlgo& c : plan->candidates) ws_bytes = std::max(ws_bytes, c.workspace);
-  ws_bytes = std::min(ws_bytes, size_t{1} << 30);
-  AOTIRT_ASSIGN_OR_RETURN(TensorImpl ws, cuda_empty_contiguous(DimVector{static_cast<int64_t>(std::max<size_t>(ws_bytes, 1))},
-                                                               DType::kUInt8, device));
-  std::vector<ChosenAlgo> timed;
-  const int want = 16;
-  int returned = 0;
-  auto keep = [&](cudnnStatus_t status, int algo, cudnnMathType_t math, size_t memory) {
-    if (status != CUDNN_STATUS_SUCCESS || memory > ws_bytes) return;
-    if (dtype == CUDNN_DATA_FLOAT && !tf32 && math != CUDNN_FMA_MATH) return;
-    timed.push_back(ChosenAlgo{algo, math, memory});
-  };
-  // Find times algorithms under the descriptor's math type: the policy's.
-  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-  if (dtype == CUDNN_DATA_FLOAT) math = tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
-  if (dtype == CUDNN_DATA_HALF || dtype == CUDNN_DATA_BFLOAT16) math = CUDNN_TENSOR_OP_MATH;
-  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetConvolutionMathType(plan->conv, math));
-  // The output buffer is scribbled on; the real run that follows rewrites it.
-  if (!transposed) {
-    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(want);
-    AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnFindConvolutionForwardAlgorithmEx(
-        handle, plan->x, x.data_ptr(), plan->w, w.data_ptr(), plan->conv, plan->y, y.data_ptr(), want, &returned,
-        perf.data(), ws.data_ptr(), ws_bytes));
-    for (int i = 0; i < returned; ++i) keep(perf[i].status, perf[i].algo, perf[i].mathType, perf[i].memory);
-  } else {
-    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(want);
-    AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnFindConvolutionBackwardDataAlgorithmEx(
-        handle, plan->w, w.data_ptr(), plan->y, x.data_ptr(), plan->conv, plan->x, y.data_ptr(), want, &returned,
-        perf.data(), ws.data_ptr(), ws_bytes));
-    for (int i = 0; i < returned; ++i) keep(perf[i].status, perf[i].algo, perf[i].mathType, perf[i].memory);
-  }
-  if (timed.empty()) return Status();  // keep the heuristic's order
-  // The heuristic's choices stay behind as fallbacks.
-  for (const ChosenAlgo& c : plan->candidates) timed.push_back(c);
-  plan->candidates = std::move(timed);
-  return Status();
-}
-
 // ---- cuDNN's graph (backend) API, for forward convolutions ----
 //
 // cuDNN 9 implements the legacy cudnnConvolutionForward on top of its graph
@@ -571,7 +517,7 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
     for (const DimVector* v : {&padding, &stride, &dilation})
       for (int64_t i = 0; i < v->size(); ++i) key.push_back((*v)[i]);
 
-    if (!transposed && cudnn_backend_enabled() && !cudnn_benchmark_enabled()) {
+    if (!transposed && cudnn_backend_enabled()) {
       const int64_t alignment = std::min({cuda_pointer_alignment(x.data_ptr()), cuda_pointer_alignment(w.data_ptr()),
                                           cuda_pointer_alignment(y.data_ptr())});
       std::vector<int64_t> bkey = key;
@@ -624,11 +570,6 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
         return AOTIRT_STATUS(kUnimplemented, "cuDNN has no {}convolution algorithm for input {} weight {} ({})",
                              transposed ? "transposed " : "", shape_str(*input), shape_str(*weight),
                              dtype_name(input->dtype()));
-      AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
-      if (cudnn_benchmark_enabled() && !dev->cuda_allocator().capturing_on_this_thread()) {
-        Status b = benchmark_conv_plan(*api, handle, dtype, tf32, transposed, x, w, y, device, made.get());
-        if (!b.ok()) AOTIRT_LOG(kWarning, "cuDNN benchmark failed, using the heuristic's choice: {}", b.to_string());
-      }
       std::lock_guard<std::mutex> lock(g_plan_mutex);
       auto ins = g_plans.emplace(key, std::move(made));
       plan = ins.first->second.get();  // plans are never removed: pointers stay valid

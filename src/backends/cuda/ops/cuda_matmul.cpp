@@ -136,58 +136,8 @@ Status lt_layout(const CublasLtApi& api, cublasLtMatrixLayout_t* layout, cudaDat
   return Status();
 }
 
-constexpr int kTunedAlgos = 8;
-
-// Times the heuristic's candidates on the real operands (the output is
-// rewritten by the call that follows) and returns the fastest one's index.
-// The heuristic's first choice is often not the fastest for the skinny
-// products of a decode step. Falls back to the first on any error.
-int fastest_algo(const CublasLtApi& api, cublasLtHandle_t handle, const LtPlan& p, const LtGemm& g,
-                 const LtTypes& types, const cublasLtMatmulHeuristicResult_t* results, int count, void* workspace,
-                 cudaStream_t stream) {
-  float alpha_f = static_cast<float>(g.alpha), beta_f = 0.f;
-  double alpha_d = g.alpha, beta_d = 0.0;
-  const void* alpha = types.scale == CUDA_R_64F ? static_cast<const void*>(&alpha_d) : &alpha_f;
-  const void* beta = types.scale == CUDA_R_64F ? static_cast<const void*>(&beta_d) : &beta_f;
-  cudaEvent_t start = nullptr, stop = nullptr;
-  if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
-    cudaGetLastError();
-    if (start) cudaEventDestroy(start);
-    return 0;
-  }
-  int best = 0;
-  float best_ms = -1.f;
-  for (int i = 0; i < count; ++i) {
-    if (results[i].state != CUBLAS_STATUS_SUCCESS || results[i].workspaceSize > kWorkspaceBytes) continue;
-    auto launch = [&] {
-      return api.cublasLtMatmul(handle, p.op, alpha, g.a, p.a, g.b, p.b, beta, g.d, p.d, g.d, p.d, &results[i].algo,
-                                workspace, results[i].workspaceSize, stream);
-    };
-    if (launch() != CUBLAS_STATUS_SUCCESS) continue;  // also the warm-up
-    cudaEventRecord(start, stream);
-    bool ok = true;
-    for (int r = 0; r < 5 && ok; ++r) ok = launch() == CUBLAS_STATUS_SUCCESS;
-    cudaEventRecord(stop, stream);
-    float ms = 0.f;
-    if (!ok || cudaEventSynchronize(stop) != cudaSuccess || cudaEventElapsedTime(&ms, start, stop) != cudaSuccess) {
-      cudaGetLastError();
-      continue;
-    }
-    if (best_ms < 0.f || ms < best_ms) {
-      best_ms = ms;
-      best = i;
-    }
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return best;
-}
-
-// |tune|: time the candidates (only outside graph recording, and only when
-// the product overwrites its output: beta 0).
 Status make_plan(const CublasLtApi& api, cublasLtHandle_t handle, const LtGemm& g, const LtTypes& types,
-                 size_t ws_bytes, uint32_t align_a, uint32_t align_b, uint32_t align_d, bool tune, void* workspace,
-                 cudaStream_t stream, LtPlan* out) {
+                 size_t ws_bytes, uint32_t align_a, uint32_t align_b, uint32_t align_d, LtPlan* out) {
   LtPlan p;
   // Destroys a half-made plan on every early return.
   struct Guard {
@@ -232,30 +182,18 @@ Status make_plan(const CublasLtApi& api, cublasLtHandle_t handle, const LtGemm& 
   for (const auto& a : aligns)
     AOTIRT_CUBLAS_RETURN_IF_ERROR(
         api.cublasLtMatmulPreferenceSetAttribute(guard.pref, a.first, &a.second, sizeof(a.second)));
-  cublasLtMatmulHeuristicResult_t results[kTunedAlgos] = {};
+  cublasLtMatmulHeuristicResult_t result = {};
   int returned = 0;
-  const int wanted = tune ? kTunedAlgos : 1;
   AOTIRT_CUBLAS_RETURN_IF_ERROR(
-      api.cublasLtMatmulAlgoGetHeuristic(handle, p.op, p.a, p.b, p.d, p.d, guard.pref, wanted, results, &returned));
+      api.cublasLtMatmulAlgoGetHeuristic(handle, p.op, p.a, p.b, p.d, p.d, guard.pref, 1, &result, &returned));
   if (returned == 0)
     return AOTIRT_STATUS(kUnimplemented, "cuBLASLt has no algorithm for {} m={} n={} k={} batch={}{}",
                          dtype_name(g.dtype), g.m, g.n, g.k, g.batch, g.bias ? " with a bias epilogue" : "");
-  int best = 0;
-  if (returned > 1) best = fastest_algo(api, handle, p, g, types, results, returned, workspace, stream);
-  p.algo = results[best].algo;
-  p.workspace = results[best].workspaceSize;
+  p.algo = result.algo;
+  p.workspace = result.workspaceSize;
   guard.keep = true;
   *out = p;
   return Status();
-}
-
-// AOTIRT_CUBLASLT_AUTOTUNE=0 keeps the heuristic's first choice.
-bool cublaslt_autotune_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("AOTIRT_CUBLASLT_AUTOTUNE");
-    return !(v && std::string(v) == "0");
-  }();
-  return on;
 }
 
 struct PlanCache {
@@ -311,15 +249,7 @@ Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
   AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
   const bool capturing = dev->cuda_allocator().capturing_on_this_thread();
   if (!have) {
-    bool tune = !capturing && g.beta == 0.0 && cublaslt_autotune_enabled();
-    void* tune_ws = nullptr;
-    if (tune) {
-      Result<void*> ws = stream_workspace(device, stream);
-      tune = ws.ok();
-      if (ws.ok()) tune_ws = ws.value();
-    }
-    AOTIRT_RETURN_IF_ERROR(make_plan(*api, handle, g, types, kWorkspaceBytes, align_a, align_b, align_d, tune,
-                                     tune_ws, stream, &plan));
+    AOTIRT_RETURN_IF_ERROR(make_plan(*api, handle, g, types, kWorkspaceBytes, align_a, align_b, align_d, &plan));
     PlanCache& cache = plan_cache();
     std::lock_guard<std::mutex> lock(cache.mutex);
     auto ins = cache.plans.emplace(key, plan);
