@@ -668,7 +668,7 @@ class Harness:
                                          "first_run_us", "iters", "warmup")})
         d["synchronized"] = j.get("synchronized")
         d["peak_rss_mb"] = j.get("peak_rss_mb") or obs.max_rss_mb
-        d["peak_rss_source"] = "aotirt bench" if j.get("peak_rss_mb") else "wait4 ru_maxrss"
+        d["peak_rss_source"] = "aotirt bench" if j.get("peak_rss_mb") else "wait4 ru_maxrss (can include the harness's own memory at fork: aotirt bench older than its peak_rss_mb field)"
         d["peak_device_mb"] = obs.peak_device_mb
         d["device_method"] = obs.device_method
         d["mapped_libs"] = sorted(obs.mapped_libs)

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -391,6 +392,18 @@ Result<Tensor> random_input(size_t index, const TensorSpec* spec, std::optional<
   return t->to(DeviceId{}, dtype);
 }
 
+// This process's peak resident memory (VmHWM) in MiB, or -1 without /proc.
+// Reported by the process itself: a parent's wait4() ru_maxrss also counts
+// the parent's own memory at fork time, which can dwarf a small runtime.
+double peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  }
+  return -1.0;
+}
+
 double percentile(const std::vector<double>& sorted, double p) {
   size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
   rank = std::min(std::max<size_t>(rank, 1), sorted.size());
@@ -478,6 +491,8 @@ Status cmd_bench(const BenchArgs& args) {
     j["max_us"] = samples.back();
     j["mean_us"] = mean;
     j["synchronized"] = true;
+    const double rss = peak_rss_mib();
+    if (rss >= 0) j["peak_rss_mb"] = rss;
     j["cuda_graph"] = args.cuda_graph;
     if (args.cuda_graph) {
       j["graph_replays"] = graphs.replays;
