@@ -253,6 +253,8 @@ void ModelState::join_prewarm() {
 
 ModelState::~ModelState() {
   join_prewarm();
+  // Graphs launch the library's kernels and read its buffers: they go first.
+  graphs_.clear();
   if (container_ && library_) {
     if (library_->api().destroy(container_) != 0)
       AOTIRT_LOG(kWarning, "deleting the model container failed: {}", get_last_error().to_string());
