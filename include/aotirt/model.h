@@ -134,6 +134,18 @@ AOTIRT_API Result<PackageInfo> inspect_package(const std::string& path);
 // shim calls made by the model library), as "CODE: message". Empty if none.
 AOTIRT_API std::string last_error();
 
+// Host time spent inside the aoti_torch_* calls of model libraries, per
+// function: for finding where a run's time goes on the host (the device work
+// the calls queue is not included). Off by default.
+struct ShimProfileEntry {
+  std::string name;
+  uint64_t calls = 0;
+  double total_us = 0;
+};
+AOTIRT_API void set_shim_profiling(bool on);
+// The profile gathered since the last reset, by function name; |reset| clears it.
+AOTIRT_API std::vector<ShimProfileEntry> shim_profile(bool reset = true);
+
 // Version string, e.g. "0.1.0".
 AOTIRT_API const char* version();
 

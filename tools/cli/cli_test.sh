@@ -89,6 +89,7 @@ if [[ -n "$MULTI" ]]; then
   expect 0 '"missing_shims": 0' -- "$CLI" inspect --json "$MULTI"
   expect 0 '"median_us"' -- "$CLI" bench "$MULTI" --iters 3 --warmup 1 --json
   expect 0 '"peak_rss_mb"' -- "$CLI" bench "$MULTI" --iters 3 --warmup 1 --json
+  expect 0 '"shim_profile"' -- "$CLI" bench "$MULTI" --iters 3 --warmup 1 --json --profile-shims
   expect 0 "3 runs after 1 warm-up runs" -- "$CLI" bench "$MULTI" --iters 3 --warmup 1
   if [[ -n "$EMBED" ]]; then
     expect 0 "run 2:" -- "$EMBED" "$MULTI"

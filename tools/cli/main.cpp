@@ -332,6 +332,7 @@ struct BenchArgs {
   std::vector<std::string> inputs;
   std::optional<int64_t> dynamic_dim;
   bool cuda_graph = false;
+  bool profile_shims = false;
 };
 
 template <class T, class Gen>
@@ -465,10 +466,23 @@ Status cmd_bench(const BenchArgs& args) {
     if (!st.ok()) return st.annotate(fmt::format("warm-up run {}", i + 1));
   }
   std::vector<double> samples(static_cast<size_t>(args.iters));
+  if (args.profile_shims) {
+    shim_profile(true);
+    set_shim_profiling(true);
+  }
   for (int i = 0; i < args.iters; ++i) {
     st = timed_run(&samples[static_cast<size_t>(i)]);
     if (!st.ok()) return st.annotate(fmt::format("timed run {}", i + 1));
   }
+  std::vector<ShimProfileEntry> profile;
+  if (args.profile_shims) {
+    set_shim_profiling(false);
+    profile = shim_profile(true);
+    // Largest share first.
+    std::sort(profile.begin(), profile.end(),
+              [](const ShimProfileEntry& a, const ShimProfileEntry& b) { return a.total_us > b.total_us; });
+  }
+  const double runs = static_cast<double>(args.iters);
   std::sort(samples.begin(), samples.end());
   const GraphStats graphs = model.graph_stats();
   if (args.cuda_graph) report_graph_fallback(model);
@@ -500,6 +514,17 @@ Status cmd_bench(const BenchArgs& args) {
       j["graph_failed"] = graphs.failed_captures > 0;
       if (graphs.failed_captures) j["graph_failure"] = graphs.last_failure;
     }
+    if (args.profile_shims) {
+      Json entries = Json::array();
+      double total = 0;
+      for (const auto& e : profile) {
+        entries.push_back({{"name", e.name}, {"calls_per_run", static_cast<double>(e.calls) / runs},
+                           {"us_per_run", e.total_us / runs}});
+        total += e.total_us / runs;
+      }
+      j["shim_profile"] = entries;
+      j["shim_us_per_run"] = total;
+    }
     std::cout << j.dump() << "\n";
     return Status();
   }
@@ -514,6 +539,14 @@ Status cmd_bench(const BenchArgs& args) {
   fmt::print("  median {:.1f}  p90 {:.1f}  p99 {:.1f}  min {:.1f}  max {:.1f}  mean {:.1f}\n",
              percentile(samples, 50), percentile(samples, 90), percentile(samples, 99), samples.front(),
              samples.back(), mean);
+  if (args.profile_shims) {
+    double total = 0;
+    for (const auto& e : profile) total += e.total_us / runs;
+    fmt::print("host time in shim calls per run: {:.1f} us of a {:.1f} us mean run\n", total, mean);
+    fmt::print("  {:>10} {:>10}  {}\n", "calls/run", "us/run", "function");
+    for (const auto& e : profile)
+      fmt::print("  {:>10.1f} {:>10.1f}  {}\n", static_cast<double>(e.calls) / runs, e.total_us / runs, e.name);
+  }
   return Status();
 }
 
@@ -571,6 +604,8 @@ int run_main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 30));
   bench->add_flag("--json", bench_args.json, "Print one JSON object");
+  bench->add_flag("--profile-shims", bench_args.profile_shims,
+                  "Also report the host time spent in each aoti_torch_* call during the timed runs");
   bench->add_flag("--cuda-graph", bench_args.cuda_graph,
                   "Record the model into a CUDA graph after the first run and time replays (CUDA models)");
   bench->add_option("-i,--input", bench_args.inputs, "Input .npy files (default: random data from the specs)")

@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "core/tensor.h"
+#include "shim/common/shim_profile.h"
 #include "shim/shim_abi.h"
 
 namespace aotirt {
@@ -28,6 +29,7 @@ inline Result<TensorImpl*> checked_impl(AtenTensorHandle h, const char* what) {
 // Runs |body| (returning Status) and maps the outcome to AOTI's 0/1 code.
 template <class Body>
 AOTITorchError shim_call(const char* name, Body&& body) noexcept {
+  ShimProfileScope profile_scope(name);
   try {
     Status s = body();
     if (s.ok()) return 0;
