@@ -23,6 +23,7 @@
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "base/status.h"
 #include "device/device.h"
+#include "shim/common/shim_profile.h"
 #include "shim/common/shim_util.h"
 
 namespace aotirt {
@@ -137,6 +138,7 @@ Status run_attention(const AttentionArgs& a, const CudaOpScope& scope, const Ten
       p.workspace = static_cast<float*>(workspace.data_ptr());
     }
   }
+  ShimProfileScope profile("aoti_torch_cuda__scaled_dot_product_*_attention / kernel launch");
   AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention(p, dev->properties().shared_memory_per_block_optin,
                                                     scope.stream()));
   return Status();

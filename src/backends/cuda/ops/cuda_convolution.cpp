@@ -23,6 +23,7 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "device/device.h"
+#include "shim/common/shim_profile.h"
 #include "shim/common/shim_util.h"
 
 namespace aotirt {
@@ -325,13 +326,18 @@ Status make_backend_plan(const CudnnApi& api, cudnnHandle_t handle, cudnnDataTyp
 
 Status run_backend_plan(const CudnnApi& api, cudnnHandle_t handle, const BackendConvPlan& plan, void* x, void* w,
                         void* y, void* workspace) {
-  AOTIRT_ASSIGN_OR_RETURN(BackendDesc pack, backend_create(api, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR));
-  const int64_t uids[3] = {kUidX, kUidW, kUidY};
-  void* ptrs[3] = {x, w, y};
-  AOTIRT_BACKEND_SET(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids);
-  AOTIRT_BACKEND_SET(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, ptrs);
-  AOTIRT_BACKEND_SET(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
-  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendFinalize(pack.d));
+  BackendDesc pack;
+  {
+    ShimProfileScope profile("aoti_torch_cuda_convolution / cuDNN variant pack");
+    AOTIRT_ASSIGN_OR_RETURN(pack, backend_create(api, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR));
+    const int64_t uids[3] = {kUidX, kUidW, kUidY};
+    void* ptrs[3] = {x, w, y};
+    AOTIRT_BACKEND_SET(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids);
+    AOTIRT_BACKEND_SET(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, ptrs);
+    AOTIRT_BACKEND_SET(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
+    AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendFinalize(pack.d));
+  }
+  ShimProfileScope profile("aoti_torch_cuda_convolution / cudnnBackendExecute");
   AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendExecute(handle, plan.plan.d, pack.d));
   return Status();
 }

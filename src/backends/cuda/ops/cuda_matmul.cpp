@@ -23,6 +23,7 @@
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "base/status.h"
 #include "device/device.h"
+#include "shim/common/shim_profile.h"
 #include "shim/common/shim_util.h"
 
 namespace aotirt {
@@ -283,6 +284,7 @@ Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
   double alpha_d = g.alpha, beta_d = g.beta;
   const void* alpha = types.scale == CUDA_R_64F ? static_cast<const void*>(&alpha_d) : &alpha_f;
   const void* beta = types.scale == CUDA_R_64F ? static_cast<const void*>(&beta_d) : &beta_f;
+  ShimProfileScope profile("aoti_torch_cuda_*mm_out / cublasLtMatmul");
   AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmul(handle, plan.op, alpha, g.a, plan.a, g.b, plan.b, beta, g.d,
                                                     plan.d, g.d, plan.d, &plan.algo, ws, plan.workspace, stream));
   return Status();
