@@ -378,17 +378,17 @@ Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, c
     join_prewarm();
     prewarm_pending_.store(false, std::memory_order_release);
   }
-  if (!first_run_done_.exchange(true) && log_level() <= LogLevel::kDebug) {
-    const auto start = std::chrono::steady_clock::now();
-    Result<std::vector<Tensor>> r = graph_mode_ ? run_graph(inputs, options) : run_eager(inputs, options);
+  // The debug trace times the first run (kernel modules and plans load there).
+  const bool trace = log_level() <= LogLevel::kDebug && !first_run_done_.exchange(true);
+  const auto start = trace ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  Result<std::vector<Tensor>> r = graph_mode_ ? run_graph(inputs, options) : run_eager(inputs, options);
+  if (trace) {
     const MemoryUsage m = process_memory_usage();
     AOTIRT_LOG(kDebug, "first run: {:.1f} ms (RSS {} MiB, peak {} MiB)",
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
                m.rss >> 20, m.peak_rss >> 20);
-    return r;
   }
-  if (graph_mode_) return run_graph(inputs, options);
-  return run_eager(inputs, options);
+  return r;
 }
 
 Result<std::vector<Tensor>> ModelState::run_eager(const std::vector<Tensor>& inputs, const RunOptions& options) {
@@ -426,19 +426,17 @@ std::string shapes_text(const std::vector<Tensor>& inputs) {
   return "(" + s + ")";
 }
 
+// Whether |t| can feed a graph input by a plain device-to-device copy.
+bool copies_plainly(const TensorImpl& t, const TensorImpl& dst) {
+  return t.device() == dst.device() && t.dtype() == dst.dtype() && t.is_contiguous() && t.data_ptr();
+}
+
 }  // namespace
 
 GraphStats ModelState::graph_stats() const {
   std::lock_guard<std::mutex> lock(graph_mutex_);
   return graph_stats_;
 }
-
-namespace {
-// Whether |t| can feed a graph input by a plain device-to-device copy.
-bool copies_plainly(const TensorImpl& t, const TensorImpl& dst) {
-  return t.device() == dst.device() && t.dtype() == dst.dtype() && t.is_contiguous() && t.data_ptr();
-}
-}  // namespace
 
 Status ModelState::record_graph(GraphEntry& e, const std::vector<Tensor>& inputs) {
   // The graph reads its inputs from buffers it owns. Device inputs are

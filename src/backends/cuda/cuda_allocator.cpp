@@ -101,6 +101,7 @@ Status CudaAllocator::begin_capture(std::shared_ptr<CudaGraphPool> pool) {
     return AOTIRT_STATUS(kUnavailable, "a CUDA graph is already being recorded on cuda:{}", device_);
   capture_pool_ = std::move(pool);
   capture_thread_ = std::this_thread::get_id();
+  capture_active_.store(true, std::memory_order_release);
   return Status();
 }
 
@@ -109,9 +110,11 @@ void CudaAllocator::end_capture() {
   std::lock_guard<std::mutex> lock(mutex_);
   done.swap(capture_pool_);
   capture_thread_ = std::thread::id();
+  capture_active_.store(false, std::memory_order_release);
 }
 
 bool CudaAllocator::capturing_on_this_thread() const {
+  if (!capture_active_.load(std::memory_order_acquire)) return false;
   std::lock_guard<std::mutex> lock(mutex_);
   return capture_pool_ && capture_thread_ == std::this_thread::get_id();
 }

@@ -19,6 +19,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -116,6 +117,9 @@ class CudaAllocator final : public Allocator {
   size_t cached_bytes_ = 0;  // in cache_
   std::shared_ptr<CudaGraphPool> capture_pool_;
   std::thread::id capture_thread_;
+  // Mirrors capture_pool_ != nullptr, so the ops' check on every call takes
+  // no lock when nothing is being recorded.
+  std::atomic<bool> capture_active_{false};
   MemoryStats stats_;
 };
 

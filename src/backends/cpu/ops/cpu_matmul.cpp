@@ -70,6 +70,7 @@ void run_batches(const TensorImpl& c, const BlasMatrix& cl, const Operand& a, co
 // Shapes and dtypes are already checked.
 Status matmul_into(const TensorImpl& out, const TensorImpl* self, const TensorImpl& a, const TensorImpl& b,
                    double beta, double alpha) {
+  AOTIRT_RETURN_IF_ERROR(ensure_blas());
   const int64_t batch = out.sizes()[0], m = out.sizes()[1], n = out.sizes()[2];
   const int64_t k = a.sizes()[2];
   AOTIRT_RETURN_IF_ERROR(check_blas_int(m, "M"));
@@ -148,7 +149,6 @@ extern "C" {
 AOTITorchError aoti_torch_cpu_mm_out(AtenTensorHandle out, AtenTensorHandle self,
                                      AtenTensorHandle mat2) noexcept {
   return shim_call(__func__, [&]() -> Status {
-    AOTIRT_RETURN_IF_ERROR(cpu_ops::ensure_blas());
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, require_tensor(out, "out"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* a, require_tensor(self, "self"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* b, require_tensor(mat2, "mat2"));
@@ -160,7 +160,6 @@ AOTITorchError aoti_torch_cpu_mm_out(AtenTensorHandle out, AtenTensorHandle self
 AOTITorchError aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
                                         AtenTensorHandle mat2, double beta, double alpha) noexcept {
   return shim_call(__func__, [&]() -> Status {
-    AOTIRT_RETURN_IF_ERROR(cpu_ops::ensure_blas());
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, require_tensor(out, "out"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* s, require_tensor(self, "self"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* a, require_tensor(mat1, "mat1"));
@@ -175,7 +174,6 @@ AOTITorchError aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle s
 AOTITorchError aoti_torch_cpu_bmm_out(AtenTensorHandle out, AtenTensorHandle self,
                                       AtenTensorHandle mat2) noexcept {
   return shim_call(__func__, [&]() -> Status {
-    AOTIRT_RETURN_IF_ERROR(cpu_ops::ensure_blas());
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, require_tensor(out, "out"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* a, require_tensor(self, "self"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* b, require_tensor(mat2, "mat2"));
@@ -188,7 +186,6 @@ AOTITorchError aoti_torch_cpu_baddbmm_out(AtenTensorHandle out, AtenTensorHandle
                                           AtenTensorHandle batch1, AtenTensorHandle batch2, double beta,
                                           double alpha) noexcept {
   return shim_call(__func__, [&]() -> Status {
-    AOTIRT_RETURN_IF_ERROR(cpu_ops::ensure_blas());
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, require_tensor(out, "out"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* s, require_tensor(self, "self"));
     AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* a, require_tensor(batch1, "batch1"));

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "backends/cpu/ops/cpu_op_util.h"
-#include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_symbols.h"
 #include "backends/cuda/ops/cuda_op_util.h"
@@ -357,27 +356,6 @@ bool cudnn_backend_enabled() {
   return on;
 }
 
-// Workspace for one convolution: a buffer per device and stream that grows
-// and is kept (allocating per call cost as much as the small convolutions),
-// or, while a graph is recorded, memory from the graph's pool held in |hold|.
-Result<void*> conv_workspace(int device, cudaStream_t stream, size_t bytes, TensorImpl* hold) {
-  if (bytes == 0) return nullptr;
-  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
-  if (dev->cuda_allocator().capturing_on_this_thread()) {
-    AOTIRT_ASSIGN_OR_RETURN(*hold, cuda_empty_contiguous(DimVector{static_cast<int64_t>(bytes)}, DType::kUInt8,
-                                                         device));
-    return hold->data_ptr();
-  }
-  static std::mutex mutex;
-  static auto* spaces = new std::map<std::pair<int, cudaStream_t>, TensorImpl>();
-  std::lock_guard<std::mutex> lock(mutex);
-  TensorImpl& ws = (*spaces)[{device, stream}];
-  if (!ws.defined() || ws.nbytes() < bytes) {
-    ws = TensorImpl();  // freed on |stream|: the next user is ordered after earlier ones
-    AOTIRT_ASSIGN_OR_RETURN(ws, cuda_empty_contiguous(DimVector{static_cast<int64_t>(bytes)}, DType::kUInt8, device));
-  }
-  return ws.data_ptr();
-}
 
 // Reads a parameter list, expanding a single value to every spatial dim.
 Result<DimVector> spatial_param(const int64_t* p, int64_t len, int64_t spatial, const char* what, int64_t dflt) {
@@ -554,7 +532,7 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
       }
       if (bplan) {
         TensorImpl graph_ws;
-        AOTIRT_ASSIGN_OR_RETURN(void* ws, conv_workspace(device, scope->stream(), static_cast<size_t>(bplan->workspace),
+        AOTIRT_ASSIGN_OR_RETURN(void* ws, cuda_op_workspace(device, scope->stream(), static_cast<size_t>(bplan->workspace),
                                                          &graph_ws));
         Status st = run_backend_plan(*api, handle, *bplan, x.data_ptr(), w.data_ptr(), y.data_ptr(), ws);
         if (st.ok()) goto convolved;
@@ -588,7 +566,7 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
     for (size_t i = first; i < plan->candidates.size(); ++i) {
       const ChosenAlgo& c = plan->candidates[i];
       TensorImpl graph_ws;
-      Result<void*> ws = conv_workspace(device, scope->stream(), c.workspace, &graph_ws);
+      Result<void*> ws = cuda_op_workspace(device, scope->stream(), c.workspace, &graph_ws);
       if (!ws.ok()) {
         last = ws.take_status();
         continue;

@@ -17,7 +17,6 @@
 
 #include "backends/cpu/cpu_copy.h"
 #include "backends/cpu/ops/cpu_op_util.h"
-#include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_symbols.h"
 #include "backends/cuda/ops/cuda_op_util.h"
@@ -206,21 +205,6 @@ PlanCache& plan_cache() {
   return *c;
 }
 
-// One workspace per device and stream, kept for the process (cuBLAS does
-// the same): allocating 32 MiB per call cost more than the small GEMMs.
-Result<void*> stream_workspace(int device, cudaStream_t stream) {
-  static std::mutex mutex;
-  static auto* spaces = new std::map<std::pair<int, cudaStream_t>, TensorImpl>();
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = spaces->find({device, stream});
-  if (it != spaces->end()) return it->second.data_ptr();
-  AOTIRT_ASSIGN_OR_RETURN(TensorImpl ws, cuda_empty_contiguous(DimVector{static_cast<int64_t>(kWorkspaceBytes)},
-                                                               DType::kUInt8, device));
-  void* p = ws.data_ptr();
-  spaces->emplace(std::make_pair(device, stream), std::move(ws));
-  return p;
-}
-
 Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
   AOTIRT_ASSIGN_OR_RETURN(const CublasLtApi* api, cublaslt_api());
   AOTIRT_ASSIGN_OR_RETURN(cublasLtHandle_t handle, lt_handle(*api, device));
@@ -247,8 +231,6 @@ Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
       have = true;
     }
   }
-  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
-  const bool capturing = dev->cuda_allocator().capturing_on_this_thread();
   if (!have) {
     AOTIRT_RETURN_IF_ERROR(make_plan(*api, handle, g, types, kWorkspaceBytes, align_a, align_b, align_d, &plan));
     PlanCache& cache = plan_cache();
@@ -265,20 +247,8 @@ Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
     }
   }
 
-  // While a graph is recorded the workspace comes from the graph's own pool
-  // (per call, reused inside the graph), so replays on any stream never share
-  // it with work outside the graph.
   TensorImpl graph_ws;
-  void* ws = nullptr;
-  if (plan.workspace) {
-    if (capturing) {
-      AOTIRT_ASSIGN_OR_RETURN(graph_ws, cuda_empty_contiguous(DimVector{static_cast<int64_t>(plan.workspace)},
-                                                              DType::kUInt8, device));
-      ws = graph_ws.data_ptr();
-    } else {
-      AOTIRT_ASSIGN_OR_RETURN(ws, stream_workspace(device, stream));
-    }
-  }
+  AOTIRT_ASSIGN_OR_RETURN(void* ws, cuda_op_workspace(device, stream, plan.workspace, &graph_ws));
 
   float alpha_f = static_cast<float>(g.alpha), beta_f = static_cast<float>(g.beta);
   double alpha_d = g.alpha, beta_d = g.beta;

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <vector>
 
 #include "backends/cpu/ops/cpu_op_util.h"
+#include "backends/cuda/cuda_device.h"
 #include "base/status.h"
 #include "device/device.h"
 
@@ -125,6 +128,25 @@ int tf32_override() {
   return v;
 }
 }  // namespace
+
+Result<void*> cuda_op_workspace(int device, cudaStream_t stream, size_t bytes, TensorImpl* hold) {
+  if (bytes == 0) return nullptr;
+  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
+  if (dev->cuda_allocator().capturing_on_this_thread()) {
+    AOTIRT_ASSIGN_OR_RETURN(*hold, cuda_empty_contiguous(DimVector{static_cast<int64_t>(bytes)}, DType::kUInt8,
+                                                         device));
+    return hold->data_ptr();
+  }
+  static std::mutex mutex;
+  static auto* spaces = new std::map<std::pair<int, cudaStream_t>, TensorImpl>();  // leaked, like the streams
+  std::lock_guard<std::mutex> lock(mutex);
+  TensorImpl& ws = (*spaces)[{device, stream}];
+  if (!ws.defined() || ws.nbytes() < bytes) {
+    ws = TensorImpl();  // freed on |stream|: the next user is ordered after earlier ones
+    AOTIRT_ASSIGN_OR_RETURN(ws, cuda_empty_contiguous(DimVector{static_cast<int64_t>(bytes)}, DType::kUInt8, device));
+  }
+  return ws.data_ptr();
+}
 
 bool cuda_conv_allow_tf32() { return tf32_override() != 0; }
 bool cuda_matmul_allow_tf32() { return tf32_override() == 1; }

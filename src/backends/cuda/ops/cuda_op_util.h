@@ -57,6 +57,13 @@ DimVector cuda_channels_last_strides(const DimVector& sizes);
 bool cuda_conv_allow_tf32();
 bool cuda_matmul_allow_tf32();
 
+// Scratch memory for one cuBLASLt or cuDNN call on |stream|: a buffer per
+// device and stream that grows and is kept (allocating per call cost as much
+// as the small GEMMs and convolutions), or, while a graph is recorded,
+// memory from the graph's pool held in |hold| (so a replay on any stream
+// shares no scratch with work outside the graph). Null for 0 bytes.
+Result<void*> cuda_op_workspace(int device, cudaStream_t stream, size_t bytes, TensorImpl* hold);
+
 // Load cuBLASLt and make its handle for |device| / load cuDNN and its
 // sub-libraries, ahead of the first GEMM or convolution (CudaDevice::prewarm).
 Status cuda_matmul_prewarm(int device);
