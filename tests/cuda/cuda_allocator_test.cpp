@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -91,6 +92,29 @@ TEST_F(CudaAllocatorTest, DeviceOutOfMemoryIsResourceExhaustedAndRecoverable) {
   Result<void*> ok = alloc_->allocate(1 << 20);
   ASSERT_TRUE(ok.ok());
   alloc_->deallocate(ok.value(), 1 << 20);
+}
+
+// The cache hands out its lowest address first, whatever order blocks came
+// back in, so a model run reuses the addresses an earlier run had (what
+// replays of library calls key on).
+TEST_F(CudaAllocatorTest, CacheHandsOutLowestAddressFirst) {
+  if (!alloc_->uses_pool()) GTEST_SKIP() << "this device has no memory pools: nothing is cached";
+  const size_t n = 3 << 20;
+  std::vector<void*> blocks;
+  for (int i = 0; i < 4; ++i) {
+    Result<void*> p = alloc_->allocate(n);
+    ASSERT_TRUE(p.ok());
+    blocks.push_back(p.value());
+  }
+  std::vector<void*> sorted = blocks;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i : {2, 0, 3, 1}) alloc_->deallocate(blocks[i], n);
+  for (int i = 0; i < 4; ++i) {
+    Result<void*> p = alloc_->allocate(n);
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(p.value(), sorted[i]) << "allocation " << i;
+  }
+  for (void* p : sorted) alloc_->deallocate(p, n);
 }
 
 TEST_F(CudaAllocatorTest, TrimReturnsCachedMemory) {

@@ -141,6 +141,34 @@ TEST_P(ZooApiTest, MatchesEager) {
   }
 }
 
+// The same inputs run again and again on one model: on CUDA the library calls
+// (cuBLASLt, cuDNN) are recorded on the second run and replayed from the third
+// (cuda_op_replay.h), and every run must still match eager PyTorch.
+TEST_P(ZooApiTest, RepeatedRunsMatchEager) {
+  const nlohmann::json* pkg = find_package(GetParam());
+  ASSERT_NE(pkg, nullptr) << "no zoo manifest found";
+  ASSERT_FALSE(pkg->contains("error")) << "export failed: " << (*pkg)["error"];
+  const auto& set = (*pkg)["input_sets"][0];
+  if (set.contains("expected_repeat")) GTEST_SKIP() << GetParam() << " keeps state across runs";
+  const std::string dir = package_dir(*pkg);
+  const double rtol = (*pkg)["tolerance"]["rtol"], atol = (*pkg)["tolerance"]["atol"];
+  auto model = aotirt::Model::load(dir + "/" + (*pkg)["package"].get<std::string>());
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  std::vector<Tensor> inputs;
+  for (const auto& in : set["inputs"]) inputs.push_back(load_input(dir + "/" + in["file"].get<std::string>(), in["dtype"]));
+  for (int run = 0; run < 4; ++run) {
+    auto outputs = (*model)->run(inputs);
+    ASSERT_TRUE(outputs.ok()) << "run " << run << ": " << outputs.status().to_string();
+    ASSERT_EQ(outputs->size(), set["expected"].size());
+    for (size_t i = 0; i < outputs->size(); ++i) {
+      auto want = aotirt::cli::read_npy(dir + "/" + set["expected"][i]["file"].get<std::string>());
+      ASSERT_TRUE(want.ok()) << want.status().to_string();
+      expect_close((*outputs)[i], want.value(), rtol, atol,
+                   GetParam() + " run " + std::to_string(run) + " output " + std::to_string(i));
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Zoo, ZooApiTest, ::testing::ValuesIn(package_names()),
                          [](const auto& info) { return info.param; });
 

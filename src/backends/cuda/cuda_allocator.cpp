@@ -1,6 +1,8 @@
 #include "backends/cuda/cuda_allocator.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_stream.h"
@@ -247,7 +249,13 @@ Status CudaAllocator::release(void* ptr) {
         // every replay, so it leaves this allocator with the graph.
         recording = capture_pool_;
       } else if (b.stream == cached_stream_) {
-        cache_[CacheKey{b.stream, b.capacity}].push_back(ptr);
+        // Kept sorted by address, highest first, and handed out lowest
+        // first: a run then gets the same addresses as the run before it
+        // (or the one before that, while the caller holds the previous
+        // outputs) instead of an order that rotates from run to run, which
+        // lets cuBLASLt and cuDNN calls be replayed (cuda_op_replay.h).
+        std::vector<void*>& list = cache_[CacheKey{b.stream, b.capacity}];
+        list.insert(std::upper_bound(list.begin(), list.end(), ptr, std::greater<void*>()), ptr);
         cached_bytes_ += b.capacity;
         return Status();
       }

@@ -18,6 +18,7 @@
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_symbols.h"
+#include "backends/cuda/ops/cuda_op_replay.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -213,6 +214,7 @@ Result<BackendDesc> backend_tensor(const CudnnApi& api, cudnnDataType_t dtype, c
 struct BackendConvPlan {
   BackendDesc plan;
   int64_t workspace = 0;
+  CudaOpReplay replay{"aoti_torch_cuda_convolution / replay"};
 };
 
 constexpr int64_t kUidX = 1, kUidW = 2, kUidY = 3;
@@ -534,7 +536,17 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
         TensorImpl graph_ws;
         AOTIRT_ASSIGN_OR_RETURN(void* ws, cuda_op_workspace(device, scope->stream(), static_cast<size_t>(bplan->workspace),
                                                          &graph_ws));
-        Status st = run_backend_plan(*api, handle, *bplan, x.data_ptr(), w.data_ptr(), y.data_ptr(), ws);
+        const CudaReplayKey replay_key = {reinterpret_cast<uintptr_t>(x.data_ptr()),
+                                          reinterpret_cast<uintptr_t>(w.data_ptr()),
+                                          reinterpret_cast<uintptr_t>(y.data_ptr()), reinterpret_cast<uintptr_t>(ws),
+                                          0, 0};
+        const cudaStream_t stream = scope->stream();
+        Status st = bplan->replay.run(device, replay_key, stream, [&](cudaStream_t s) -> Status {
+          if (s != stream) AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetStream(handle, s));
+          Status r = run_backend_plan(*api, handle, *bplan, x.data_ptr(), w.data_ptr(), y.data_ptr(), ws);
+          if (s != stream) AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetStream(handle, stream));
+          return r;
+        });
         if (st.ok()) goto convolved;
         AOTIRT_LOG(kDebug, "cuDNN graph API execution failed, using the legacy API: {}", st.to_string());
       }

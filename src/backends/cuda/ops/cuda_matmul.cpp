@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -19,6 +20,7 @@
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_symbols.h"
+#include "backends/cuda/ops/cuda_op_replay.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "base/status.h"
 #include "device/device.h"
@@ -94,6 +96,7 @@ struct LtPlan {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo;
   size_t workspace = 0;
+  CudaOpReplay* replay = nullptr;  // owned; copies of the plan share it
 };
 
 void destroy_plan(const CublasLtApi& api, LtPlan& p) {
@@ -101,6 +104,7 @@ void destroy_plan(const CublasLtApi& api, LtPlan& p) {
   if (p.b) api.cublasLtMatrixLayoutDestroy(p.b);
   if (p.a) api.cublasLtMatrixLayoutDestroy(p.a);
   if (p.op) api.cublasLtMatmulDescDestroy(p.op);
+  delete p.replay;
   p = LtPlan();
 }
 
@@ -191,6 +195,7 @@ Status make_plan(const CublasLtApi& api, cublasLtHandle_t handle, const LtGemm& 
                          dtype_name(g.dtype), g.m, g.n, g.k, g.batch, g.bias ? " with a bias epilogue" : "");
   p.algo = result.algo;
   p.workspace = result.workspaceSize;
+  p.replay = new CudaOpReplay("aoti_torch_cuda_*mm_out / replay");
   guard.keep = true;
   *out = p;
   return Status();
@@ -254,10 +259,18 @@ Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
   double alpha_d = g.alpha, beta_d = g.beta;
   const void* alpha = types.scale == CUDA_R_64F ? static_cast<const void*>(&alpha_d) : &alpha_f;
   const void* beta = types.scale == CUDA_R_64F ? static_cast<const void*>(&beta_d) : &beta_f;
-  ShimProfileScope profile("aoti_torch_cuda_*mm_out / cublasLtMatmul");
-  AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmul(handle, plan.op, alpha, g.a, plan.a, g.b, plan.b, beta, g.d,
-                                                    plan.d, g.d, plan.d, &plan.algo, ws, plan.workspace, stream));
-  return Status();
+  uint64_t alpha_bits = 0, beta_bits = 0;
+  std::memcpy(&alpha_bits, &alpha_d, sizeof(alpha_bits));
+  std::memcpy(&beta_bits, &beta_d, sizeof(beta_bits));
+  const CudaReplayKey replay_key = {reinterpret_cast<uintptr_t>(g.a), reinterpret_cast<uintptr_t>(g.b),
+                                    reinterpret_cast<uintptr_t>(g.d), reinterpret_cast<uintptr_t>(ws), alpha_bits,
+                                    beta_bits};
+  return plan.replay->run(device, replay_key, stream, [&](cudaStream_t s) -> Status {
+    ShimProfileScope profile("aoti_torch_cuda_*mm_out / cublasLtMatmul");
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmul(handle, plan.op, alpha, g.a, plan.a, g.b, plan.b, beta, g.d,
+                                                      plan.d, g.d, plan.d, &plan.algo, ws, plan.workspace, s));
+    return Status();
+  });
 }
 
 // A [.., rows, cols] operand as cuBLASLt can read it: itself, or a contiguous
