@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 
+#include "backends/cuda/ops/cuda_attention_kernel.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "cuda_test_util.h"
 #include "device/device.h"
@@ -208,6 +209,11 @@ std::vector<AttnCase> flash_cases() {
       {2, 2, 2, 130, 130, 80, 80, true, Mask::kNone, false, true, 0},
       {1, 2, 1, 5, 300, 256, 256, false, Mask::kNone, false, false, 0},
       {1, 3, 3, 9, 1000, 32, 32, true, Mask::kNone, false, false, 0},
+      // Tensor-core kernel (float16/bfloat16): a GPT-2 prefill, more queries
+      // than keys, several query tiles with a partial last one.
+      {1, 12, 12, 512, 512, 64, 64, true, Mask::kNone, false, true, 0},
+      {2, 2, 1, 100, 60, 128, 128, true, Mask::kNone, false, false, 0},
+      {1, 3, 3, 197, 197, 64, 64, false, Mask::kNone, false, false, 0},
   };
 }
 
@@ -218,6 +224,8 @@ std::vector<AttnCase> masked_cases() {
       {1, 4, 2, 3, 200, 128, 64, false, Mask::kBool, false, false, 0},
       {1, 16, 16, 1, 512, 64, 64, false, Mask::kAdditive, true, false, 0},  // decode with a mask
       {1, 1, 1, 40, 40, 256, 256, true, Mask::kBool, true, false, 0.1},
+      {2, 2, 2, 80, 130, 128, 128, false, Mask::kBool, false, false, 0},  // tensor cores, bool mask
+      {1, 4, 4, 70, 70, 64, 64, true, Mask::kAdditive, true, true, 0},     // tensor cores, additive
   };
 }
 
@@ -325,6 +333,39 @@ TEST_F(CudaAttentionTest, LogSumExpCanBeSkipped) {
   take(r[3]);
 }
 
+// The cases above must reach the tensor-core kernel where they are meant to:
+// a change to its eligibility would otherwise send them all to the general
+// kernel unnoticed.
+TEST(CudaAttentionKernelChoice, PrefillsInHalfPrecisionUseTensorCores) {
+  CudaAttentionParams p;
+  alignas(16) static char buf[64];
+  p.dtype = 15;
+  p.q = p.k = p.v = buf;
+  p.batch = 1;
+  p.heads_q = p.heads_kv = 12;
+  p.len_q = p.len_kv = 512;
+  p.head_dim = p.head_dim_v = 64;
+  const int64_t fused[4] = {512 * 2304, 64, 2304, 1};  // GPT-2's q, k, v: views into one [L, 3 * 768] buffer
+  for (int i = 0; i < 4; ++i) p.q_strides[i] = p.k_strides[i] = p.v_strides[i] = fused[i];
+  EXPECT_TRUE(cuda_attention_tc_eligible(p, 9));
+  EXPECT_FALSE(cuda_attention_tc_eligible(p, 7));  // no mma.sync bf16 before sm_80
+  CudaAttentionParams q = p;
+  q.dtype = 6;
+  EXPECT_FALSE(cuda_attention_tc_eligible(q, 9));
+  q = p;
+  q.len_q = 1;  // decode: the general kernel splits the keys
+  EXPECT_FALSE(cuda_attention_tc_eligible(q, 9));
+  q = p;
+  q.head_dim = q.head_dim_v = 80;
+  EXPECT_FALSE(cuda_attention_tc_eligible(q, 9));
+  q = p;
+  q.k_strides[2] = 2303;  // rows not 16-byte aligned
+  EXPECT_FALSE(cuda_attention_tc_eligible(q, 9));
+  q = p;
+  q.v_strides[3] = 2;  // features not contiguous
+  EXPECT_FALSE(cuda_attention_tc_eligible(q, 9));
+}
+
 TEST_F(CudaAttentionTest, UnsupportedArgumentsFailCleanly) {
   AttnCase c{1, 2, 2, 4, 4, 16, 16, false, Mask::kNone, false, false, 0};
   Inputs in = make_inputs(c, DType::kFloat32, 7);
@@ -348,17 +389,16 @@ TEST_F(CudaAttentionTest, UnsupportedArgumentsFailCleanly) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
-TEST_F(CudaAttentionTest, DecodeTiming) {
-  // Not a pass/fail speed bar (beyond a generous bound): prints what one
-  // decode step (L=1, S=512, 32 heads of 128, bfloat16) costs.
-  AttnCase c{1, 32, 32, 1, 512, 128, 128, false, Mask::kNone, false, false, 0};
+// Not a pass/fail speed bar (beyond a generous bound): prints what one
+// attention call costs, shim included, for |c| in bfloat16.
+void print_timing(const AttnCase& c, const char* what) {
   Inputs in = make_inputs(c, DType::kBFloat16, 9);
   auto run = [&] {
     AtenTensorHandle r[9] = {};
     int64_t ri[2];
-    ASSERT_EQ(aoti_torch_cuda__scaled_dot_product_flash_attention(handle(in.dq), handle(in.dk), handle(in.dv), 0.0, 0,
-                                                                  0, nullptr, &r[0], &r[1], &r[2], &r[3], &ri[0],
-                                                                  &ri[1], &r[6], &r[7], &r[8]),
+    ASSERT_EQ(aoti_torch_cuda__scaled_dot_product_flash_attention(handle(in.dq), handle(in.dk), handle(in.dv), 0.0,
+                                                                  c.causal, 0, nullptr, &r[0], &r[1], &r[2], &r[3],
+                                                                  &ri[0], &ri[1], &r[6], &r[7], &r[8]),
               0);
     for (int i : {0, 1, 2, 3, 6, 7, 8}) take(r[i]);
   };
@@ -376,10 +416,19 @@ TEST_F(CudaAttentionTest, DecodeTiming) {
   float ms = 0;
   cudaEventElapsedTime(&ms, a, b);
   const double us = 1000.0 * ms / iters;
-  std::printf("[ timing ] attention decode L=1 S=512 H=32 D=128 bf16: %.1f us per call (shim included)\n", us);
+  std::printf("[ timing ] attention %s (%s): %.1f us per call (shim included)\n", what, describe(c, DType::kBFloat16).c_str(), us);
   EXPECT_LT(us, 1000.0);
   cudaEventDestroy(a);
   cudaEventDestroy(b);
+}
+
+TEST_F(CudaAttentionTest, DecodeTiming) {
+  print_timing({1, 32, 32, 1, 512, 128, 128, false, Mask::kNone, false, false, 0}, "decode");
+}
+
+TEST_F(CudaAttentionTest, PrefillTiming) {
+  print_timing({1, 12, 12, 512, 512, 64, 64, true, Mask::kNone, false, false, 0}, "GPT-2 prefill");
+  print_timing({1, 32, 32, 2048, 2048, 128, 128, true, Mask::kNone, false, false, 0}, "long prefill");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 // optional outputs are undefined tensors.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 
@@ -28,6 +29,16 @@
 
 namespace aotirt {
 namespace {
+
+// AOTIRT_CUDA_ATTENTION_TC=0 sends every attention to the general kernel
+// (for comparisons and tests of both).
+bool cuda_attention_tc_enabled() {
+  static const bool on = [] {
+    const char* s = std::getenv("AOTIRT_CUDA_ATTENTION_TC");
+    return !(s && std::strcmp(s, "0") == 0);
+  }();
+  return on;
+}
 
 using cpu_ops::shape_str;
 
@@ -118,6 +129,13 @@ Status run_attention(const AttentionArgs& a, const CudaOpScope& scope, const Ten
   AOTIRT_ENSURE(p.q && p.k && p.v && p.out, kInvalidArgument, "query, key, value or the output has no data");
 
   AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(scope.device()));
+  const size_t max_smem = dev->properties().shared_memory_per_block_optin;
+  if (cuda_attention_tc_enabled() && cuda_attention_tc_eligible(p, dev->properties().major)) {
+    ShimProfileScope profile("aoti_torch_cuda__scaled_dot_product_*_attention / tensor-core kernel launch");
+    AOTIRT_CUDA_RETURN_IF_ERROR(
+        cuda_launch_attention_tc(p, std::max(dev->properties().sm_count, 1), max_smem, scope.stream()));
+    return Status();
+  }
   const int sms = std::max(dev->properties().sm_count, 1);
   // Few query tiles (decode): split the keys so that every SM gets several
   // short blocks; their latency, not arithmetic, bounds a decode step.
@@ -139,8 +157,7 @@ Status run_attention(const AttentionArgs& a, const CudaOpScope& scope, const Ten
     }
   }
   ShimProfileScope profile("aoti_torch_cuda__scaled_dot_product_*_attention / kernel launch");
-  AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention(p, dev->properties().shared_memory_per_block_optin,
-                                                    scope.stream()));
+  AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention(p, max_smem, scope.stream()));
   return Status();
 }
 

@@ -11,6 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "backends/cuda/ops/cuda_attention_kernel.h"
 
@@ -243,7 +246,7 @@ cudaError_t launch_typed(const CudaAttentionParams& p, size_t max_smem, cudaStre
   if (smem > max_smem) return cudaErrorInvalidConfiguration;
   auto kernel = attention_kernel<T, kRows, kChunks>;
   if (smem > 48 * 1024) {
-    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    cudaError_t err = cuda_reserve_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);
     if (err != cudaSuccess) return err;
   }
   const int64_t q_tiles = (p.len_q + block_rows - 1) / block_rows;
@@ -273,6 +276,22 @@ cudaError_t launch_dtype(const CudaAttentionParams& p, size_t max_smem, cudaStre
 }
 
 }  // namespace
+
+cudaError_t cuda_reserve_dynamic_smem(const void* kernel, size_t bytes) {
+  // cudaFuncSetAttribute costs microseconds per call; each kernel and device
+  // needs it only when the size grows.
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, size_t> reserved;
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  std::lock_guard<std::mutex> lock(mutex);
+  size_t& have = reserved[{kernel, device}];
+  if (have >= bytes) return cudaSuccess;
+  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  if (err == cudaSuccess) have = bytes;
+  return err;
+}
 
 int cuda_attention_rows_per_block(int64_t len_q) { return len_q <= 8 ? kWarps : 4 * kWarps; }
 

@@ -1,7 +1,10 @@
-// Launcher for aotirt's scaled-dot-product attention kernel (cuda_attention.cu):
-// online softmax over key tiles with float32 accumulation, causal (top-left)
-// and bool/additive masks, head dims up to 256, grouped KV heads, and an
-// optional split of the keys across blocks for short queries (decode).
+// Launchers for aotirt's scaled-dot-product attention kernels: online softmax
+// over key tiles with float32 accumulation, causal (top-left) and
+// bool/additive masks, grouped KV heads. The general kernel
+// (cuda_attention.cu) takes head dims up to 256 and any strides, and can split
+// the keys across blocks for short queries (decode); the tensor-core kernel
+// (cuda_attention_tc.cu) takes float16/bfloat16 prefills with head dim 64 or
+// 128.
 // Plain C++ types only; cuda_attention.cpp builds the parameters.
 #pragma once
 
@@ -45,7 +48,24 @@ constexpr int kCudaAttentionKeyTile = 32;
 // memory per block.
 cudaError_t cuda_launch_attention(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream);
 
+// Lets |kernel| (on the current device) use |bytes| of dynamic shared memory
+// above the default 48 KiB; remembers what was set.
+cudaError_t cuda_reserve_dynamic_smem(const void* kernel, size_t bytes);
+
 // Query rows one block handles for |len_q| queries (to size the grid).
 int cuda_attention_rows_per_block(int64_t len_q);
+
+// Queries from which the tensor-core kernel is used (shorter: the general
+// kernel with key splits keeps more SMs busy).
+constexpr int64_t kCudaAttentionTcMinQueries = 16;
+
+// Whether the tensor-core kernel takes |p| on a GPU of compute capability
+// |compute_major|.x: float16 or bfloat16, head_dim == head_dim_v in {64, 128},
+// no key splits, at least kCudaAttentionTcMinQueries queries, and q, k, v
+// with contiguous features and 16-byte aligned rows.
+bool cuda_attention_tc_eligible(const CudaAttentionParams& p, int compute_major);
+// |sm_count| sizes the blocks (smaller when few query tiles would leave SMs idle).
+cudaError_t cuda_launch_attention_tc(const CudaAttentionParams& p, int sm_count, size_t max_smem,
+                                     cudaStream_t stream);
 
 }  // namespace aotirt

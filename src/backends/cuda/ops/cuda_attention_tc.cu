@@ -1,0 +1,303 @@
+// Scaled-dot-product attention on tensor cores, for float16 and bfloat16 with
+// head dims 64 and 128 (a prefill; decode and float32 use the kernel in
+// cuda_attention.cu). FlashAttention-2's scheme written with mma.sync
+// m16n8k16: a block of W warps (4, 2 or 1: fewer when there are too few
+// query tiles to fill the GPU) owns 16 * W query rows, each warp 16 of them;
+// key and value tiles of 64 rows are staged in shared memory; scores stay in the
+// mma accumulators, where each thread holds two rows (g and g + 8 of its
+// warp's 16, g = lane / 4), so the online softmax needs only shuffles within a
+// group of four lanes, and the probabilities are repacked in registers as the
+// A operand of the product with V. Accumulation is float32.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "backends/cuda/ops/cuda_attention_kernel.h"
+
+namespace aotirt {
+namespace {
+
+constexpr int kKeys = 64;            // keys per tile
+constexpr int kPad = 8;              // elements of padding per shared row (bank spread)
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+template <class T>
+struct Mma;
+
+template <>
+struct Mma<__nv_bfloat16> {
+  static __device__ __forceinline__ void run(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+  }
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);  // .x (low half) = lo
+    return *reinterpret_cast<uint32_t*>(&v);
+  }
+  static __device__ __forceinline__ __nv_bfloat16 from_float(float v) { return __float2bfloat16_rn(v); }
+};
+
+template <>
+struct Mma<__half> {
+  static __device__ __forceinline__ void run(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+  }
+  static __device__ __forceinline__ uint32_t pack(float lo, float hi) {
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t*>(&v);
+  }
+  static __device__ __forceinline__ __half from_float(float v) { return __float2half_rn(v); }
+};
+
+__device__ __forceinline__ float mask_value(const CudaAttentionParams& p, int64_t b, int64_t h, int64_t i,
+                                            int64_t key) {
+  const char* mp = static_cast<const char*>(p.mask);
+  const int64_t off =
+      b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2] + key * p.mask_strides[3];
+  if (p.mask_kind == kCudaMaskBool) return mp[off] ? 0.f : -INFINITY;
+  switch (p.mask_dtype) {
+    case 5: return __half2float(reinterpret_cast<const __half*>(mp)[off]) * kLog2e;
+    case 15: return __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(mp)[off]) * kLog2e;
+    default: return reinterpret_cast<const float*>(mp)[off] * kLog2e;
+  }
+}
+
+// Copies rows [first, first + kRows) of a [len, D] matrix (row stride |ld|,
+// features contiguous, 16-byte aligned rows) into shared rows of D + kPad
+// elements; rows past |len| become zeros.
+template <class T, int D, int kRows, int kThreads>
+__device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t ld, int64_t first, int64_t len) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  for (int idx = threadIdx.x; idx < kRows * kChunks; idx += kThreads) {
+    const int r = idx / kChunks, c = idx % kChunks;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (first + r < len) v = *reinterpret_cast<const uint4*>(src + (first + r) * ld + c * 8);
+    *reinterpret_cast<uint4*>(dst + r * (D + kPad) + c * 8) = v;
+  }
+}
+
+template <class T, int D, int W>
+__global__ void __launch_bounds__(32 * W) attention_tc_kernel(CudaAttentionParams p) {
+  constexpr int kThreads = 32 * W;
+  constexpr int kRowsQ = 16 * W;  // query rows per block
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  constexpr int kStride = D + kPad;
+  T* q_s = reinterpret_cast<T*>(smem_raw);  // [kRowsQ][kStride]
+  T* k_s = q_s + kRowsQ * kStride;          // [kKeys][kStride]
+  T* v_s = k_s + kKeys * kStride;           // [kKeys][kStride]
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int64_t bh = blockIdx.y;
+  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
+  const int64_t hk = h / (p.heads_q / p.heads_kv);
+  // Causal rows near the end see the most keys: their tiles go first.
+  const int64_t tile = p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int64_t row0 = tile * kRowsQ;
+
+  const T* q = static_cast<const T*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1];
+  const T* k = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
+  const T* v = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
+
+  load_tile<T, D, kRowsQ, kThreads>(q_s, q, p.q_strides[2], row0, p.len_q);
+  __syncthreads();
+  // This warp's query rows as A fragments, one per 16 features.
+  uint32_t qf[D / 16][4];
+  const T* qw = q_s + warp * 16 * kStride;
+#pragma unroll
+  for (int ks = 0; ks < D / 16; ++ks) {
+    const int c = ks * 16 + 2 * t;
+    qf[ks][0] = *reinterpret_cast<const uint32_t*>(qw + g * kStride + c);
+    qf[ks][1] = *reinterpret_cast<const uint32_t*>(qw + (g + 8) * kStride + c);
+    qf[ks][2] = *reinterpret_cast<const uint32_t*>(qw + g * kStride + c + 8);
+    qf[ks][3] = *reinterpret_cast<const uint32_t*>(qw + (g + 8) * kStride + c + 8);
+  }
+
+  const int64_t i0 = row0 + warp * 16 + g, i1 = i0 + 8;  // this thread's two query rows
+  int64_t kv_end = p.len_kv;
+  if (p.causal) kv_end = min(kv_end, min(row0 + kRowsQ, p.len_q));
+  const float qk_scale = p.scale * kLog2e;
+
+  float o[D / 8][4];
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;  // l: this thread's share of the row sums
+
+  for (int64_t j0 = 0; j0 < kv_end; j0 += kKeys) {
+    __syncthreads();  // the previous tile is consumed
+    load_tile<T, D, kKeys, kThreads>(k_s, k, p.k_strides[2], j0, kv_end);
+    load_tile<T, D, kKeys, kThreads>(v_s, v, p.v_strides[2], j0, kv_end);
+    __syncthreads();
+
+    float s[kKeys / 8][4];
+#pragma unroll
+    for (int n = 0; n < kKeys / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ++ks) {
+#pragma unroll
+      for (int n = 0; n < kKeys / 8; ++n) {
+        const T* kr = k_s + (n * 8 + g) * kStride + ks * 16 + 2 * t;
+        Mma<T>::run(s[n], qf[ks], *reinterpret_cast<const uint32_t*>(kr),
+                    *reinterpret_cast<const uint32_t*>(kr + 8));
+      }
+    }
+
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int n = 0; n < kKeys / 8; ++n) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t key = j0 + n * 8 + 2 * t + (e & 1);
+        const int64_t i = e < 2 ? i0 : i1;
+        float x = s[n][e] * qk_scale;
+        if (key >= kv_end || (p.causal && key > i)) x = -INFINITY;
+        else if (p.mask_kind != kCudaMaskNone && i < p.len_q) x += mask_value(p, b, h, i, key);
+        s[n][e] = x;
+      }
+      mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
+      mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
+    }
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+    const float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
+    // A row with no visible key yet keeps -inf; exp2 of -inf is 0, and the
+    // base 0 keeps it from producing NaN.
+    const float base0 = n0 == -INFINITY ? 0.f : n0, base1 = n1 == -INFINITY ? 0.f : n1;
+    const float c0 = exp2f(m0 - base0), c1 = exp2f(m1 - base1);
+    m0 = n0;
+    m1 = n1;
+    l0 *= c0;
+    l1 *= c1;
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) {
+      o[d][0] *= c0;
+      o[d][1] *= c0;
+      o[d][2] *= c1;
+      o[d][3] *= c1;
+    }
+#pragma unroll
+    for (int n = 0; n < kKeys / 8; ++n) {
+      s[n][0] = exp2f(s[n][0] - base0);
+      s[n][1] = exp2f(s[n][1] - base0);
+      s[n][2] = exp2f(s[n][2] - base1);
+      s[n][3] = exp2f(s[n][3] - base1);
+      l0 += s[n][0] + s[n][1];
+      l1 += s[n][2] + s[n][3];
+    }
+
+    // O += P V, 16 keys per step; P's accumulator layout is the A layout.
+#pragma unroll
+    for (int kk = 0; kk < kKeys / 16; ++kk) {
+      uint32_t a[4];
+      a[0] = Mma<T>::pack(s[2 * kk][0], s[2 * kk][1]);
+      a[1] = Mma<T>::pack(s[2 * kk][2], s[2 * kk][3]);
+      a[2] = Mma<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      a[3] = Mma<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+      const uint16_t* vr = reinterpret_cast<const uint16_t*>(v_s) + (kk * 16 + 2 * t) * kStride + g;
+#pragma unroll
+      for (int d = 0; d < D / 8; ++d) {
+        const uint16_t* vc = vr + d * 8;
+        const uint32_t b0 = static_cast<uint32_t>(vc[0]) | (static_cast<uint32_t>(vc[kStride]) << 16);
+        const uint32_t b1 =
+            static_cast<uint32_t>(vc[8 * kStride]) | (static_cast<uint32_t>(vc[9 * kStride]) << 16);
+        Mma<T>::run(o[d], a, b0, b1);
+      }
+    }
+  }
+
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+  T* out = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int64_t i = half ? i1 : i0;
+    if (i >= p.len_q) continue;
+    const float l = half ? l1 : l0, m = half ? m1 : m0;
+    // A row that saw no key (all masked) gives zeros and lse = -inf.
+    const float inv = l > 0.f ? 1.f / l : 0.f;
+    T* orow = out + i * p.out_strides[2];
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) {
+      const int64_t f = d * 8 + 2 * t;
+      orow[f * p.out_strides[3]] = Mma<T>::from_float(o[d][2 * half] * inv);
+      orow[(f + 1) * p.out_strides[3]] = Mma<T>::from_float(o[d][2 * half + 1] * inv);
+    }
+    if (p.lse && t == 0)
+      p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] =
+          l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
+  }
+}
+
+template <class T, int D, int W>
+cudaError_t launch_tc(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream) {
+  constexpr int kRowsQ = 16 * W;
+  const size_t smem = static_cast<size_t>(kRowsQ + 2 * kKeys) * (D + kPad) * sizeof(T);
+  if (smem > max_smem) return cudaErrorInvalidConfiguration;
+  auto kernel = attention_tc_kernel<T, D, W>;
+  if (smem > 48 * 1024) {
+    cudaError_t err = cuda_reserve_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);
+    if (err != cudaSuccess) return err;
+  }
+  const int64_t tiles = (p.len_q + kRowsQ - 1) / kRowsQ;
+  if (p.batch * p.heads_q > 65535) return cudaErrorInvalidConfiguration;
+  dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(p.batch * p.heads_q));
+  kernel<<<grid, 32 * W, smem, stream>>>(p);
+  return cudaGetLastError();
+}
+
+// Four warps per block while that still gives two blocks per SM, else fewer.
+template <class T, int D>
+cudaError_t launch_tc_warps(const CudaAttentionParams& p, int sm_count, size_t max_smem, cudaStream_t stream) {
+  const int64_t heads = p.batch * p.heads_q;
+  const int64_t want = 2 * static_cast<int64_t>(sm_count);
+  if (heads * ((p.len_q + 63) / 64) >= want) return launch_tc<T, D, 4>(p, max_smem, stream);
+  if (heads * ((p.len_q + 31) / 32) >= want) return launch_tc<T, D, 2>(p, max_smem, stream);
+  return launch_tc<T, D, 1>(p, max_smem, stream);
+}
+
+bool aligned16(const void* ptr, const int64_t* strides) {
+  if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0 || strides[3] != 1) return false;
+  for (int i = 0; i < 3; ++i)
+    if (strides[i] % 8 != 0) return false;
+  return true;
+}
+
+}  // namespace
+
+bool cuda_attention_tc_eligible(const CudaAttentionParams& p, int compute_major) {
+  return compute_major >= 8 && (p.dtype == 5 || p.dtype == 15) && p.head_dim == p.head_dim_v &&
+         (p.head_dim == 64 || p.head_dim == 128) && p.len_q >= kCudaAttentionTcMinQueries && p.num_splits == 1 &&
+         aligned16(p.q, p.q_strides) && aligned16(p.k, p.k_strides) && aligned16(p.v, p.v_strides);
+}
+
+cudaError_t cuda_launch_attention_tc(const CudaAttentionParams& p, int sm_count, size_t max_smem,
+                                     cudaStream_t stream) {
+  if (p.batch * p.heads_q * p.len_q == 0) return cudaSuccess;
+  if (p.dtype == 15) {
+    if (p.head_dim == 64) return launch_tc_warps<__nv_bfloat16, 64>(p, sm_count, max_smem, stream);
+    if (p.head_dim == 128) return launch_tc_warps<__nv_bfloat16, 128>(p, sm_count, max_smem, stream);
+  } else if (p.dtype == 5) {
+    if (p.head_dim == 64) return launch_tc_warps<__half, 64>(p, sm_count, max_smem, stream);
+    if (p.head_dim == 128) return launch_tc_warps<__half, 128>(p, sm_count, max_smem, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace aotirt
