@@ -154,6 +154,19 @@ TEST_F(CudaConvolutionTest, WideFloat32NeedsFullPrecision) {
            DType::kFloat32, 77);
 }
 
+// ResNet-sized convolutions (the heuristic picks other engines than for the
+// small cases), run after run: the allocator's cache tends to give the runs
+// the same addresses, so later calls are recorded and replayed.
+TEST_F(CudaConvolutionTest, LargeConvolutionsMatchRunAfterRun) {
+  const ConvCase big{2, 8, 64, 64, 1, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, false, true, false, false};
+  for (int run = 0; run < 3; ++run) {
+    run_case(big, DType::kFloat32, 300 + run);
+    run_case(big, DType::kBFloat16, 310 + run);
+  }
+  const ConvCase nhwc{2, 4, 128, 128, 1, {28, 28}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, false, false, true, false};
+  run_case(nhwc, DType::kFloat16, 320);
+}
+
 TEST_F(CudaConvolutionTest, BadArgumentsFailCleanly) {
   TensorImpl x = device_empty(DimVector{1, 3, 8, 8}, DType::kFloat32);
   TensorImpl w = device_empty(DimVector{4, 2, 3, 3}, DType::kFloat32);  // 2 != 3 input channels

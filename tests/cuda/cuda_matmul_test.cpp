@@ -174,6 +174,33 @@ TEST_F(CudaMatmulTest, AddmmBiasScalesAndBroadcasts) {
   }
 }
 
+// A ViT-sized GEMM with the bias epilogue, run after run on the same
+// operands: recorded on the second call, replayed on the third (the output
+// usually gets the same address from the allocator's cache).
+TEST_F(CudaMatmulTest, LargeGemmsMatchRunAfterRun) {
+  std::mt19937 rng(7);
+  for (DType dt : {DType::kFloat32, DType::kBFloat16}) {
+    const int64_t m = 197, n = 2304, k = 768;  // ViT-B/16's qkv projection
+    TensorImpl ha = host_random(DimVector{m, k}, dt, rng());
+    TensorImpl hb = host_random(DimVector{k, n}, dt, rng());
+    TensorImpl hs = host_random(DimVector{n}, dt, rng());
+    TensorImpl da = place(ha, Layout::kContiguous), db = place(hb, Layout::kTransposed), ds = to_device(hs);
+    TensorImpl ref = host_empty(DimVector{m, n}, DType::kFloat64);
+    ASSERT_EQ(aoti_torch_cpu_addmm_out(handle(ref), handle(as_f64(hs)), handle(as_f64(ha)), handle(as_f64(hb)), 1.0,
+                                       1.0),
+              0)
+        << last_error_text();
+    for (int run = 0; run < 3; ++run) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " run " + std::to_string(run));
+      TensorImpl dout = device_empty(DimVector{m, n}, dt);
+      ASSERT_EQ(aoti_torch_cuda_addmm_out(handle(dout), handle(ds), handle(da), handle(db), 1.0, 1.0), 0)
+          << last_error_text();
+      Tol tol = tolerance(dt, k);
+      EXPECT_LE(max_scaled_error(dout, ref, tol.atol * 2, tol.rtol * 2), 1.0);
+    }
+  }
+}
+
 TEST_F(CudaMatmulTest, AddmmWithBetaZeroIgnoresSelf) {
   TensorImpl self = host_empty(DimVector{8, 8}, DType::kFloat32);
   float* p = static_cast<float*>(self.data_ptr());
