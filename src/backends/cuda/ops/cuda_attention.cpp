@@ -130,13 +130,12 @@ Status run_attention(const AttentionArgs& a, const CudaOpScope& scope, const Ten
 
   AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(scope.device()));
   const size_t max_smem = dev->properties().shared_memory_per_block_optin;
+  const int sms = std::max(dev->properties().sm_count, 1);
   if (cuda_attention_tc_enabled() && cuda_attention_tc_eligible(p, dev->properties().major)) {
     ShimProfileScope profile("aoti_torch_cuda__scaled_dot_product_*_attention / tensor-core kernel launch");
-    AOTIRT_CUDA_RETURN_IF_ERROR(
-        cuda_launch_attention_tc(p, std::max(dev->properties().sm_count, 1), max_smem, scope.stream()));
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention_tc(p, sms, max_smem, scope.stream()));
     return Status();
   }
-  const int sms = std::max(dev->properties().sm_count, 1);
   // Few query tiles (decode): split the keys so that every SM gets several
   // short blocks; their latency, not arithmetic, bounds a decode step.
   const int rows = cuda_attention_rows_per_block(p.len_q);

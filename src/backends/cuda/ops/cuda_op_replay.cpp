@@ -26,9 +26,6 @@ Result<cudaStream_t> record_stream(int device) {
   return g_record_streams[device];
 }
 
-}  // namespace
-
-namespace {
 // AOTIRT_CUDA_OP_REPLAY: "0" off; "relaxed" records in relaxed capture mode
 // (the library may then allocate or query while recording, as in a
 // whole-model graph); anything else, thread-local mode, where such calls
@@ -40,6 +37,7 @@ const char* replay_setting() {
   }();
   return s;
 }
+
 }  // namespace
 
 bool cuda_op_replay_enabled() {
