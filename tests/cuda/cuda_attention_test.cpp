@@ -214,6 +214,11 @@ std::vector<AttnCase> flash_cases() {
       {1, 12, 12, 512, 512, 64, 64, true, Mask::kNone, false, true, 0},
       {2, 2, 1, 100, 60, 128, 128, true, Mask::kNone, false, false, 0},
       {1, 3, 3, 197, 197, 64, 64, false, Mask::kNone, false, false, 0},
+      // General kernel, 16-row blocks without key splits: ViT-B/16's 197
+      // tokens in 12 heads; head dims that are not whole 16-byte units.
+      {1, 12, 12, 197, 197, 64, 64, false, Mask::kNone, false, false, 0},
+      {1, 2, 2, 40, 90, 30, 20, true, Mask::kNone, false, true, 0},
+      {2, 3, 3, 21, 45, 6, 7, false, Mask::kNone, false, false, 0},
   };
 }
 
@@ -366,6 +371,29 @@ TEST(CudaAttentionKernelChoice, PrefillsInHalfPrecisionUseTensorCores) {
   EXPECT_FALSE(cuda_attention_tc_eligible(q, 9));
 }
 
+// Key splits: many for a decode step, none where the query tiles already
+// fill the SMs (a second kernel merging them would cost more than it saves).
+TEST(CudaAttentionKernelChoice, KeysSplitOnlyWhenQueryTilesLeaveSmsIdle) {
+  auto splits = [](int64_t heads, int64_t len_q, int64_t len_kv) {
+    CudaAttentionParams p;
+    p.batch = 1;
+    p.heads_q = p.heads_kv = heads;
+    p.len_q = len_q;
+    p.len_kv = len_kv;
+    p.head_dim = p.head_dim_v = 64;
+    return cuda_attention_key_splits(p, 132);
+  };
+  EXPECT_EQ(splits(12, 1, 513), 17);   // GPT-2 decode: 12 one-row blocks
+  EXPECT_EQ(splits(32, 1, 512), 16);
+  EXPECT_EQ(splits(12, 197, 197), 1);  // ViT-B/16: 156 blocks of 16 rows
+  EXPECT_EQ(splits(12, 128, 128), 1);  // BERT-base, 128 tokens: 96 blocks
+  EXPECT_EQ(splits(3, 9, 1000), 8);    // 3 blocks over 1000 keys: 8 splits of 4 tiles
+  EXPECT_EQ(splits(2, 20, 300), 3);    // 4 blocks, 300 keys: splits of up to 4 tiles
+  EXPECT_EQ(splits(2, 20, 250), 1);    // under 2 splits of 4 tiles: none
+  EXPECT_EQ(splits(1, 1, 64), 1);      // too few keys to split
+  EXPECT_EQ(splits(0, 1, 512), 1);
+}
+
 TEST_F(CudaAttentionTest, UnsupportedArgumentsFailCleanly) {
   AttnCase c{1, 2, 2, 4, 4, 16, 16, false, Mask::kNone, false, false, 0};
   Inputs in = make_inputs(c, DType::kFloat32, 7);
@@ -390,9 +418,9 @@ TEST_F(CudaAttentionTest, UnsupportedArgumentsFailCleanly) {
 }
 
 // Not a pass/fail speed bar (beyond a generous bound): prints what one
-// attention call costs, shim included, for |c| in bfloat16.
-void print_timing(const AttnCase& c, const char* what) {
-  Inputs in = make_inputs(c, DType::kBFloat16, 9);
+// attention call costs, shim included, for |c| in |dt|.
+void print_timing(const AttnCase& c, const char* what, DType dt = DType::kBFloat16) {
+  Inputs in = make_inputs(c, dt, 9);
   auto run = [&] {
     AtenTensorHandle r[9] = {};
     int64_t ri[2];
@@ -416,7 +444,7 @@ void print_timing(const AttnCase& c, const char* what) {
   float ms = 0;
   cudaEventElapsedTime(&ms, a, b);
   const double us = 1000.0 * ms / iters;
-  std::printf("[ timing ] attention %s (%s): %.1f us per call (shim included)\n", what, describe(c, DType::kBFloat16).c_str(), us);
+  std::printf("[ timing ] attention %s (%s): %.1f us per call (shim included)\n", what, describe(c, dt).c_str(), us);
   EXPECT_LT(us, 1000.0);
   cudaEventDestroy(a);
   cudaEventDestroy(b);
@@ -429,6 +457,8 @@ TEST_F(CudaAttentionTest, DecodeTiming) {
 TEST_F(CudaAttentionTest, PrefillTiming) {
   print_timing({1, 12, 12, 512, 512, 64, 64, true, Mask::kNone, false, false, 0}, "GPT-2 prefill");
   print_timing({1, 32, 32, 2048, 2048, 128, 128, true, Mask::kNone, false, false, 0}, "long prefill");
+  print_timing({1, 12, 12, 197, 197, 64, 64, false, Mask::kNone, false, false, 0}, "ViT-B/16", DType::kFloat32);
+  print_timing({1, 12, 12, 128, 128, 64, 64, false, Mask::kNone, false, false, 0}, "BERT-base", DType::kFloat32);
 }
 
 }  // namespace

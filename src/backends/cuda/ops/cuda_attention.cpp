@@ -136,24 +136,13 @@ Status run_attention(const AttentionArgs& a, const CudaOpScope& scope, const Ten
     AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention_tc(p, sms, max_smem, scope.stream()));
     return Status();
   }
-  // Few query tiles (decode): split the keys so that every SM gets several
-  // short blocks; their latency, not arithmetic, bounds a decode step.
-  const int rows = cuda_attention_rows_per_block(p.len_q);
-  const int64_t blocks = p.batch * p.heads_q * ((p.len_q + rows - 1) / rows);
-  const int64_t target = 4 * static_cast<int64_t>(sms);
   TensorImpl workspace;
-  if (blocks < target && p.len_kv > 2 * kCudaAttentionKeyTile) {
-    int64_t splits = std::min<int64_t>((target + blocks - 1) / blocks, 64);
-    splits = std::min<int64_t>(splits, (p.len_kv + kCudaAttentionKeyTile - 1) / kCudaAttentionKeyTile);
-    const int64_t per = ((p.len_kv + splits - 1) / splits + kCudaAttentionKeyTile - 1) / kCudaAttentionKeyTile *
-                        kCudaAttentionKeyTile;
-    splits = (p.len_kv + per - 1) / per;
-    if (splits > 1) {
-      const int64_t floats = splits * p.batch * p.heads_q * p.len_q * (p.head_dim_v + 1);
-      AOTIRT_ASSIGN_OR_RETURN(workspace, cuda_empty_contiguous(DimVector{floats}, DType::kFloat32, scope.device()));
-      p.num_splits = static_cast<int>(splits);
-      p.workspace = static_cast<float*>(workspace.data_ptr());
-    }
+  const int splits = cuda_attention_key_splits(p, sms);
+  if (splits > 1) {
+    const int64_t floats = splits * p.batch * p.heads_q * p.len_q * (p.head_dim_v + 1);
+    AOTIRT_ASSIGN_OR_RETURN(workspace, cuda_empty_contiguous(DimVector{floats}, DType::kFloat32, scope.device()));
+    p.num_splits = splits;
+    p.workspace = static_cast<float*>(workspace.data_ptr());
   }
   ShimProfileScope profile("aoti_torch_cuda__scaled_dot_product_*_attention / kernel launch");
   AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention(p, max_smem, scope.stream()));

@@ -44,6 +44,10 @@ struct CudaAttentionParams {
 // Keys each block handles per step; splits cover multiples of it.
 constexpr int kCudaAttentionKeyTile = 32;
 
+// Key splits for |p| on a GPU with |sm_count| SMs (1: none); the launcher
+// expects num_splits set to this, with its workspace.
+int cuda_attention_key_splits(const CudaAttentionParams& p, int sm_count);
+
 // Queues the attention on |stream|. |max_smem| is the device's opt-in shared
 // memory per block.
 cudaError_t cuda_launch_attention(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream);
