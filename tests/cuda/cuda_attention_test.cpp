@@ -214,11 +214,11 @@ std::vector<AttnCase> flash_cases() {
       {1, 12, 12, 512, 512, 64, 64, true, Mask::kNone, false, true, 0},
       {2, 2, 1, 100, 60, 128, 128, true, Mask::kNone, false, false, 0},
       {1, 3, 3, 197, 197, 64, 64, false, Mask::kNone, false, false, 0},
-      // General kernel, 16-row blocks without key splits: ViT-B/16's 197
-      // tokens in 12 heads; head dims that are not whole 16-byte units.
+      // ViT-B/16's 197 tokens in 12 heads (float32: two GEMMs around a
+      // softmax); odd head dims.
       {1, 12, 12, 197, 197, 64, 64, false, Mask::kNone, false, false, 0},
-      {1, 2, 2, 40, 90, 30, 20, true, Mask::kNone, false, true, 0},
-      {2, 3, 3, 21, 45, 6, 7, false, Mask::kNone, false, false, 0},
+      {1, 2, 2, 40, 90, 30, 30, true, Mask::kNone, false, true, 0},
+      {2, 3, 3, 21, 45, 6, 6, false, Mask::kNone, false, false, 0},
   };
 }
 
@@ -231,6 +231,8 @@ std::vector<AttnCase> masked_cases() {
       {1, 1, 1, 40, 40, 256, 256, true, Mask::kBool, true, false, 0.1},
       {2, 2, 2, 80, 130, 128, 128, false, Mask::kBool, false, false, 0},  // tensor cores, bool mask
       {1, 4, 4, 70, 70, 64, 64, true, Mask::kAdditive, true, true, 0},     // tensor cores, additive
+      {1, 2, 2, 40, 90, 30, 20, true, Mask::kBool, false, true, 0},        // Ev != E
+      {2, 3, 3, 21, 45, 6, 7, false, Mask::kAdditive, false, false, 0},
   };
 }
 
@@ -371,9 +373,9 @@ TEST(CudaAttentionKernelChoice, PrefillsInHalfPrecisionUseTensorCores) {
   EXPECT_FALSE(cuda_attention_tc_eligible(q, 9));
 }
 
-// Key splits: many for a decode step, none where the query tiles already
-// fill the SMs (a second kernel merging them would cost more than it saves).
-TEST(CudaAttentionKernelChoice, KeysSplitOnlyWhenQueryTilesLeaveSmsIdle) {
+// Key splits for the fused kernel: as many as fill 4 blocks per SM, in whole
+// key tiles.
+TEST(CudaAttentionKernelChoice, KeysSplitWhenQueryTilesAreFew) {
   auto splits = [](int64_t heads, int64_t len_q, int64_t len_kv) {
     CudaAttentionParams p;
     p.batch = 1;
@@ -383,15 +385,47 @@ TEST(CudaAttentionKernelChoice, KeysSplitOnlyWhenQueryTilesLeaveSmsIdle) {
     p.head_dim = p.head_dim_v = 64;
     return cuda_attention_key_splits(p, 132);
   };
-  EXPECT_EQ(splits(12, 1, 513), 17);   // GPT-2 decode: 12 one-row blocks
+  EXPECT_EQ(splits(12, 1, 513), 17);  // GPT-2 decode: 12 one-row blocks
   EXPECT_EQ(splits(32, 1, 512), 16);
-  EXPECT_EQ(splits(12, 197, 197), 1);  // ViT-B/16: 156 blocks of 16 rows
-  EXPECT_EQ(splits(12, 128, 128), 1);  // BERT-base, 128 tokens: 96 blocks
-  EXPECT_EQ(splits(3, 9, 1000), 8);    // 3 blocks over 1000 keys: 8 splits of 4 tiles
-  EXPECT_EQ(splits(2, 20, 300), 3);    // 4 blocks, 300 keys: splits of up to 4 tiles
-  EXPECT_EQ(splits(2, 20, 250), 1);    // under 2 splits of 4 tiles: none
+  EXPECT_EQ(splits(12, 197, 197), 4);  // 156 blocks of 16 rows
+  EXPECT_EQ(splits(3, 9, 1000), 32);
+  EXPECT_EQ(splits(2, 20, 250), 8);
+  EXPECT_EQ(splits(12, 700, 700), 1);  // 528 blocks: enough
   EXPECT_EQ(splits(1, 1, 64), 1);      // too few keys to split
   EXPECT_EQ(splits(0, 1, 512), 1);
+}
+
+// float32 attention over many queries takes the GEMM path; the cases above
+// reach it (and the fused kernel where they are meant to).
+TEST(CudaAttentionKernelChoice, Float32PrefillsUseGemms) {
+  CudaAttentionParams p;
+  p.dtype = 6;
+  p.batch = 1;
+  p.heads_q = p.heads_kv = 12;
+  p.len_q = p.len_kv = 197;
+  p.head_dim = p.head_dim_v = 64;
+  const int64_t fused[4] = {197 * 2304, 64, 2304, 1};  // ViT's q, k, v: views into one [L, 3 * 768] buffer
+  for (int i = 0; i < 4; ++i) p.q_strides[i] = p.k_strides[i] = p.v_strides[i] = fused[i];
+  const int64_t out[4] = {197 * 768, 64, 768, 1};  // efficient attention's [B, L, H, Ev] output, transposed
+  for (int i = 0; i < 4; ++i) p.out_strides[i] = out[i];
+  EXPECT_TRUE(cuda_attention_gemm_eligible(p));
+  CudaAttentionParams q = p;
+  q.dtype = 15;  // half precision: tensor-core kernel
+  EXPECT_FALSE(cuda_attention_gemm_eligible(q));
+  q = p;
+  q.len_q = 1;  // decode: the fused kernel with key splits
+  EXPECT_FALSE(cuda_attention_gemm_eligible(q));
+  q = p;
+  q.heads_kv = 4;  // grouped KV heads
+  EXPECT_FALSE(cuda_attention_gemm_eligible(q));
+  q = p;
+  q.v_strides[3] = 2;  // features not contiguous
+  EXPECT_FALSE(cuda_attention_gemm_eligible(q));
+  q = p;
+  q.batch = 64;
+  q.len_q = q.len_kv = 4096;  // a score buffer over the limit
+  EXPECT_FALSE(cuda_attention_gemm_eligible(q));
+  EXPECT_EQ(cuda_attention_scores_ld(197), 200);
 }
 
 TEST_F(CudaAttentionTest, UnsupportedArgumentsFailCleanly) {

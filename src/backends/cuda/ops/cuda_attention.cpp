@@ -22,6 +22,7 @@
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/ops/cuda_attention_kernel.h"
 #include "backends/cuda/ops/cuda_op_util.h"
+#include "base/log.h"
 #include "base/status.h"
 #include "device/device.h"
 #include "shim/common/shim_profile.h"
@@ -40,7 +41,79 @@ bool cuda_attention_tc_enabled() {
   return on;
 }
 
+// AOTIRT_CUDA_ATTENTION_GEMM=0 keeps float32 attention on the fused kernel.
+bool cuda_attention_gemm_enabled() {
+  static const bool on = [] {
+    const char* s = std::getenv("AOTIRT_CUDA_ATTENTION_GEMM");
+    return !(s && std::strcmp(s, "0") == 0);
+  }();
+  return on;
+}
+
 using cpu_ops::shape_str;
+
+// float32 attention as scores = q . k^T (cuBLASLt), softmax in place, then
+// out = probabilities . v (cuBLASLt); see cuda_attention_gemm_eligible. Heads
+// are the GEMMs' batch (with the batch too when its stride spans the heads;
+// otherwise one call per batch entry). In column-major terms, scores^T
+// [S, L] = K [S, E] . Q^T [E, L] and out^T [Ev, L] = V^T [Ev, S] . P^T [S, L].
+Status run_attention_gemm(const CudaAttentionParams& p, const CudaOpScope& scope) {
+  const int64_t B = p.batch, H = p.heads_q, L = p.len_q, S = p.len_kv;
+  const int64_t ld = cuda_attention_scores_ld(S);
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl scores,
+                          cuda_empty_contiguous(DimVector{B * H * L * ld}, DType::kFloat32, scope.device()));
+  float* sp = static_cast<float*>(scores.data_ptr());
+  auto spans_heads = [&](const int64_t* st) { return B == 1 || st[0] == H * st[1]; };
+  const bool one_call =
+      spans_heads(p.q_strides) && spans_heads(p.k_strides) && spans_heads(p.v_strides) && spans_heads(p.out_strides);
+  const int64_t calls = one_call ? 1 : B;
+  const float* q = static_cast<const float*>(p.q);
+  const float* k = static_cast<const float*>(p.k);
+  const float* v = static_cast<const float*>(p.v);
+  float* out = static_cast<float*>(p.out);
+  for (int64_t c = 0; c < calls; ++c) {
+    CudaGemm g;
+    g.dtype = DType::kFloat32;
+    g.batch = one_call ? B * H : H;
+    g.m = S;
+    g.n = L;
+    g.k = p.head_dim;
+    g.a = k + c * p.k_strides[0];
+    g.ta = true;
+    g.lda = p.k_strides[2];
+    g.stride_a = p.k_strides[1];
+    g.b = q + c * p.q_strides[0];
+    g.ldb = p.q_strides[2];
+    g.stride_b = p.q_strides[1];
+    g.d = sp + c * H * L * ld;
+    g.ldd = ld;
+    g.stride_d = L * ld;
+    AOTIRT_RETURN_IF_ERROR(cuda_gemm(scope.device(), scope.stream(), g));
+  }
+  {
+    ShimProfileScope profile("aoti_torch_cuda__scaled_dot_product_*_attention / softmax launch");
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention_softmax(p, sp, ld, scope.stream()));
+  }
+  for (int64_t c = 0; c < calls; ++c) {
+    CudaGemm g;
+    g.dtype = DType::kFloat32;
+    g.batch = one_call ? B * H : H;
+    g.m = p.head_dim_v;
+    g.n = L;
+    g.k = S;
+    g.a = v + c * p.v_strides[0];
+    g.lda = p.v_strides[2];
+    g.stride_a = p.v_strides[1];
+    g.b = sp + c * H * L * ld;
+    g.ldb = ld;
+    g.stride_b = L * ld;
+    g.d = out + c * p.out_strides[0];
+    g.ldd = p.out_strides[2];
+    g.stride_d = p.out_strides[1];
+    AOTIRT_RETURN_IF_ERROR(cuda_gemm(scope.device(), scope.stream(), g));
+  }
+  return Status();
+}
 
 struct AttentionArgs {
   const TensorImpl* q = nullptr;
@@ -135,6 +208,13 @@ Status run_attention(const AttentionArgs& a, const CudaOpScope& scope, const Ten
     ShimProfileScope profile("aoti_torch_cuda__scaled_dot_product_*_attention / tensor-core kernel launch");
     AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention_tc(p, sms, max_smem, scope.stream()));
     return Status();
+  }
+  if (cuda_attention_gemm_enabled() && cuda_attention_gemm_eligible(p)) {
+    Status s = run_attention_gemm(p, scope);
+    if (s.ok()) return s;
+    // cuBLASLt had no plan for these strides. Whatever was queued only wrote
+    // the score buffer; the fused kernel below writes every output itself.
+    AOTIRT_LOG(kDebug, "attention: GEMM path unavailable, using the fused kernel: {}", s.to_string());
   }
   TensorImpl workspace;
   const int splits = cuda_attention_key_splits(p, sms);

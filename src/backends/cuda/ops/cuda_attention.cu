@@ -57,42 +57,27 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
-// Shared-memory row stride for q and k: the head dim rounded up to 4 floats
-// (16-byte loads) with an odd count of 16-byte units, so the eight lanes of one
-// 16-byte load phase, each reading a different key, hit different banks.
-__host__ __device__ __forceinline__ int padded_dim(int64_t d) {
-  const int d4 = static_cast<int>((d + 3) / 4 * 4);
-  return (d4 / 4) % 2 ? d4 : d4 + 4;
-}
-
-// Row stride of the probability tile, stored key-major ([key][row]) so that a
-// warp reads its rows' probabilities of one key with one broadcast load. Odd
-// in 16-byte units for the 16-byte stores of four rows; odd in floats for one.
-__host__ __device__ __forceinline__ int p_stride(int rows) { return rows == kWarps ? rows + 1 : rows + 4; }
+// Shared-memory row stride for q and k: odd, so lanes reading different keys
+// at the same feature hit different banks.
+__host__ __device__ __forceinline__ int padded_dim(int64_t d) { return static_cast<int>(d | 1); }
 
 __host__ __device__ __forceinline__ size_t smem_floats(int rows, int64_t e, int64_t dv) {
   const int es = padded_dim(e);
   return static_cast<size_t>(rows) * es + static_cast<size_t>(kTile) * es + static_cast<size_t>(kTile) * dv +
-         static_cast<size_t>(kTile) * p_stride(rows);
+         static_cast<size_t>(rows) * kTile;
 }
 
-// Each warp owns kRows query rows and each lane one key of the tile: a lane
-// scores its key against all of the warp's rows at once, so each 16-byte load
-// of a key row feeds 4 * kRows multiply-adds (one per row and feature, not one
-// pair of loads per multiply-add as with a row at a time).
 template <class T, int kRows, int kChunks>
 __global__ void __launch_bounds__(kThreads)
     attention_kernel(CudaAttentionParams p) {
   constexpr int kBlockRows = kRows * kWarps;
-  extern __shared__ __align__(16) float smem[];
+  extern __shared__ float smem[];
   const int es = padded_dim(p.head_dim);
-  const int ps = p_stride(kBlockRows);
   const int E = static_cast<int>(p.head_dim), DV = static_cast<int>(p.head_dim_v);
-  const int E4 = (E + 3) / 4 * 4;         // features, zero-padded to whole 16-byte units
   float* q_s = smem;                      // [kBlockRows][es]
   float* k_s = q_s + kBlockRows * es;     // [kTile][es]
   float* v_s = k_s + kTile * es;          // [kTile][DV]
-  float* p_s = v_s + kTile * DV;          // [kTile][ps]
+  float* p_s = v_s + kTile * DV;          // [kBlockRows][kTile]
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t bh = blockIdx.x;
@@ -113,10 +98,10 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t last_row = min(row0 + kBlockRows, p.len_q) - 1;
   if (p.causal) kv_end = min(kv_end, last_row + 1);
 
-  for (int idx = threadIdx.x; idx < kBlockRows * E4; idx += kThreads) {
-    const int r = idx / E4, e = idx % E4;
+  for (int idx = threadIdx.x; idx < kBlockRows * E; idx += kThreads) {
+    const int r = idx / E, e = idx % E;
     const int64_t i = row0 + r;
-    q_s[r * es + e] = i < p.len_q && e < E ? load_f(q + i * p.q_strides[2] + e * p.q_strides[3]) : 0.f;
+    q_s[r * es + e] = i < p.len_q ? load_f(q + i * p.q_strides[2] + e * p.q_strides[3]) : 0.f;
   }
 
   float m[kRows], l[kRows], acc[kRows][kChunks];
@@ -128,15 +113,13 @@ __global__ void __launch_bounds__(kThreads)
     for (int c = 0; c < kChunks; ++c) acc[r][c] = 0.f;
   }
   const float qk_scale = p.scale * kLog2e;
-  const float4* q4 = reinterpret_cast<const float4*>(q_s + warp * kRows * es);
-  const float4* k4 = reinterpret_cast<const float4*>(k_s + lane * es);
 
   for (int64_t t0 = kv_begin; t0 < kv_end; t0 += kTile) {
     __syncthreads();
-    for (int idx = threadIdx.x; idx < kTile * E4; idx += kThreads) {
-      const int j = idx / E4, e = idx % E4;
+    for (int idx = threadIdx.x; idx < kTile * E; idx += kThreads) {
+      const int j = idx / E, e = idx % E;
       const int64_t key = t0 + j;
-      k_s[j * es + e] = key < kv_end && e < E ? load_f(k + key * p.k_strides[2] + e * p.k_strides[3]) : 0.f;
+      k_s[j * es + e] = key < kv_end ? load_f(k + key * p.k_strides[2] + e * p.k_strides[3]) : 0.f;
     }
     for (int idx = threadIdx.x; idx < kTile * DV; idx += kThreads) {
       const int j = idx / DV, d = idx % DV;
@@ -145,30 +128,20 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncthreads();
 
-    float dot[kRows];
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) dot[r] = 0.f;
-    for (int e4 = 0; e4 < E4 / 4; ++e4) {
-      const float4 kv = k4[e4];
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        const float4 qv = q4[r * (es / 4) + e4];
-        dot[r] = fmaf(qv.x, kv.x, dot[r]);
-        dot[r] = fmaf(qv.y, kv.y, dot[r]);
-        dot[r] = fmaf(qv.z, kv.z, dot[r]);
-        dot[r] = fmaf(qv.w, kv.w, dot[r]);
-      }
-    }
-
-    const int64_t key = t0 + lane;
-    float pr[kRows];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      const int64_t i = row0 + warp * kRows + r;
-      const bool valid = i < p.len_q && key < kv_end && (!p.causal || key <= i);
+      const int br = warp * kRows + r;
+      const int64_t i = row0 + br;
+      if (i >= p.len_q) continue;  // uniform across the warp
+      const int64_t key = t0 + lane;
+      bool valid = key < kv_end && (!p.causal || key <= i);
       float s = -INFINITY;
       if (valid) {
-        s = dot[r] * qk_scale;
+        const float* qr = q_s + br * es;
+        const float* kr = k_s + lane * es;
+        float dot = 0.f;
+        for (int e = 0; e < E; ++e) dot = fmaf(qr[e], kr[e], dot);
+        s = dot * qk_scale;
         if (p.mask_kind != kCudaMaskNone) {
           const char* mp = static_cast<const char*>(p.mask);
           const int64_t off = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2] +
@@ -181,7 +154,6 @@ __global__ void __launch_bounds__(kThreads)
           }
         }
       }
-      // m_new is the same on every lane, so the branch below is warp-uniform.
       const float m_new = fmaxf(m[r], warp_max(s));
       float pj = 0.f;
       if (m_new != -INFINITY && s != -INFINITY) pj = exp2f(s - m_new);
@@ -192,39 +164,20 @@ __global__ void __launch_bounds__(kThreads)
         for (int c = 0; c < kChunks; ++c) acc[r][c] *= corr;
         m[r] = m_new;
       }
-      pr[r] = pj;
-    }
-    float* prow = p_s + lane * ps + warp * kRows;
-    if constexpr (kRows == 4) {
-      *reinterpret_cast<float4*>(prow) = make_float4(pr[0], pr[1], pr[2], pr[3]);
-    } else {
+      p_s[br * kTile + lane] = pj;
+      __syncwarp();
+      const int tile_keys = kv_end - t0 < kTile ? static_cast<int>(kv_end - t0) : kTile;
+      for (int j = 0; j < tile_keys; ++j) {
+        const float pv = p_s[br * kTile + j];
+        const float* vr = v_s + j * DV;
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) prow[r] = pr[r];
-    }
-    __syncwarp();
-    const int tile_keys = kv_end - t0 < kTile ? static_cast<int>(kv_end - t0) : kTile;
-    for (int j = 0; j < tile_keys; ++j) {
-      const float* pj_row = p_s + j * ps + warp * kRows;
-      float pv[kRows];
-      if constexpr (kRows == 4) {
-        const float4 t = *reinterpret_cast<const float4*>(pj_row);
-        pv[0] = t.x, pv[1] = t.y, pv[2] = t.z, pv[3] = t.w;
-      } else {
-#pragma unroll
-        for (int r = 0; r < kRows; ++r) pv[r] = pj_row[r];
-      }
-      const float* vr = v_s + j * DV;
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        const int d = lane + 32 * c;
-        if (d < DV) {
-          const float vv = vr[d];
-#pragma unroll
-          for (int r = 0; r < kRows; ++r) acc[r][c] = fmaf(pv[r], vv, acc[r][c]);
+        for (int c = 0; c < kChunks; ++c) {
+          const int d = lane + 32 * c;
+          if (d < DV) acc[r][c] = fmaf(pv, vr[d], acc[r][c]);
         }
       }
+      __syncwarp();
     }
-    __syncwarp();
   }
 
 #pragma unroll
@@ -286,6 +239,50 @@ __global__ void combine_kernel(CudaAttentionParams p) {
   if (p.lse && threadIdx.x == 0) p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] = lse;
 }
 
+// Row softmax of the float32 scores q . k (unscaled) in place, one warp per
+// [batch, head, query] row of |ld| floats: scale, causal and mask as in
+// attention_kernel; the probabilities of keys a causal row does not see are
+// zeroed, so the product with V that follows reads only valid terms.
+__global__ void attention_softmax_kernel(CudaAttentionParams p, float* scores, int64_t ld) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= p.batch * p.heads_q * p.len_q) return;
+  const int64_t i = row % p.len_q, bh = row / p.len_q;
+  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
+  float* s = scores + row * ld;
+  const int64_t n = p.causal ? min(p.len_kv, i + 1) : p.len_kv;
+  const float qk_scale = p.scale * kLog2e;
+  const char* mp = static_cast<const char*>(p.mask);
+  const int64_t mrow = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2];
+  const int msize = p.mask_dtype == 6 ? 4 : 2;
+  float m = -INFINITY;
+  for (int64_t j = lane; j < n; j += 32) {
+    float x = s[j] * qk_scale;
+    if (p.mask_kind == kCudaMaskBool) {
+      if (!mp[mrow + j * p.mask_strides[3]]) x = -INFINITY;
+    } else if (p.mask_kind == kCudaMaskAdditive) {
+      x += load_any(mp + (mrow + j * p.mask_strides[3]) * msize, p.mask_dtype) * kLog2e;
+    }
+    s[j] = x;
+    m = fmaxf(m, x);
+  }
+  m = warp_max(m);
+  float l = 0.f;
+  for (int64_t j = lane; j < n; j += 32) {
+    const float e = m == -INFINITY ? 0.f : exp2f(s[j] - m);
+    s[j] = e;
+    l += e;
+  }
+  l = warp_sum(l);
+  // A row that sees no key (all masked) gives zeros and lse = -inf.
+  const float inv = l > 0.f ? 1.f / l : 0.f;
+  for (int64_t j = lane; j < n; j += 32) s[j] *= inv;
+  for (int64_t j = n + lane; j < p.len_kv; j += 32) s[j] = 0.f;
+  if (p.lse && lane == 0)
+    p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] =
+        l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
+}
+
 template <class T, int kRows, int kChunks>
 cudaError_t launch_typed(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream) {
   const int block_rows = kRows * kWarps;
@@ -343,24 +340,39 @@ cudaError_t cuda_reserve_dynamic_smem(const void* kernel, size_t bytes) {
 int cuda_attention_rows_per_block(int64_t len_q) { return len_q <= 8 ? kWarps : 4 * kWarps; }
 
 int cuda_attention_key_splits(const CudaAttentionParams& p, int sm_count) {
-  // Few query tiles: split the keys so that the SMs fill. A decode step's
-  // one-row blocks are short, so they aim at several per SM (their latency,
-  // not arithmetic, bounds the step). Multi-row blocks split only when they
-  // would leave over half the SMs idle, and each split keeps about 4 key
-  // tiles: below that the second kernel, which merges the splits, costs more
-  // than the splits save.
+  // Few query tiles (decode): split the keys so that every SM gets several
+  // short blocks; their latency, not arithmetic, bounds a decode step.
   const int rows = cuda_attention_rows_per_block(p.len_q);
   const int64_t blocks = p.batch * p.heads_q * ((p.len_q + rows - 1) / rows);
-  if (blocks <= 0) return 1;
-  const bool decode_rows = rows == kWarps;
-  const int64_t sms = sm_count > 0 ? sm_count : 1;
-  const int64_t target = decode_rows ? 4 * sms : sms;
-  const int64_t split_keys = (decode_rows ? 1 : 4) * kTile;  // at least, per split
-  if (!(decode_rows ? blocks < target : 2 * blocks < target) || p.len_kv <= 2 * split_keys) return 1;
+  const int64_t target = 4 * static_cast<int64_t>(sm_count > 0 ? sm_count : 1);
+  if (blocks <= 0 || blocks >= target || p.len_kv <= 2 * kTile) return 1;
   int64_t splits = std::min<int64_t>((target + blocks - 1) / blocks, 64);
-  splits = std::min<int64_t>(splits, (p.len_kv + split_keys - 1) / split_keys);
+  splits = std::min<int64_t>(splits, (p.len_kv + kTile - 1) / kTile);
   const int64_t per = ((p.len_kv + splits - 1) / splits + kTile - 1) / kTile * kTile;
   return static_cast<int>((p.len_kv + per - 1) / per);
+}
+
+bool cuda_attention_gemm_eligible(const CudaAttentionParams& p) {
+  const bool rows_ok = p.q_strides[3] == 1 && p.k_strides[3] == 1 && p.v_strides[3] == 1 &&
+                       p.out_strides[3] == 1 && p.q_strides[2] >= p.head_dim && p.k_strides[2] >= p.head_dim &&
+                       p.v_strides[2] >= p.head_dim_v && p.out_strides[2] >= p.head_dim_v;
+  const int64_t ld = cuda_attention_scores_ld(p.len_kv);
+  return p.dtype == 6 && p.len_q >= kCudaAttentionGemmMinQueries && p.heads_q == p.heads_kv && rows_ok &&
+         p.batch >= 1 && p.batch <= 64 && p.len_kv >= 1 &&
+         p.batch * p.heads_q * p.len_q * ld <= kCudaAttentionGemmMaxScores;
+}
+
+int64_t cuda_attention_scores_ld(int64_t len_kv) { return (len_kv + 3) / 4 * 4; }
+
+cudaError_t cuda_launch_attention_softmax(const CudaAttentionParams& p, float* scores, int64_t ld,
+                                          cudaStream_t stream) {
+  const int64_t rows = p.batch * p.heads_q * p.len_q;
+  if (rows == 0) return cudaSuccess;
+  constexpr int kRowsPerBlock = 8;
+  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  if (blocks > INT32_MAX) return cudaErrorInvalidConfiguration;
+  attention_softmax_kernel<<<static_cast<unsigned>(blocks), kRowsPerBlock * 32, 0, stream>>>(p, scores, ld);
+  return cudaGetLastError();
 }
 
 cudaError_t cuda_launch_attention(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream) {

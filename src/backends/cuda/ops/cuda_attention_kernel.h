@@ -44,6 +44,23 @@ struct CudaAttentionParams {
 // Keys each block handles per step; splits cover multiples of it.
 constexpr int kCudaAttentionKeyTile = 32;
 
+// float32 attention with many queries runs as two cuBLASLt GEMMs around a
+// softmax kernel (q . k into a [B, H, L, S] float32 score buffer, softmax in
+// place, then probabilities . v into the output): the GEMMs keep the SMs busy
+// where one block per query tile of the fused kernel would not. Eligible:
+// float32, at least kCudaAttentionGemmMinQueries queries, as many KV heads as
+// query heads, contiguous features, and a score buffer of at most
+// kCudaAttentionGemmMaxScores floats.
+constexpr int64_t kCudaAttentionGemmMinQueries = 16;
+constexpr int64_t kCudaAttentionGemmMaxScores = int64_t{1} << 26;
+bool cuda_attention_gemm_eligible(const CudaAttentionParams& p);
+// Row stride (floats) of the score buffer for |len_kv| keys.
+int64_t cuda_attention_scores_ld(int64_t len_kv);
+// Softmax of |scores| ([B, H, L] rows of |ld| floats holding q . k) in place,
+// with |p|'s scale, causal flag and mask; writes p.lse when set.
+cudaError_t cuda_launch_attention_softmax(const CudaAttentionParams& p, float* scores, int64_t ld,
+                                          cudaStream_t stream);
+
 // Key splits for |p| on a GPU with |sm_count| SMs (1: none); the launcher
 // expects num_splits set to this, with its workspace.
 int cuda_attention_key_splits(const CudaAttentionParams& p, int sm_count);

@@ -108,23 +108,7 @@ void destroy_plan(const CublasLtApi& api, LtPlan& p) {
   p = LtPlan();
 }
 
-// Column-major D[m, n] (ld ldd) = alpha * op(A)[m, k] @ op(B)[k, n] + beta * D
-// (+ bias[m] broadcast along n), |batch| times with the given element strides.
-struct LtGemm {
-  DType dtype;
-  int64_t batch = 1;
-  int64_t m = 0, n = 0, k = 0;
-  const void* a = nullptr;
-  bool ta = false;
-  int64_t lda = 1, stride_a = 0;
-  const void* b = nullptr;
-  bool tb = false;
-  int64_t ldb = 1, stride_b = 0;
-  void* d = nullptr;
-  int64_t ldd = 1, stride_d = 0;
-  double alpha = 1.0, beta = 0.0;
-  const void* bias = nullptr;
-};
+using LtGemm = CudaGemm;
 
 Status lt_layout(const CublasLtApi& api, cublasLtMatrixLayout_t* layout, cudaDataType_t type, int64_t rows,
                  int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
@@ -441,6 +425,8 @@ Status run_matmul(AtenTensorHandle out_h, AtenTensorHandle self_h, AtenTensorHan
 }
 
 }  // namespace
+
+Status cuda_gemm(int device, cudaStream_t stream, const CudaGemm& g) { return lt_gemm(device, stream, g); }
 
 Status cuda_matmul_prewarm(int device) {
   AOTIRT_ASSIGN_OR_RETURN(const CublasLtApi* api, cublaslt_api());

@@ -64,6 +64,29 @@ bool cuda_matmul_allow_tf32();
 // shares no scratch with work outside the graph). Null for 0 bytes.
 Result<void*> cuda_op_workspace(int device, cudaStream_t stream, size_t bytes, TensorImpl* hold);
 
+// Column-major D[m, n] (ld ldd) = alpha * op(A)[m, k] @ op(B)[k, n] + beta * D
+// (+ bias[m] broadcast along n), |batch| times with the given element strides.
+// Pointers are borrowed for the call.
+struct CudaGemm {
+  DType dtype;
+  int64_t batch = 1;
+  int64_t m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  bool ta = false;
+  int64_t lda = 1, stride_a = 0;
+  const void* b = nullptr;
+  bool tb = false;
+  int64_t ldb = 1, stride_b = 0;
+  void* d = nullptr;
+  int64_t ldd = 1, stride_d = 0;
+  double alpha = 1.0, beta = 0.0;
+  const void* bias = nullptr;
+};
+
+// Queues |g| on |stream| through cuBLASLt: plans are cached by shape, and
+// calls whose pointers repeat are replayed (cuda_op_replay.h).
+Status cuda_gemm(int device, cudaStream_t stream, const CudaGemm& g);
+
 // Load cuBLASLt and make its handle for |device| / load cuDNN and its
 // sub-libraries, ahead of the first GEMM or convolution (CudaDevice::prewarm).
 Status cuda_matmul_prewarm(int device);
