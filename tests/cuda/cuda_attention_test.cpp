@@ -214,6 +214,9 @@ std::vector<AttnCase> flash_cases() {
       {1, 12, 12, 512, 512, 64, 64, true, Mask::kNone, false, true, 0},
       {2, 2, 1, 100, 60, 128, 128, true, Mask::kNone, false, false, 0},
       {1, 3, 3, 197, 197, 64, 64, false, Mask::kNone, false, false, 0},
+      // Enough query tiles for the tensor-core kernel's 64-row blocks (the
+      // cases above take its key-split blocks).
+      {1, 8, 2, 2100, 300, 64, 64, true, Mask::kNone, false, false, 0},
       // ViT-B/16's 197 tokens in 12 heads (float32: two GEMMs around a
       // softmax); odd head dims.
       {1, 12, 12, 197, 197, 64, 64, false, Mask::kNone, false, false, 0},

@@ -1,13 +1,14 @@
 // Scaled-dot-product attention on tensor cores, for float16 and bfloat16 with
-// head dims 64 and 128 (a prefill; decode and float32 use the kernel in
-// cuda_attention.cu). FlashAttention-2's scheme written with mma.sync
-// m16n8k16: a block of W warps (4, 2 or 1: fewer when there are too few
-// query tiles to fill the GPU) owns 16 * W query rows, each warp 16 of them;
-// key and value tiles of 64 rows are staged in shared memory; scores stay in the
-// mma accumulators, where each thread holds two rows (g and g + 8 of its
-// warp's 16, g = lane / 4), so the online softmax needs only shuffles within a
-// group of four lanes, and the probabilities are repacked in registers as the
-// A operand of the product with V. Accumulation is float32.
+// head dims 64 and 128 (a prefill; decode and float32 go elsewhere, see
+// cuda_attention_kernel.h). FlashAttention-2's scheme written with mma.sync
+// m16n8k16: each warp owns 16 query rows; scores stay in the mma
+// accumulators, where each thread holds two rows (g and g + 8, g = lane / 4),
+// so the online softmax needs only shuffles within a group of four lanes, and
+// the probabilities are repacked in registers as the A operand of the product
+// with V. Accumulation is float32. Two block shapes: with many query tiles, 4
+// warps own 64 rows and share each 64-key K/V tile in shared memory; with few
+// (a short prefill, where those blocks would leave SMs idle), 4 warps own 16
+// rows and split the keys between them, merging at the end.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -77,15 +78,130 @@ __device__ __forceinline__ float mask_value(const CudaAttentionParams& p, int64_
 
 // Copies rows [first, first + kRows) of a [len, D] matrix (row stride |ld|,
 // features contiguous, 16-byte aligned rows) into shared rows of D + kPad
-// elements; rows past |len| become zeros.
+// elements, with threads tid = 0..kThreads-1; rows past |len| become zeros.
 template <class T, int D, int kRows, int kThreads>
-__device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t ld, int64_t first, int64_t len) {
+__device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t ld, int64_t first, int64_t len, int tid) {
   constexpr int kChunks = D / 8;  // 16-byte chunks per row
-  for (int idx = threadIdx.x; idx < kRows * kChunks; idx += kThreads) {
+  for (int idx = tid; idx < kRows * kChunks; idx += kThreads) {
     const int r = idx / kChunks, c = idx % kChunks;
     uint4 v = make_uint4(0, 0, 0, 0);
     if (first + r < len) v = *reinterpret_cast<const uint4*>(src + (first + r) * ld + c * 8);
     *reinterpret_cast<uint4*>(dst + r * (D + kPad) + c * 8) = v;
+  }
+}
+
+// A warp's 16 query rows as mma A fragments, one per 16 features, from shared
+// rows of D + kPad elements.
+template <class T, int D>
+__device__ __forceinline__ void load_q_fragments(uint32_t (&qf)[D / 16][4], const T* qw, int g, int t) {
+  constexpr int kStride = D + kPad;
+#pragma unroll
+  for (int ks = 0; ks < D / 16; ++ks) {
+    const int c = ks * 16 + 2 * t;
+    qf[ks][0] = *reinterpret_cast<const uint32_t*>(qw + g * kStride + c);
+    qf[ks][1] = *reinterpret_cast<const uint32_t*>(qw + (g + 8) * kStride + c);
+    qf[ks][2] = *reinterpret_cast<const uint32_t*>(qw + g * kStride + c + 8);
+    qf[ks][3] = *reinterpret_cast<const uint32_t*>(qw + (g + 8) * kStride + c + 8);
+  }
+}
+
+// Online-softmax state of one warp's 16 query rows: this thread holds rows
+// i0 = g and i1 = g + 8 (their running max m in base 2, its share l of the
+// row sums, and its slice of the output accumulator).
+template <int D>
+struct TcRowState {
+  float o[D / 8][4];
+  float m0, m1, l0, l1;
+  __device__ __forceinline__ void init() {
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
+    m0 = m1 = -INFINITY;
+    l0 = l1 = 0.f;
+  }
+};
+
+// Folds the keys [j0, j0 + kKeysT) (those before kv_end) of the shared K and V
+// tiles into |st|: scores S = Q K^T in mma accumulators, masking, the online
+// softmax update, then O += P V with P repacked in registers as the A operand.
+template <class T, int D, int kKeysT>
+__device__ __forceinline__ void tc_attend_tile(const CudaAttentionParams& p, const uint32_t (&qf)[D / 16][4],
+                                               const T* k_s, const T* v_s, int64_t j0, int64_t kv_end, int64_t b,
+                                               int64_t h, int64_t i0, int64_t i1, float qk_scale, int g, int t,
+                                               TcRowState<D>& st) {
+  constexpr int kStride = D + kPad;
+  float s[kKeysT / 8][4];
+#pragma unroll
+  for (int n = 0; n < kKeysT / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+  for (int ks = 0; ks < D / 16; ++ks) {
+#pragma unroll
+    for (int n = 0; n < kKeysT / 8; ++n) {
+      const T* kr = k_s + (n * 8 + g) * kStride + ks * 16 + 2 * t;
+      Mma<T>::run(s[n], qf[ks], *reinterpret_cast<const uint32_t*>(kr), *reinterpret_cast<const uint32_t*>(kr + 8));
+    }
+  }
+
+  float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+  for (int n = 0; n < kKeysT / 8; ++n) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int64_t key = j0 + n * 8 + 2 * t + (e & 1);
+      const int64_t i = e < 2 ? i0 : i1;
+      float x = s[n][e] * qk_scale;
+      if (key >= kv_end || (p.causal && key > i)) x = -INFINITY;
+      else if (p.mask_kind != kCudaMaskNone && i < p.len_q) x += mask_value(p, b, h, i, key);
+      s[n][e] = x;
+    }
+    mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
+    mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
+  }
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+  const float n0 = fmaxf(st.m0, mx0), n1 = fmaxf(st.m1, mx1);
+  // A row with no visible key yet keeps -inf; exp2 of -inf is 0, and the
+  // base 0 keeps it from producing NaN.
+  const float base0 = n0 == -INFINITY ? 0.f : n0, base1 = n1 == -INFINITY ? 0.f : n1;
+  const float c0 = exp2f(st.m0 - base0), c1 = exp2f(st.m1 - base1);
+  st.m0 = n0;
+  st.m1 = n1;
+  st.l0 *= c0;
+  st.l1 *= c1;
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d) {
+    st.o[d][0] *= c0;
+    st.o[d][1] *= c0;
+    st.o[d][2] *= c1;
+    st.o[d][3] *= c1;
+  }
+#pragma unroll
+  for (int n = 0; n < kKeysT / 8; ++n) {
+    s[n][0] = exp2f(s[n][0] - base0);
+    s[n][1] = exp2f(s[n][1] - base0);
+    s[n][2] = exp2f(s[n][2] - base1);
+    s[n][3] = exp2f(s[n][3] - base1);
+    st.l0 += s[n][0] + s[n][1];
+    st.l1 += s[n][2] + s[n][3];
+  }
+
+  // O += P V, 16 keys per step; P's accumulator layout is the A layout.
+#pragma unroll
+  for (int kk = 0; kk < kKeysT / 16; ++kk) {
+    uint32_t a[4];
+    a[0] = Mma<T>::pack(s[2 * kk][0], s[2 * kk][1]);
+    a[1] = Mma<T>::pack(s[2 * kk][2], s[2 * kk][3]);
+    a[2] = Mma<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    a[3] = Mma<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+    const uint16_t* vr = reinterpret_cast<const uint16_t*>(v_s) + (kk * 16 + 2 * t) * kStride + g;
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) {
+      const uint16_t* vc = vr + d * 8;
+      const uint32_t b0 = static_cast<uint32_t>(vc[0]) | (static_cast<uint32_t>(vc[kStride]) << 16);
+      const uint32_t b1 = static_cast<uint32_t>(vc[8 * kStride]) | (static_cast<uint32_t>(vc[9 * kStride]) << 16);
+      Mma<T>::run(st.o[d], a, b0, b1);
+    }
   }
 }
 
@@ -112,114 +228,27 @@ __global__ void __launch_bounds__(32 * W) attention_tc_kernel(CudaAttentionParam
   const T* k = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
   const T* v = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
 
-  load_tile<T, D, kRowsQ, kThreads>(q_s, q, p.q_strides[2], row0, p.len_q);
+  load_tile<T, D, kRowsQ, kThreads>(q_s, q, p.q_strides[2], row0, p.len_q, threadIdx.x);
   __syncthreads();
-  // This warp's query rows as A fragments, one per 16 features.
   uint32_t qf[D / 16][4];
-  const T* qw = q_s + warp * 16 * kStride;
-#pragma unroll
-  for (int ks = 0; ks < D / 16; ++ks) {
-    const int c = ks * 16 + 2 * t;
-    qf[ks][0] = *reinterpret_cast<const uint32_t*>(qw + g * kStride + c);
-    qf[ks][1] = *reinterpret_cast<const uint32_t*>(qw + (g + 8) * kStride + c);
-    qf[ks][2] = *reinterpret_cast<const uint32_t*>(qw + g * kStride + c + 8);
-    qf[ks][3] = *reinterpret_cast<const uint32_t*>(qw + (g + 8) * kStride + c + 8);
-  }
+  load_q_fragments<T, D>(qf, q_s + warp * 16 * kStride, g, t);
 
   const int64_t i0 = row0 + warp * 16 + g, i1 = i0 + 8;  // this thread's two query rows
   int64_t kv_end = p.len_kv;
   if (p.causal) kv_end = min(kv_end, min(row0 + kRowsQ, p.len_q));
   const float qk_scale = p.scale * kLog2e;
 
-  float o[D / 8][4];
-#pragma unroll
-  for (int d = 0; d < D / 8; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.f;
-  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;  // l: this thread's share of the row sums
-
+  TcRowState<D> st;
+  st.init();
   for (int64_t j0 = 0; j0 < kv_end; j0 += kKeys) {
     __syncthreads();  // the previous tile is consumed
-    load_tile<T, D, kKeys, kThreads>(k_s, k, p.k_strides[2], j0, kv_end);
-    load_tile<T, D, kKeys, kThreads>(v_s, v, p.v_strides[2], j0, kv_end);
+    load_tile<T, D, kKeys, kThreads>(k_s, k, p.k_strides[2], j0, kv_end, threadIdx.x);
+    load_tile<T, D, kKeys, kThreads>(v_s, v, p.v_strides[2], j0, kv_end, threadIdx.x);
     __syncthreads();
-
-    float s[kKeys / 8][4];
-#pragma unroll
-    for (int n = 0; n < kKeys / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-#pragma unroll
-    for (int ks = 0; ks < D / 16; ++ks) {
-#pragma unroll
-      for (int n = 0; n < kKeys / 8; ++n) {
-        const T* kr = k_s + (n * 8 + g) * kStride + ks * 16 + 2 * t;
-        Mma<T>::run(s[n], qf[ks], *reinterpret_cast<const uint32_t*>(kr),
-                    *reinterpret_cast<const uint32_t*>(kr + 8));
-      }
-    }
-
-    float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-    for (int n = 0; n < kKeys / 8; ++n) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int64_t key = j0 + n * 8 + 2 * t + (e & 1);
-        const int64_t i = e < 2 ? i0 : i1;
-        float x = s[n][e] * qk_scale;
-        if (key >= kv_end || (p.causal && key > i)) x = -INFINITY;
-        else if (p.mask_kind != kCudaMaskNone && i < p.len_q) x += mask_value(p, b, h, i, key);
-        s[n][e] = x;
-      }
-      mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
-      mx1 = fmaxf(mx1, fmaxf(s[n][2], s[n][3]));
-    }
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-    const float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
-    // A row with no visible key yet keeps -inf; exp2 of -inf is 0, and the
-    // base 0 keeps it from producing NaN.
-    const float base0 = n0 == -INFINITY ? 0.f : n0, base1 = n1 == -INFINITY ? 0.f : n1;
-    const float c0 = exp2f(m0 - base0), c1 = exp2f(m1 - base1);
-    m0 = n0;
-    m1 = n1;
-    l0 *= c0;
-    l1 *= c1;
-#pragma unroll
-    for (int d = 0; d < D / 8; ++d) {
-      o[d][0] *= c0;
-      o[d][1] *= c0;
-      o[d][2] *= c1;
-      o[d][3] *= c1;
-    }
-#pragma unroll
-    for (int n = 0; n < kKeys / 8; ++n) {
-      s[n][0] = exp2f(s[n][0] - base0);
-      s[n][1] = exp2f(s[n][1] - base0);
-      s[n][2] = exp2f(s[n][2] - base1);
-      s[n][3] = exp2f(s[n][3] - base1);
-      l0 += s[n][0] + s[n][1];
-      l1 += s[n][2] + s[n][3];
-    }
-
-    // O += P V, 16 keys per step; P's accumulator layout is the A layout.
-#pragma unroll
-    for (int kk = 0; kk < kKeys / 16; ++kk) {
-      uint32_t a[4];
-      a[0] = Mma<T>::pack(s[2 * kk][0], s[2 * kk][1]);
-      a[1] = Mma<T>::pack(s[2 * kk][2], s[2 * kk][3]);
-      a[2] = Mma<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      a[3] = Mma<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-      const uint16_t* vr = reinterpret_cast<const uint16_t*>(v_s) + (kk * 16 + 2 * t) * kStride + g;
-#pragma unroll
-      for (int d = 0; d < D / 8; ++d) {
-        const uint16_t* vc = vr + d * 8;
-        const uint32_t b0 = static_cast<uint32_t>(vc[0]) | (static_cast<uint32_t>(vc[kStride]) << 16);
-        const uint32_t b1 =
-            static_cast<uint32_t>(vc[8 * kStride]) | (static_cast<uint32_t>(vc[9 * kStride]) << 16);
-        Mma<T>::run(o[d], a, b0, b1);
-      }
-    }
+    tc_attend_tile<T, D, kKeys>(p, qf, k_s, v_s, j0, kv_end, b, h, i0, i1, qk_scale, g, t, st);
   }
 
+  float l0 = st.l0, l1 = st.l1;
   l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
   l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
   l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
@@ -229,17 +258,125 @@ __global__ void __launch_bounds__(32 * W) attention_tc_kernel(CudaAttentionParam
   for (int half = 0; half < 2; ++half) {
     const int64_t i = half ? i1 : i0;
     if (i >= p.len_q) continue;
-    const float l = half ? l1 : l0, m = half ? m1 : m0;
+    const float l = half ? l1 : l0, m = half ? st.m1 : st.m0;
     // A row that saw no key (all masked) gives zeros and lse = -inf.
     const float inv = l > 0.f ? 1.f / l : 0.f;
     T* orow = out + i * p.out_strides[2];
 #pragma unroll
     for (int d = 0; d < D / 8; ++d) {
       const int64_t f = d * 8 + 2 * t;
-      orow[f * p.out_strides[3]] = Mma<T>::from_float(o[d][2 * half] * inv);
-      orow[(f + 1) * p.out_strides[3]] = Mma<T>::from_float(o[d][2 * half + 1] * inv);
+      orow[f * p.out_strides[3]] = Mma<T>::from_float(st.o[d][2 * half] * inv);
+      orow[(f + 1) * p.out_strides[3]] = Mma<T>::from_float(st.o[d][2 * half + 1] * inv);
     }
     if (p.lse && t == 0)
+      p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] =
+          l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
+  }
+}
+
+// Few query tiles (a short prefill): a block owns 16 query rows and its W
+// warps take turns over the key tiles (warp w: tiles w, w + W, ...), each
+// with its own shared K and V tile of kSplitKeys rows, so W times as many
+// warps keep the SMs busy. At the end the warps' softmax states merge through
+// shared memory.
+constexpr int kSplitKeys = 32;
+
+template <class T, int D, int W>
+constexpr size_t split_smem_bytes() {
+  return (16 + static_cast<size_t>(W) * 2 * kSplitKeys) * (D + kPad) * sizeof(T);
+}
+
+template <class T, int D, int W>
+__global__ void __launch_bounds__(32 * W) attention_tc_split_kernel(CudaAttentionParams p) {
+  constexpr int kStride = D + kPad;
+  // The merge reuses the K/V tiles' space for W * 16 rows of D floats plus
+  // each row's max and sum.
+  static_assert(static_cast<size_t>(W) * 16 * (D + 2) * sizeof(float) <=
+                    static_cast<size_t>(W) * 2 * kSplitKeys * kStride * sizeof(T),
+                "merge buffer does not fit");
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* q_s = reinterpret_cast<T*>(smem_raw);  // [16][kStride]
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  T* kv_s = q_s + 16 * kStride;
+  T* k_s = kv_s + warp * 2 * kSplitKeys * kStride;  // this warp's [kSplitKeys][kStride]
+  T* v_s = k_s + kSplitKeys * kStride;
+  const int g = lane / 4, t = lane % 4;
+  const int64_t bh = blockIdx.y;
+  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
+  const int64_t hk = h / (p.heads_q / p.heads_kv);
+  const int64_t tile = p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int64_t row0 = tile * 16;
+
+  const T* q = static_cast<const T*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1];
+  const T* k = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
+  const T* v = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
+
+  load_tile<T, D, 16, 32 * W>(q_s, q, p.q_strides[2], row0, p.len_q, threadIdx.x);
+  __syncthreads();
+  uint32_t qf[D / 16][4];
+  load_q_fragments<T, D>(qf, q_s, g, t);
+
+  const int64_t i0 = row0 + g, i1 = i0 + 8;
+  int64_t kv_end = p.len_kv;
+  if (p.causal) kv_end = min(kv_end, min(row0 + 16, p.len_q));
+  const float qk_scale = p.scale * kLog2e;
+
+  TcRowState<D> st;
+  st.init();
+  for (int64_t j0 = static_cast<int64_t>(warp) * kSplitKeys; j0 < kv_end; j0 += W * kSplitKeys) {
+    __syncwarp();  // this warp's previous tile is consumed
+    load_tile<T, D, kSplitKeys, 32>(k_s, k, p.k_strides[2], j0, kv_end, lane);
+    load_tile<T, D, kSplitKeys, 32>(v_s, v, p.v_strides[2], j0, kv_end, lane);
+    __syncwarp();
+    tc_attend_tile<T, D, kSplitKeys>(p, qf, k_s, v_s, j0, kv_end, b, h, i0, i1, qk_scale, g, t, st);
+  }
+  float l0 = st.l0, l1 = st.l1;
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+
+  __syncthreads();  // every warp is done with its tiles: their space holds the merge
+  float* red_o = reinterpret_cast<float*>(kv_s);  // [W][16][D]
+  float* red_m = red_o + W * 16 * D;              // [W][16]
+  float* red_l = red_m + W * 16;                  // [W][16]
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d) {
+    const int f = d * 8 + 2 * t;
+    red_o[(warp * 16 + g) * D + f] = st.o[d][0];
+    red_o[(warp * 16 + g) * D + f + 1] = st.o[d][1];
+    red_o[(warp * 16 + g + 8) * D + f] = st.o[d][2];
+    red_o[(warp * 16 + g + 8) * D + f + 1] = st.o[d][3];
+  }
+  if (t == 0) {
+    red_m[warp * 16 + g] = st.m0;
+    red_m[warp * 16 + g + 8] = st.m1;
+    red_l[warp * 16 + g] = l0;
+    red_l[warp * 16 + g + 8] = l1;
+  }
+  __syncthreads();
+
+  T* out = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1];
+  for (int idx = threadIdx.x; idx < 16 * D; idx += 32 * W) {
+    const int r = idx / D, f = idx % D;
+    const int64_t i = row0 + r;
+    if (i >= p.len_q) continue;
+    float m = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < W; ++w) m = fmaxf(m, red_m[w * 16 + r]);
+    float l = 0.f, o = 0.f;
+    if (m != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < W; ++w) {
+        const float mw = red_m[w * 16 + r];
+        const float scale = mw == -INFINITY ? 0.f : exp2f(mw - m);
+        l += red_l[w * 16 + r] * scale;
+        o += red_o[(w * 16 + r) * D + f] * scale;
+      }
+    }
+    // A row that saw no key (all masked) gives zeros and lse = -inf.
+    out[i * p.out_strides[2] + f * p.out_strides[3]] = Mma<T>::from_float(l > 0.f ? o / l : 0.f);
+    if (p.lse && f == 0)
       p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] =
           l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
   }
@@ -262,14 +399,30 @@ cudaError_t launch_tc(const CudaAttentionParams& p, size_t max_smem, cudaStream_
   return cudaGetLastError();
 }
 
-// Four warps per block while that still gives two blocks per SM, else fewer.
+template <class T, int D, int W>
+cudaError_t launch_tc_split(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream) {
+  constexpr size_t smem = split_smem_bytes<T, D, W>();
+  if (smem > max_smem) return cudaErrorInvalidConfiguration;
+  auto kernel = attention_tc_split_kernel<T, D, W>;
+  if (smem > 48 * 1024) {
+    cudaError_t err = cuda_reserve_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);
+    if (err != cudaSuccess) return err;
+  }
+  const int64_t tiles = (p.len_q + 15) / 16;
+  if (p.batch * p.heads_q > 65535) return cudaErrorInvalidConfiguration;
+  dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(p.batch * p.heads_q));
+  kernel<<<grid, 32 * W, smem, stream>>>(p);
+  return cudaGetLastError();
+}
+
+// Blocks of 64 query rows (four warps sharing each K/V tile) while they give
+// two blocks per SM; fewer query tiles split the keys over a block's warps.
 template <class T, int D>
 cudaError_t launch_tc_warps(const CudaAttentionParams& p, int sm_count, size_t max_smem, cudaStream_t stream) {
   const int64_t heads = p.batch * p.heads_q;
   const int64_t want = 2 * static_cast<int64_t>(sm_count);
   if (heads * ((p.len_q + 63) / 64) >= want) return launch_tc<T, D, 4>(p, max_smem, stream);
-  if (heads * ((p.len_q + 31) / 32) >= want) return launch_tc<T, D, 2>(p, max_smem, stream);
-  return launch_tc<T, D, 1>(p, max_smem, stream);
+  return launch_tc_split<T, D, 4>(p, max_smem, stream);
 }
 
 bool aligned16(const void* ptr, const int64_t* strides) {
