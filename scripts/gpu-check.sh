@@ -55,6 +55,12 @@ if [ "${AOTIRT_GPU_SKIP_UNIT:-0}" != 1 ]; then  # scripts/test.sh ran them throu
   "$BUILD/bin/aotirt_cuda_tests" >"$LOG/cuda_tests.log" 2>&1
   grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure' "$LOG/cuda_tests.log" | head -30
   count_gtest "$LOG/cuda_tests.log"
+  # float32 attention falls back to the fused kernel without cuBLASLt.
+  echo "==== CUDA attention tests without cuBLASLt ===="
+  AOTIRT_CUBLASLT_LIBRARY=/nonexistent/libcublasLt.so.13 "$BUILD/bin/aotirt_cuda_tests" \
+    --gtest_filter='CudaAttentionTest.*' >"$LOG/cuda_attention_no_cublaslt.log" 2>&1
+  grep -E '^\[  (PASSED|FAILED) |Failure' "$LOG/cuda_attention_no_cublaslt.log" | head -10
+  count_gtest "$LOG/cuda_attention_no_cublaslt.log"
 fi
 wait
 
