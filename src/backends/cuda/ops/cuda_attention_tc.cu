@@ -105,6 +105,12 @@ __device__ __forceinline__ void load_q_fragments(uint32_t (&qf)[D / 16][4], cons
   }
 }
 
+// Sum over the four lanes of a group, which hold shares of the same two rows.
+__device__ __forceinline__ float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
 // Online-softmax state of one warp's 16 query rows: this thread holds rows
 // i0 = g and i1 = g + 8 (their running max m in base 2, its share l of the
 // row sums, and its slice of the output accumulator).
@@ -248,11 +254,7 @@ __global__ void __launch_bounds__(32 * W) attention_tc_kernel(CudaAttentionParam
     tc_attend_tile<T, D, kKeys>(p, qf, k_s, v_s, j0, kv_end, b, h, i0, i1, qk_scale, g, t, st);
   }
 
-  float l0 = st.l0, l1 = st.l1;
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+  const float l0 = quad_sum(st.l0), l1 = quad_sum(st.l1);
   T* out = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1];
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
@@ -330,11 +332,7 @@ __global__ void __launch_bounds__(32 * W) attention_tc_split_kernel(CudaAttentio
     __syncwarp();
     tc_attend_tile<T, D, kSplitKeys>(p, qf, k_s, v_s, j0, kv_end, b, h, i0, i1, qk_scale, g, t, st);
   }
-  float l0 = st.l0, l1 = st.l1;
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+  const float l0 = quad_sum(st.l0), l1 = quad_sum(st.l1);
 
   __syncthreads();  // every warp is done with its tiles: their space holds the merge
   float* red_o = reinterpret_cast<float*>(kv_s);  // [W][16][D]
