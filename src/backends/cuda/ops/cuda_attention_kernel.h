@@ -4,7 +4,7 @@
 // (cuda_attention.cu) takes head dims up to 256 and any strides, and can split
 // the keys across blocks for short queries (decode); the tensor-core kernel
 // (cuda_attention_tc.cu) takes float16/bfloat16 prefills with head dim 64 or
-// 128.
+// 128; float32 prefills go through cuBLASLt around the softmax kernel here.
 // Plain C++ types only; cuda_attention.cpp builds the parameters.
 #pragma once
 
