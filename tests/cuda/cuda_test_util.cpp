@@ -1,6 +1,7 @@
 #include "cuda_test_util.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <ostream>
@@ -15,6 +16,15 @@
 
 namespace aotirt {
 namespace cuda_test {
+namespace {
+
+// The op tests compare with float32 references that TF32 would fail. ctest
+// and gpu-check.sh set AOTIRT_CUDA_ALLOW_TF32=0; a run of the binary by hand
+// gets the same unless it sets the variable itself. (aotirt reads it at the
+// first convolution or GEMM, after this runs.)
+const bool kStrictFloat32 = [] { return setenv("AOTIRT_CUDA_ALLOW_TF32", "0", /*overwrite=*/0) == 0; }();
+
+}  // namespace
 
 std::string gpu_unavailable_reason() {
   Result<int> n = device_count(DeviceType::kCuda);
