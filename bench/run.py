@@ -1113,6 +1113,12 @@ class Harness:
         notes.append(
             f"TF32: cudnn.allow_tf32={env.get('cudnn_allow_tf32')}, matmul.allow_tf32={env.get('matmul_allow_tf32')} "
             "(PyTorch defaults, in eager, torch.compile and libtorch's runner alike)")
+        if os.environ.get("CUDA_DEVICE_MAX_CONNECTIONS"):
+            notes.append(f"CUDA_DEVICE_MAX_CONNECTIONS={os.environ['CUDA_DEVICE_MAX_CONNECTIONS']} in the "
+                         "harness's environment, so in every system's")
+        elif self.device == "cuda":
+            notes.append("CUDA work queues: the aotirt CLI sets CUDA_DEVICE_MAX_CONNECTIONS=1 for itself (its "
+                         "default, docs/cli.md); the other systems run with the driver's default of 8")
         return notes
 
     def rows_left(self) -> int:

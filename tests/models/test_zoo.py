@@ -57,6 +57,28 @@ def test_cli_matches_eager(name, zoo_manifest, zoo_root, cli, tmp_path):
         assert not problems, f"{name} {s['name']}:\n" + "\n".join(problems)
 
 
+@pytest.mark.parametrize("preset", [None, "4"])
+def test_cli_uses_one_cuda_connection_unless_told(preset, zoo_manifest, zoo_root, cli, tmp_path):
+    # The CLI asks the driver for one hardware work queue (less host memory)
+    # unless the caller chose a number.
+    pkg = package_entry(zoo_manifest, "mlp")
+    pkg_dir = zoo_root / pkg["dir"]
+    s = pkg["input_sets"][0]
+    cmd = [cli, "run", str(pkg_dir / pkg["package"]), "--output-dir", str(tmp_path / "out"), "--device", zoo_device()]
+    for e in s["inputs"]:
+        cmd += ["--input", str(pkg_dir / e["file"])]
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"}
+    env["AOTIRT_LOG_LEVEL"] = "debug"
+    if preset:
+        env["CUDA_DEVICE_MAX_CONNECTIONS"] = preset
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    want = f"CUDA_DEVICE_MAX_CONNECTIONS={preset} (set by the caller)" if preset else \
+        "CUDA_DEVICE_MAX_CONNECTIONS=1 (the CLI's default)"
+    assert want in proc.stderr, proc.stderr
+    assert not compare_outputs(pkg_dir, s["expected"], tmp_path / "out", pkg["tolerance"])
+
+
 @pytest.fixture(scope="session")
 def reference_outputs(zoo_manifest, zoo_root, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("reference")
