@@ -646,11 +646,11 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   // The CLI runs one stream at a time, so one hardware work queue serves it;
   // each of the driver's default eight holds host memory (the seven others
-  // cost about 46 MiB of peak RSS on an H200 machine). Read when the CUDA
-  // context is created, so it is set before anything touches CUDA; the
-  // user's own value wins.
+  // cost about 70 MiB of peak RSS on an H200 machine, bench/notes.md row 12).
+  // Read when the CUDA context is created, so it is set before anything
+  // touches CUDA; the user's own value wins.
   const bool connections_set = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS") != nullptr;
-  if (!connections_set) setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 0);
+  if (!connections_set) setenv("CUDA_DEVICE_MAX_CONNECTIONS", "1", 1);
   const char* level = std::getenv("AOTIRT_LOG_LEVEL");
   if (level && std::strcmp(level, "debug") == 0)
     std::fprintf(stderr, "aotirt debug: CUDA_DEVICE_MAX_CONNECTIONS=%s (%s)\n",
