@@ -222,6 +222,11 @@ std::vector<AttnCase> flash_cases() {
       {1, 12, 12, 197, 197, 64, 64, false, Mask::kNone, false, false, 0},
       {1, 2, 2, 40, 90, 30, 30, true, Mask::kNone, false, true, 0},
       {2, 3, 3, 21, 45, 6, 6, false, Mask::kNone, false, false, 0},
+      // The decode kernel: grouped KV heads, a few causal rows, a cache long
+      // enough to split.
+      {2, 8, 2, 1, 300, 64, 64, false, Mask::kNone, false, false, 0},
+      {1, 4, 4, 3, 40, 128, 128, true, Mask::kNone, false, true, 0},
+      {1, 2, 2, 1, 5000, 64, 64, false, Mask::kNone, false, false, 0},
   };
 }
 
@@ -236,6 +241,7 @@ std::vector<AttnCase> masked_cases() {
       {1, 4, 4, 70, 70, 64, 64, true, Mask::kAdditive, true, true, 0},     // tensor cores, additive
       {1, 2, 2, 40, 90, 30, 20, true, Mask::kBool, false, true, 0},        // Ev != E
       {2, 3, 3, 21, 45, 6, 7, false, Mask::kAdditive, false, false, 0},
+      {1, 4, 2, 2, 700, 64, 64, false, Mask::kBool, false, false, 0},  // decode kernel, bool mask
   };
 }
 
@@ -396,6 +402,47 @@ TEST(CudaAttentionKernelChoice, KeysSplitWhenQueryTilesAreFew) {
   EXPECT_EQ(splits(12, 700, 700), 1);  // 528 blocks: enough
   EXPECT_EQ(splits(1, 1, 64), 1);      // too few keys to split
   EXPECT_EQ(splits(0, 1, 512), 1);
+}
+
+// A decode step (up to 4 query rows, head dim 64 or 128, 16-byte rows) takes
+// the decode kernel, one block per row, split only for caches over 2048 keys.
+TEST(CudaAttentionKernelChoice, DecodeStepsUseTheDecodeKernel) {
+  CudaAttentionParams p;
+  p.dtype = 15;
+  p.batch = 1;
+  p.heads_q = p.heads_kv = 12;
+  p.len_q = 1;
+  p.len_kv = 513;
+  p.head_dim = p.head_dim_v = 64;
+  const int64_t st[4] = {12 * 1024 * 64, 1024 * 64, 64, 1};  // GPT-2's static cache
+  for (int i = 0; i < 4; ++i) p.q_strides[i] = p.k_strides[i] = p.v_strides[i] = p.out_strides[i] = st[i];
+  EXPECT_TRUE(cuda_attention_decode_eligible(p));
+  EXPECT_EQ(cuda_attention_key_splits(p, 132), 1);
+  CudaAttentionParams q = p;
+  q.len_kv = 5000;
+  EXPECT_EQ(cuda_attention_key_splits(q, 132), 3);
+  q = p;
+  q.len_q = 5;  // more rows: the general kernel
+  EXPECT_FALSE(cuda_attention_decode_eligible(q));
+  q = p;
+  q.head_dim = q.head_dim_v = 80;
+  EXPECT_FALSE(cuda_attention_decode_eligible(q));
+  q = p;
+  q.head_dim_v = 128;
+  EXPECT_FALSE(cuda_attention_decode_eligible(q));
+  q = p;
+  q.k_strides[2] = 68;  // bfloat16 rows 136 bytes apart: not 16-byte aligned
+  EXPECT_FALSE(cuda_attention_decode_eligible(q));
+  q = p;
+  q.v_strides[3] = 2;
+  EXPECT_FALSE(cuda_attention_decode_eligible(q));
+  q = p;
+  q.q = reinterpret_cast<const void*>(uintptr_t{8});
+  EXPECT_FALSE(cuda_attention_decode_eligible(q));
+  q = p;
+  q.dtype = 6;
+  q.k_strides[2] = 68;  // float32 rows 272 bytes apart: fine
+  EXPECT_TRUE(cuda_attention_decode_eligible(q));
 }
 
 // float32 attention over many queries takes the GEMM path; the cases above

@@ -2,7 +2,8 @@
 // over key tiles with float32 accumulation, causal (top-left) and
 // bool/additive masks, grouped KV heads. The general kernel
 // (cuda_attention.cu) takes head dims up to 256 and any strides, and can split
-// the keys across blocks for short queries (decode); the tensor-core kernel
+// the keys across blocks for short queries; a decode kernel takes a few query
+// rows with head dim 64 or 128 and 16-byte rows; the tensor-core kernel
 // (cuda_attention_tc.cu) takes float16/bfloat16 prefills with head dim 64 or
 // 128; float32 prefills go through cuBLASLt around the softmax kernel here.
 // Plain C++ types only; cuda_attention.cpp builds the parameters.
@@ -60,6 +61,13 @@ int64_t cuda_attention_scores_ld(int64_t len_kv);
 // with |p|'s scale, causal flag and mask; writes p.lse when set.
 cudaError_t cuda_launch_attention_softmax(const CudaAttentionParams& p, float* scores, int64_t ld,
                                           cudaStream_t stream);
+
+// A few query rows against many keys (a decode step) with head dim 64 or 128
+// (== head_dim_v), contiguous features and 16-byte aligned rows: a kernel of
+// its own (one block per query row, 16-byte loads, no shared-memory tiles).
+constexpr int64_t kCudaAttentionDecodeMaxQueries = 4;
+constexpr int64_t kCudaAttentionDecodeKeysPerBlock = 2048;
+bool cuda_attention_decode_eligible(const CudaAttentionParams& p);
 
 // Key splits for |p| on a GPU with |sm_count| SMs (1: none); the launcher
 // expects num_splits set to this, with its workspace.
