@@ -445,9 +445,10 @@ TEST(CudaAttentionKernelChoice, DecodeStepsUseTheDecodeKernel) {
   EXPECT_TRUE(cuda_attention_decode_eligible(q));
 }
 
-// float32 attention over many queries takes the GEMM path; the cases above
-// reach it (and the fused kernel where they are meant to).
-TEST(CudaAttentionKernelChoice, Float32PrefillsUseGemms) {
+// float32 attention over many queries with head dim 64 takes the float32
+// tensor-core kernel, other head dims the GEMM path; the cases above reach
+// both (and the fused kernel where they are meant to).
+TEST(CudaAttentionKernelChoice, Float32PrefillsUseTensorCoresOrGemms) {
   CudaAttentionParams p;
   p.dtype = 6;
   p.batch = 1;
@@ -458,10 +459,26 @@ TEST(CudaAttentionKernelChoice, Float32PrefillsUseGemms) {
   for (int i = 0; i < 4; ++i) p.q_strides[i] = p.k_strides[i] = p.v_strides[i] = fused[i];
   const int64_t out[4] = {197 * 768, 64, 768, 1};  // efficient attention's [B, L, H, Ev] output, transposed
   for (int i = 0; i < 4; ++i) p.out_strides[i] = out[i];
+  EXPECT_TRUE(cuda_attention_f32_tc_eligible(p, 9));
+  EXPECT_FALSE(cuda_attention_f32_tc_eligible(p, 7));  // no TF32 mma.sync before sm_80
   EXPECT_TRUE(cuda_attention_gemm_eligible(p));
   CudaAttentionParams q = p;
+  q.head_dim = q.head_dim_v = 80;  // the GEMM path
+  EXPECT_FALSE(cuda_attention_f32_tc_eligible(q, 9));
+  EXPECT_TRUE(cuda_attention_gemm_eligible(q));
+  q = p;
+  q.k_strides[2] = 2302;  // rows not 16-byte aligned
+  EXPECT_FALSE(cuda_attention_f32_tc_eligible(q, 9));
+  q = p;
+  q.len_q = 8;  // few queries: the fused kernel
+  EXPECT_FALSE(cuda_attention_f32_tc_eligible(q, 9));
+  q = p;
+  q.heads_kv = 4;  // grouped KV heads: the tensor-core kernel maps them
+  EXPECT_TRUE(cuda_attention_f32_tc_eligible(q, 9));
+  q = p;
   q.dtype = 15;  // half precision: tensor-core kernel
   EXPECT_FALSE(cuda_attention_gemm_eligible(q));
+  EXPECT_FALSE(cuda_attention_f32_tc_eligible(q, 9));
   q = p;
   q.len_q = 1;  // decode: the fused kernel with key splits
   EXPECT_FALSE(cuda_attention_gemm_eligible(q));

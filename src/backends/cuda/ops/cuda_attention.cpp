@@ -209,6 +209,11 @@ Status run_attention(const AttentionArgs& a, const CudaOpScope& scope, const Ten
     AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention_tc(p, sms, max_smem, scope.stream()));
     return Status();
   }
+  if (cuda_attention_tc_enabled() && cuda_attention_f32_tc_eligible(p, dev->properties().major)) {
+    ShimProfileScope profile("aoti_torch_cuda__scaled_dot_product_*_attention / float32 tensor-core kernel launch");
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention_f32_tc(p, max_smem, scope.stream()));
+    return Status();
+  }
   if (cuda_attention_gemm_enabled() && cuda_attention_gemm_eligible(p)) {
     Status s = run_attention_gemm(p, scope);
     if (s.ok()) return s;

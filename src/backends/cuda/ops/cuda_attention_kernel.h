@@ -5,7 +5,8 @@
 // the keys across blocks for short queries; a decode kernel takes a few query
 // rows with head dim 64 or 128 and 16-byte rows; the tensor-core kernel
 // (cuda_attention_tc.cu) takes float16/bfloat16 prefills with head dim 64 or
-// 128; float32 prefills go through cuBLASLt around the softmax kernel here.
+// 128 and float32 ones with head dim 64; other float32 prefills go through
+// cuBLASLt around the softmax kernel here.
 // Plain C++ types only; cuda_attention.cpp builds the parameters.
 #pragma once
 
@@ -96,5 +97,12 @@ bool cuda_attention_tc_eligible(const CudaAttentionParams& p, int compute_major)
 // |sm_count| sizes the blocks (smaller when few query tiles would leave SMs idle).
 cudaError_t cuda_launch_attention_tc(const CudaAttentionParams& p, int sm_count, size_t max_smem,
                                      cudaStream_t stream);
+
+// float32 on tensor cores at float32 accuracy (each value split into two
+// TF32 parts, three products per pair): head_dim == head_dim_v == 64, at
+// least kCudaAttentionTcMinQueries queries, no key splits, 16-byte aligned
+// rows with contiguous features, compute capability 8.0 or newer.
+bool cuda_attention_f32_tc_eligible(const CudaAttentionParams& p, int compute_major);
+cudaError_t cuda_launch_attention_f32_tc(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream);
 
 }  // namespace aotirt

@@ -1,6 +1,7 @@
 // Scaled-dot-product attention on tensor cores, for float16 and bfloat16 with
-// head dims 64 and 128 (a prefill; decode and float32 go elsewhere, see
-// cuda_attention_kernel.h). FlashAttention-2's scheme written with mma.sync
+// head dims 64 and 128 (a prefill; decode goes elsewhere, see
+// cuda_attention_kernel.h), and for float32 with head dim 64 in three TF32
+// passes (attention_f32_kernel, below). FlashAttention-2's scheme written with mma.sync
 // m16n8k16: each warp owns 16 query rows; scores stay in the mma
 // accumulators, where each thread holds two rows (g and g + 8, g = lane / 4),
 // so the online softmax needs only shuffles within a group of four lanes, and
@@ -90,6 +91,17 @@ __device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t ld, int6
   }
 }
 
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
+  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  // A source size of 0 fills the 16 bytes with zeros (rows past the end).
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
 // A warp's 16 query rows as mma A fragments, one per 16 features, from shared
 // rows of D + kPad elements.
 template <class T, int D>
@@ -126,27 +138,14 @@ struct TcRowState {
   }
 };
 
-// Folds the keys [j0, j0 + kKeysT) (those before kv_end) of the shared K and V
-// tiles into |st|: scores S = Q K^T in mma accumulators, masking, the online
-// softmax update, then O += P V with P repacked in registers as the A operand.
-template <class T, int D, int kKeysT>
-__device__ __forceinline__ void tc_attend_tile(const CudaAttentionParams& p, const uint32_t (&qf)[D / 16][4],
-                                               const T* k_s, const T* v_s, int64_t j0, int64_t kv_end, int64_t b,
-                                               int64_t h, int64_t i0, int64_t i1, float qk_scale, int g, int t,
-                                               TcRowState<D>& st) {
-  constexpr int kStride = D + kPad;
-  float s[kKeysT / 8][4];
-#pragma unroll
-  for (int n = 0; n < kKeysT / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-#pragma unroll
-  for (int ks = 0; ks < D / 16; ++ks) {
-#pragma unroll
-    for (int n = 0; n < kKeysT / 8; ++n) {
-      const T* kr = k_s + (n * 8 + g) * kStride + ks * 16 + 2 * t;
-      Mma<T>::run(s[n], qf[ks], *reinterpret_cast<const uint32_t*>(kr), *reinterpret_cast<const uint32_t*>(kr + 8));
-    }
-  }
-
+// The online-softmax step for one tile's scores |s| (mma accumulators: this
+// thread's rows i0 and i1, keys j0 + n * 8 + 2t and + 1): scale, causal and
+// mask; the rows' new maxima; |st| rescaled; |s| replaced by the
+// probabilities exp2(s - max).
+template <int D, int kKeysT>
+__device__ __forceinline__ void softmax_tile(const CudaAttentionParams& p, float (&s)[kKeysT / 8][4], int64_t j0,
+                                             int64_t kv_end, int64_t b, int64_t h, int64_t i0, int64_t i1,
+                                             float qk_scale, int t, TcRowState<D>& st) {
   float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
   for (int n = 0; n < kKeysT / 8; ++n) {
@@ -191,6 +190,31 @@ __device__ __forceinline__ void tc_attend_tile(const CudaAttentionParams& p, con
     st.l0 += s[n][0] + s[n][1];
     st.l1 += s[n][2] + s[n][3];
   }
+
+}
+
+// Folds the keys [j0, j0 + kKeysT) (those before kv_end) of the shared K and V
+// tiles into |st|: scores S = Q K^T in mma accumulators, masking, the online
+// softmax update, then O += P V with P repacked in registers as the A operand.
+template <class T, int D, int kKeysT>
+__device__ __forceinline__ void tc_attend_tile(const CudaAttentionParams& p, const uint32_t (&qf)[D / 16][4],
+                                               const T* k_s, const T* v_s, int64_t j0, int64_t kv_end, int64_t b,
+                                               int64_t h, int64_t i0, int64_t i1, float qk_scale, int g, int t,
+                                               TcRowState<D>& st) {
+  constexpr int kStride = D + kPad;
+  float s[kKeysT / 8][4];
+#pragma unroll
+  for (int n = 0; n < kKeysT / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+  for (int ks = 0; ks < D / 16; ++ks) {
+#pragma unroll
+    for (int n = 0; n < kKeysT / 8; ++n) {
+      const T* kr = k_s + (n * 8 + g) * kStride + ks * 16 + 2 * t;
+      Mma<T>::run(s[n], qf[ks], *reinterpret_cast<const uint32_t*>(kr), *reinterpret_cast<const uint32_t*>(kr + 8));
+    }
+  }
+
+  softmax_tile<D, kKeysT>(p, s, j0, kv_end, b, h, i0, i1, qk_scale, t, st);
 
   // O += P V, 16 keys per step; P's accumulator layout is the A layout.
 #pragma unroll
@@ -276,6 +300,70 @@ __global__ void __launch_bounds__(32 * W) attention_tc_kernel(CudaAttentionParam
   }
 }
 
+template <class T>
+__device__ __forceinline__ T out_value(float v) {
+  return Mma<T>::from_float(v);
+}
+template <>
+__device__ __forceinline__ float out_value<float>(float v) {
+  return v;
+}
+
+// The end of a block whose W warps each hold a softmax state for the same 16
+// query rows (from row0) over different keys: the states merge through
+// |red_o| (shared memory no warp reads any more, W * 16 * (D + 2) floats) and
+// the rows' outputs and log-sum-exps are written. Every thread calls it.
+template <class T, int D, int W>
+__device__ __forceinline__ void merge_and_store(const CudaAttentionParams& p, const TcRowState<D>& st, float* red_o,
+                                                int64_t row0, int64_t b, int64_t h, int warp, int g, int t) {
+  const float l0 = quad_sum(st.l0), l1 = quad_sum(st.l1);
+
+  __syncthreads();  // every warp is done with its tiles: their space holds the merge
+  // red_o: [W][16][D]
+  float* red_m = red_o + W * 16 * D;              // [W][16]
+  float* red_l = red_m + W * 16;                  // [W][16]
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d) {
+    const int f = d * 8 + 2 * t;
+    red_o[(warp * 16 + g) * D + f] = st.o[d][0];
+    red_o[(warp * 16 + g) * D + f + 1] = st.o[d][1];
+    red_o[(warp * 16 + g + 8) * D + f] = st.o[d][2];
+    red_o[(warp * 16 + g + 8) * D + f + 1] = st.o[d][3];
+  }
+  if (t == 0) {
+    red_m[warp * 16 + g] = st.m0;
+    red_m[warp * 16 + g + 8] = st.m1;
+    red_l[warp * 16 + g] = l0;
+    red_l[warp * 16 + g + 8] = l1;
+  }
+  __syncthreads();
+
+  T* out = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1];
+  for (int idx = threadIdx.x; idx < 16 * D; idx += 32 * W) {
+    const int r = idx / D, f = idx % D;
+    const int64_t i = row0 + r;
+    if (i >= p.len_q) continue;
+    float m = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < W; ++w) m = fmaxf(m, red_m[w * 16 + r]);
+    float l = 0.f, o = 0.f;
+    if (m != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < W; ++w) {
+        const float mw = red_m[w * 16 + r];
+        const float scale = mw == -INFINITY ? 0.f : exp2f(mw - m);
+        l += red_l[w * 16 + r] * scale;
+        o += red_o[(w * 16 + r) * D + f] * scale;
+      }
+    }
+    // A row that saw no key (all masked) gives zeros and lse = -inf.
+    out[i * p.out_strides[2] + f * p.out_strides[3]] = out_value<T>(l > 0.f ? o / l : 0.f);
+    if (p.lse && f == 0)
+      p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] =
+          l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
+  }
+}
+
 // Few query tiles (a short prefill): a block owns 16 query rows and its W
 // warps take turns over the key tiles (warp w: tiles w, w + W, ...), each
 // with its own shared K and V tile of kSplitKeys rows, so W times as many
@@ -332,52 +420,154 @@ __global__ void __launch_bounds__(32 * W) attention_tc_split_kernel(CudaAttentio
     __syncwarp();
     tc_attend_tile<T, D, kSplitKeys>(p, qf, k_s, v_s, j0, kv_end, b, h, i0, i1, qk_scale, g, t, st);
   }
-  const float l0 = quad_sum(st.l0), l1 = quad_sum(st.l1);
+  merge_and_store<T, D, W>(p, st, reinterpret_cast<float*>(kv_s), row0, b, h, warp, g, t);
+}
 
-  __syncthreads();  // every warp is done with its tiles: their space holds the merge
-  float* red_o = reinterpret_cast<float*>(kv_s);  // [W][16][D]
-  float* red_m = red_o + W * 16 * D;              // [W][16]
-  float* red_l = red_m + W * 16;                  // [W][16]
-#pragma unroll
-  for (int d = 0; d < D / 8; ++d) {
-    const int f = d * 8 + 2 * t;
-    red_o[(warp * 16 + g) * D + f] = st.o[d][0];
-    red_o[(warp * 16 + g) * D + f + 1] = st.o[d][1];
-    red_o[(warp * 16 + g + 8) * D + f] = st.o[d][2];
-    red_o[(warp * 16 + g + 8) * D + f + 1] = st.o[d][3];
-  }
-  if (t == 0) {
-    red_m[warp * 16 + g] = st.m0;
-    red_m[warp * 16 + g + 8] = st.m1;
-    red_l[warp * 16 + g] = l0;
-    red_l[warp * 16 + g + 8] = l1;
-  }
+// float32 on tensor cores at float32 accuracy, head dim 64: the split
+// kernel's scheme with mma.sync m16n8k8 on TF32 operands, each value split
+// into a TF32 head and tail and each product taken as three (tail * head,
+// head * tail, head * head), so 22 significand bits take part (one pass of
+// TF32 keeps 11, too few for float32 attention). Every tile's products go to
+// fresh accumulators that are then added in float32: mma.sync rounds its sums
+// toward zero, a bias that long sums would pile up. ViT-B/16 (197 tokens)
+// and BERT-base (128) ran float32 attention as two cuBLASLt GEMMs around a
+// softmax kernel, three launches and 24 us per call.
+constexpr int kF32Dim = 64;
+constexpr int kF32Stride = kF32Dim + 4;  // floats per shared row: conflict-free fragment loads
+constexpr int kF32Keys = 32;             // keys per warp tile
+
+template <int W>
+constexpr size_t f32_smem_bytes() {
+  return (16 + static_cast<size_t>(W) * 2 * kF32Keys) * kF32Stride * sizeof(float);
+}
+
+// x = head + tail, both TF32 (x - head is exact in float32).
+__device__ __forceinline__ void split_tf32(float x, uint32_t& head, uint32_t& tail) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(head) : "f"(x));
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(tail) : "f"(x - __uint_as_float(head)));
+#endif
+}
+
+__device__ __forceinline__ void mma_tf32(float* c, const uint32_t* a, const uint32_t* b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+// c += a * b in three TF32 products, the small ones first.
+__device__ __forceinline__ void mma_3xtf32(float* c, const uint32_t* ah, const uint32_t* at, const uint32_t* bh,
+                                           const uint32_t* bt) {
+  mma_tf32(c, at, bh);
+  mma_tf32(c, ah, bt);
+  mma_tf32(c, ah, bh);
+}
+
+template <int W>
+__global__ void __launch_bounds__(32 * W) attention_f32_kernel(CudaAttentionParams p) {
+  constexpr int D = kF32Dim, kS = kF32Stride;
+  extern __shared__ __align__(16) float fsmem[];
+  float* q_s = fsmem;  // [16][kS]
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  float* kv_s = q_s + 16 * kS;
+  float* k_s = kv_s + warp * 2 * kF32Keys * kS;  // this warp's [kF32Keys][kS] K tile, then its V tile
+  float* v_s = k_s + kF32Keys * kS;
+  const int g = lane / 4, t = lane % 4;
+  const int64_t bh = blockIdx.y;
+  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
+  const int64_t hk = h / (p.heads_q / p.heads_kv);
+  const int64_t tile = p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int64_t row0 = tile * 16;
+
+  const float* q = static_cast<const float*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1];
+  const float* k = static_cast<const float*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
+  const float* v = static_cast<const float*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
+  // [rows][D] float32 rows into shared rows of kS, zeros past |len|.
+  auto load_rows = [&](float* dst, const float* src, int64_t ld, int64_t first, int rows, int64_t len, int tid,
+                       int threads) {
+    for (int idx = tid; idx < rows * (D / 4); idx += threads) {
+      const int r = idx / (D / 4), c = idx % (D / 4);
+      const bool ok = first + r < len;
+      cp_async16(dst + r * kS + c * 4, ok ? src + (first + r) * ld + c * 4 : src, ok);
+    }
+    cp_async_commit();
+  };
+
+  load_rows(q_s, q, p.q_strides[2], row0, 16, p.len_q, threadIdx.x, 32 * W);
+  cp_async_wait<0>();
   __syncthreads();
+  uint32_t qh[D / 8][4], qt[D / 8][4];
+#pragma unroll
+  for (int ks = 0; ks < D / 8; ++ks) {
+    const float* qr = q_s + g * kS + ks * 8 + t;
+    split_tf32(qr[0], qh[ks][0], qt[ks][0]);
+    split_tf32(qr[8 * kS], qh[ks][1], qt[ks][1]);
+    split_tf32(qr[4], qh[ks][2], qt[ks][2]);
+    split_tf32(qr[8 * kS + 4], qh[ks][3], qt[ks][3]);
+  }
 
-  T* out = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1];
-  for (int idx = threadIdx.x; idx < 16 * D; idx += 32 * W) {
-    const int r = idx / D, f = idx % D;
-    const int64_t i = row0 + r;
-    if (i >= p.len_q) continue;
-    float m = -INFINITY;
+  const int64_t i0 = row0 + g, i1 = i0 + 8;
+  int64_t kv_end = p.len_kv;
+  if (p.causal) kv_end = min(kv_end, min(row0 + 16, p.len_q));
+  const float qk_scale = p.scale * kLog2e;
+
+  TcRowState<D> st;
+  st.init();
+  for (int64_t j0 = static_cast<int64_t>(warp) * kF32Keys; j0 < kv_end; j0 += W * kF32Keys) {
+    __syncwarp();  // this warp's previous tile is consumed
+    load_rows(k_s, k, p.k_strides[2], j0, kF32Keys, kv_end, lane, 32);
+    load_rows(v_s, v, p.v_strides[2], j0, kF32Keys, kv_end, lane, 32);
+    cp_async_wait<0>();
+    __syncwarp();
+
+    // S = Q K^T: B is K^T (k = feature, n = key).
+    float sc[kF32Keys / 8][4];
 #pragma unroll
-    for (int w = 0; w < W; ++w) m = fmaxf(m, red_m[w * 16 + r]);
-    float l = 0.f, o = 0.f;
-    if (m != -INFINITY) {
+    for (int n = 0; n < kF32Keys / 8; ++n) sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0.f;
 #pragma unroll
-      for (int w = 0; w < W; ++w) {
-        const float mw = red_m[w * 16 + r];
-        const float scale = mw == -INFINITY ? 0.f : exp2f(mw - m);
-        l += red_l[w * 16 + r] * scale;
-        o += red_o[(w * 16 + r) * D + f] * scale;
+    for (int ks = 0; ks < D / 8; ++ks) {
+#pragma unroll
+      for (int n = 0; n < kF32Keys / 8; ++n) {
+        const float* kr = k_s + (n * 8 + g) * kS + ks * 8 + t;
+        uint32_t kh[2], kt[2];
+        split_tf32(kr[0], kh[0], kt[0]);
+        split_tf32(kr[4], kh[1], kt[1]);
+        mma_3xtf32(sc[n], qh[ks], qt[ks], kh, kt);
       }
     }
-    // A row that saw no key (all masked) gives zeros and lse = -inf.
-    out[i * p.out_strides[2] + f * p.out_strides[3]] = Mma<T>::from_float(l > 0.f ? o / l : 0.f);
-    if (p.lse && f == 0)
-      p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] =
-          l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
+    softmax_tile<D, kF32Keys>(p, sc, j0, kv_end, b, h, i0, i1, qk_scale, t, st);
+
+    // O += P V, 8 keys per step. The accumulators hold P's keys 2t and 2t + 1,
+    // which serve as the mma's k = t and k = t + 4: V's rows are read in the
+    // same order, so the sum is unchanged.
+    float ot[D / 8][4];
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) ot[d][0] = ot[d][1] = ot[d][2] = ot[d][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < kF32Keys / 8; ++kk) {
+      uint32_t ph[4], pt[4];
+      split_tf32(sc[kk][0], ph[0], pt[0]);
+      split_tf32(sc[kk][2], ph[1], pt[1]);
+      split_tf32(sc[kk][1], ph[2], pt[2]);
+      split_tf32(sc[kk][3], ph[3], pt[3]);
+      const float* vr = v_s + (kk * 8 + 2 * t) * kS + g;
+#pragma unroll
+      for (int d = 0; d < D / 8; ++d) {
+        uint32_t vh[2], vt[2];
+        split_tf32(vr[d * 8], vh[0], vt[0]);
+        split_tf32(vr[kS + d * 8], vh[1], vt[1]);
+        mma_3xtf32(ot[d], ph, pt, vh, vt);
+      }
+    }
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) st.o[d][e] += ot[d][e];
   }
+  merge_and_store<float, D, W>(p, st, kv_s, row0, b, h, warp, g, t);
 }
 
 template <class T, int D, int W>
@@ -436,6 +626,33 @@ bool cuda_attention_tc_eligible(const CudaAttentionParams& p, int compute_major)
   return compute_major >= 8 && (p.dtype == 5 || p.dtype == 15) && p.head_dim == p.head_dim_v &&
          (p.head_dim == 64 || p.head_dim == 128) && p.len_q >= kCudaAttentionTcMinQueries && p.num_splits == 1 &&
          aligned16(p.q, p.q_strides) && aligned16(p.k, p.k_strides) && aligned16(p.v, p.v_strides);
+}
+
+bool cuda_attention_f32_tc_eligible(const CudaAttentionParams& p, int compute_major) {
+  const auto rows_ok = [](const void* ptr, const int64_t* st) {
+    return reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && st[3] == 1 && st[0] % 4 == 0 && st[1] % 4 == 0 &&
+           st[2] % 4 == 0;
+  };
+  return compute_major >= 8 && p.dtype == 6 && p.head_dim == kF32Dim && p.head_dim_v == kF32Dim &&
+         p.len_q >= kCudaAttentionTcMinQueries && p.num_splits == 1 && p.batch * p.heads_q <= 65535 &&
+         rows_ok(p.q, p.q_strides) && rows_ok(p.k, p.k_strides) && rows_ok(p.v, p.v_strides);
+}
+
+cudaError_t cuda_launch_attention_f32_tc(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream) {
+  if (p.batch * p.heads_q * p.len_q == 0) return cudaSuccess;
+  constexpr int W = 4;
+  constexpr size_t smem = f32_smem_bytes<W>();
+  if (smem > max_smem) return cudaErrorInvalidConfiguration;
+  auto kernel = attention_f32_kernel<W>;
+  if (smem > 48 * 1024) {
+    cudaError_t err = cuda_reserve_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);
+    if (err != cudaSuccess) return err;
+  }
+  const int64_t tiles = (p.len_q + 15) / 16;
+  if (p.batch * p.heads_q > 65535 || tiles > INT32_MAX) return cudaErrorInvalidConfiguration;
+  dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(p.batch * p.heads_q));
+  kernel<<<grid, 32 * W, smem, stream>>>(p);
+  return cudaGetLastError();
 }
 
 cudaError_t cuda_launch_attention_tc(const CudaAttentionParams& p, int sm_count, size_t max_smem,
