@@ -77,6 +77,28 @@ __device__ __forceinline__ float mask_value(const CudaAttentionParams& p, int64_
   }
 }
 
+// What a block of the prefill kernels works on: grid y is (batch, head),
+// grid x a tile of |rows| query rows from row0, which see keys before kv_end;
+// q, k, v point at the head's rows (k and v at its KV head).
+template <class T>
+struct BlockRows {
+  int64_t b, h, row0, kv_end;
+  const T *q, *k, *v;
+  __device__ __forceinline__ BlockRows(const CudaAttentionParams& p, int rows) {
+    const int64_t bh = blockIdx.y;
+    b = bh / p.heads_q;
+    h = bh % p.heads_q;
+    const int64_t hk = h / (p.heads_q / p.heads_kv);
+    // Causal rows near the end see the most keys: their tiles go first.
+    const int64_t tile = p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    row0 = tile * rows;
+    kv_end = p.causal ? min(p.len_kv, min(row0 + rows, p.len_q)) : p.len_kv;
+    q = static_cast<const T*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1];
+    k = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
+    v = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
+  }
+};
+
 // Copies rows [first, first + kRows) of a [len, D] matrix (row stride |ld|,
 // features contiguous, 16-byte aligned rows) into shared rows of D + kPad
 // elements, with threads tid = 0..kThreads-1; rows past |len| become zeros.
@@ -247,16 +269,9 @@ __global__ void __launch_bounds__(32 * W) attention_tc_kernel(CudaAttentionParam
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  const int64_t bh = blockIdx.y;
-  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
-  const int64_t hk = h / (p.heads_q / p.heads_kv);
-  // Causal rows near the end see the most keys: their tiles go first.
-  const int64_t tile = p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-  const int64_t row0 = tile * kRowsQ;
-
-  const T* q = static_cast<const T*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1];
-  const T* k = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
-  const T* v = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
+  const BlockRows<T> blk(p, kRowsQ);
+  const int64_t b = blk.b, h = blk.h, row0 = blk.row0;
+  const T *q = blk.q, *k = blk.k, *v = blk.v;
 
   load_tile<T, D, kRowsQ, kThreads>(q_s, q, p.q_strides[2], row0, p.len_q, threadIdx.x);
   __syncthreads();
@@ -264,8 +279,7 @@ __global__ void __launch_bounds__(32 * W) attention_tc_kernel(CudaAttentionParam
   load_q_fragments<T, D>(qf, q_s + warp * 16 * kStride, g, t);
 
   const int64_t i0 = row0 + warp * 16 + g, i1 = i0 + 8;  // this thread's two query rows
-  int64_t kv_end = p.len_kv;
-  if (p.causal) kv_end = min(kv_end, min(row0 + kRowsQ, p.len_q));
+  const int64_t kv_end = blk.kv_end;
   const float qk_scale = p.scale * kLog2e;
 
   TcRowState<D> st;
@@ -391,15 +405,9 @@ __global__ void __launch_bounds__(32 * W) attention_tc_split_kernel(CudaAttentio
   T* k_s = kv_s + warp * 2 * kSplitKeys * kStride;  // this warp's [kSplitKeys][kStride]
   T* v_s = k_s + kSplitKeys * kStride;
   const int g = lane / 4, t = lane % 4;
-  const int64_t bh = blockIdx.y;
-  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
-  const int64_t hk = h / (p.heads_q / p.heads_kv);
-  const int64_t tile = p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-  const int64_t row0 = tile * 16;
-
-  const T* q = static_cast<const T*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1];
-  const T* k = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
-  const T* v = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
+  const BlockRows<T> blk(p, 16);
+  const int64_t b = blk.b, h = blk.h, row0 = blk.row0;
+  const T *q = blk.q, *k = blk.k, *v = blk.v;
 
   load_tile<T, D, 16, 32 * W>(q_s, q, p.q_strides[2], row0, p.len_q, threadIdx.x);
   __syncthreads();
@@ -407,8 +415,7 @@ __global__ void __launch_bounds__(32 * W) attention_tc_split_kernel(CudaAttentio
   load_q_fragments<T, D>(qf, q_s, g, t);
 
   const int64_t i0 = row0 + g, i1 = i0 + 8;
-  int64_t kv_end = p.len_kv;
-  if (p.causal) kv_end = min(kv_end, min(row0 + 16, p.len_q));
+  const int64_t kv_end = blk.kv_end;
   const float qk_scale = p.scale * kLog2e;
 
   TcRowState<D> st;
@@ -476,15 +483,9 @@ __global__ void __launch_bounds__(32 * W) attention_f32_kernel(CudaAttentionPara
   float* k_s = kv_s + warp * 2 * kF32Keys * kS;  // this warp's [kF32Keys][kS] K tile, then its V tile
   float* v_s = k_s + kF32Keys * kS;
   const int g = lane / 4, t = lane % 4;
-  const int64_t bh = blockIdx.y;
-  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
-  const int64_t hk = h / (p.heads_q / p.heads_kv);
-  const int64_t tile = p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-  const int64_t row0 = tile * 16;
-
-  const float* q = static_cast<const float*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1];
-  const float* k = static_cast<const float*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
-  const float* v = static_cast<const float*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
+  const BlockRows<float> blk(p, 16);
+  const int64_t b = blk.b, h = blk.h, row0 = blk.row0;
+  const float *q = blk.q, *k = blk.k, *v = blk.v;
   // [rows][D] float32 rows into shared rows of kS, zeros past |len|.
   auto load_rows = [&](float* dst, const float* src, int64_t ld, int64_t first, int rows, int64_t len, int tid,
                        int threads) {
@@ -510,8 +511,7 @@ __global__ void __launch_bounds__(32 * W) attention_f32_kernel(CudaAttentionPara
   }
 
   const int64_t i0 = row0 + g, i1 = i0 + 8;
-  int64_t kv_end = p.len_kv;
-  if (p.causal) kv_end = min(kv_end, min(row0 + 16, p.len_q));
+  const int64_t kv_end = blk.kv_end;
   const float qk_scale = p.scale * kLog2e;
 
   TcRowState<D> st;
