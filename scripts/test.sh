@@ -2,7 +2,7 @@
 # Builds aotirt and runs every test: C++ unit and shim tests (ctest), then the
 # model tests, which export real AOTInductor packages with torch (cached by
 # torch version and model source) and compare aotirt's outputs with eager
-# PyTorch. CUDA tests run when a GPU is present and are skipped visibly
+# PyTorch, then the benchmark harness's own tests (no GPU needed). CUDA tests run when a GPU is present and are skipped visibly
 # otherwise. The last line is the total: "N passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -53,20 +53,29 @@ else
 fi
 rm -f "$ctest_log"
 
+# run_pytest ARGS...: runs pytest and tallies its summary line.
+run_pytest() {
+  local log line p f k
+  log="$(mktemp)"
+  AOTIRT_BUILD_DIR="$ROOT/$BUILD_DIR" AOTIRT_CPU_ONLY_LIB="$ROOT/$CPU_ONLY_DIR/lib/libaotirt.so" \
+  PYTHONPATH="$ROOT/python" .venv/bin/python -m pytest -q -rs "$@" 2>&1 | tee "$log"
+  line=$(grep -E '^(=+ )?[0-9]+ (passed|failed)|^(=+ )?[0-9]+ (skipped|error)|no tests ran' "$log" | tail -1)
+  p=$(echo "$line" | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+')
+  f=$(echo "$line" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
+  k=$(echo "$line" | grep -Eo '[0-9]+ skipped' | grep -Eo '[0-9]+')
+  if [ -z "$line" ]; then
+    echo "pytest did not report a result"; tally 0 1 0
+  else
+    tally "${p:-0}" "${f:-0}" "${k:-0}"
+  fi
+  rm -f "$log"
+}
+
 step "model tests (pytest: zoo vs eager, CLI, bad input, exporter)"
-py_log="$(mktemp)"
-AOTIRT_BUILD_DIR="$ROOT/$BUILD_DIR" AOTIRT_CPU_ONLY_LIB="$ROOT/$CPU_ONLY_DIR/lib/libaotirt.so" \
-PYTHONPATH="$ROOT/python" .venv/bin/python -m pytest -q -rs tests/models 2>&1 | tee "$py_log"
-py_line=$(grep -E '^(=+ )?[0-9]+ (passed|failed)|^(=+ )?[0-9]+ (skipped|error)|no tests ran' "$py_log" | tail -1)
-py_pass=$(echo "$py_line" | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+')
-py_fail=$(echo "$py_line" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
-py_skip=$(echo "$py_line" | grep -Eo '[0-9]+ skipped' | grep -Eo '[0-9]+')
-if [ -z "$py_line" ]; then
-  echo "pytest did not report a result"; tally 0 1 0
-else
-  tally "${py_pass:-0}" "${py_fail:-0}" "${py_skip:-0}"
-fi
-rm -f "$py_log"
+run_pytest tests/models
+
+step "benchmark harness tests (pytest: process watcher, report, harness logic, ncu summaries)"
+run_pytest bench/tests
 
 if nvidia-smi -L >/dev/null 2>&1; then
   step "GPU: the zoo exported for CUDA in both recipes (default, triton)"
