@@ -6,7 +6,7 @@ Compute (nsys does not run on the H200 machines; ncu does, with
   python bench/kernels.py profile --workloads resnet50_b1,vit_b16_b1 [--cuda-graph]
   python bench/kernels.py summarize bench/.work/kernels/resnet50_b1.csv [--json]
 
-`profile` exports the workloads that are missing (bench/run.py export), runs
+`profile` exports the workloads that are missing (as bench/run.py export does), runs
 `aotirt bench PKG --iters 1 --warmup 1` under
 `ncu --clock-control none --metrics gpu__time_duration.sum --csv`, keeps the
 table under --out (default bench/.work/kernels/<workload>[-graph].csv) and
@@ -27,7 +27,6 @@ import csv
 import glob
 import io
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -154,19 +153,24 @@ def find_ncu() -> str:
     return found
 
 
+def export_missing(h) -> None:
+    """Exports the harness's workloads that have no package yet (what
+    `bench/run.py export` does, in this process)."""
+    missing = [w for w in h.workloads if h.manifest(w) is None]
+    if missing and (not h.phase_export() or any(h.manifest(w) is None for w in missing)):
+        raise ProfileError(f"exporting {', '.join(missing)} failed (see the lines above)")
+
+
 def profile(args, harness=None) -> str:
     import run  # the harness: work folders, manifests, library paths
 
     ncu = find_ncu()
-    base = ["export", "--device", "cuda", "--work", args.work, "--aotirt-build", args.aotirt_build]
-    h = harness or run.Harness(run.parse_args(base + (["--workloads", args.workloads] if args.workloads else [])))
+    argv = ["export", "--device", "cuda", "--systems", "aotirt", "--work", args.work, "--aotirt-build",
+            args.aotirt_build]
+    h = harness or run.Harness(run.parse_args(argv + (["--workloads", args.workloads] if args.workloads else [])))
     if not h.aotirt_bin.exists():
         raise ProfileError(f"{h.aotirt_bin} not found: build aotirt with CUDA (--aotirt-build names the folder)")
-    missing = [w for w in h.workloads if h.manifest(w) is None]
-    if missing:
-        cmd = [sys.executable, str(HERE / "run.py")] + base + ["--workloads", ",".join(missing)]
-        if subprocess.run(cmd).returncode != 0 or any(h.manifest(w) is None for w in missing):
-            raise ProfileError(f"exporting {', '.join(missing)} failed (see the lines above)")
+    export_missing(h)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     env = h.aotirt_env()

@@ -74,7 +74,7 @@ run_pytest() {
 step "model tests (pytest: zoo vs eager, CLI, bad input, exporter)"
 run_pytest tests/models
 
-step "benchmark harness tests (pytest: process watcher, report, harness logic, ncu summaries)"
+step "benchmark harness tests (pytest: process watcher, report, harness logic, kernel profiles, before/after pairs)"
 run_pytest bench/tests
 
 if nvidia-smi -L >/dev/null 2>&1; then
