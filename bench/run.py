@@ -689,18 +689,25 @@ class Harness:
                 cmd = ["stdbuf", "-oL"] + cmd
             else:
                 d["cold_note"] = "no stdbuf: aotirt run's first line is seen only when it exits"
-            timeout, _ = self._row_timeout()
-            cold = procmon.run_observed(cmd, env=env, timeout_s=timeout, marker=r"^output0:")
-            d["commands"].append(" ".join(cold.cmd))
-            if cold.ok():
-                d["cold_start_s"] = cold.marker_s
-                d["cold_exit_s"] = cold.wall_s
-                d["cold_peak_rss_mb"] = cold.max_rss_mb
-                d["rel_err_vs_reference"] = self._compare(workload, outdir / "output0.npy")
-            else:
-                d["cold_note"] = "aotirt run " + cold.failure()
+            self._cold_start(d, workload, cmd, env, r"^output0:", outdir / "output0.npy", "aotirt run")
         d["status"] = "ok"
         return d
+
+    def _cold_start(self, d: dict, workload: str, cmd: list, env: dict, marker: str, output: Path,
+                    who: str) -> None:
+        """Runs |cmd| once as a fresh process and records in |d| when the line
+        matching |marker| (its first output) appeared, when it exited, its
+        peak RSS and how far |output| is from the reference."""
+        timeout, _ = self._row_timeout()
+        cold = procmon.run_observed(cmd, env=env, timeout_s=timeout, marker=marker)
+        d["commands"].append(" ".join(cold.cmd))
+        if cold.ok():
+            d["cold_start_s"] = cold.marker_s
+            d["cold_exit_s"] = cold.wall_s
+            d["cold_peak_rss_mb"] = cold.max_rss_mb
+            d["rel_err_vs_reference"] = self._compare(workload, output)
+        else:
+            d["cold_note"] = f"{who} {cold.failure()}"
 
     def measure_libtorch(self, workload: str) -> dict:
         d = {"workload": workload, "system": "libtorch-aoti"}
@@ -746,16 +753,8 @@ class Harness:
         outdir.mkdir(parents=True)
         cmd = [str(self.runner_bin), pkg, "--device", self.device, "--iters", "1", "--warmup", "0",
                "--output-dir", str(outdir)] + self.input_args(workload, "--input", typed=True)
-        timeout, _ = self._row_timeout()
-        cold = procmon.run_observed(cmd, env=self.base_env(), timeout_s=timeout, marker=r"^first_output")
-        d["commands"].append(" ".join(cold.cmd))
-        if cold.ok():
-            d["cold_start_s"] = cold.marker_s
-            d["cold_exit_s"] = cold.wall_s
-            d["cold_peak_rss_mb"] = cold.max_rss_mb
-            d["rel_err_vs_reference"] = self._compare(workload, outdir / "output0.npy")
-        else:
-            d["cold_note"] = "libtorch runner " + cold.failure()
+        self._cold_start(d, workload, cmd, self.base_env(), r"^first_output", outdir / "output0.npy",
+                         "libtorch runner")
         d["status"] = "ok"
         return d
 
