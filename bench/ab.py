@@ -57,7 +57,8 @@ def bench_once(h, workload: str, graph: bool, extra_env: dict, args) -> dict:
     if not j or not isinstance(j.get("median_us"), (int, float)):
         tail = (res.stderr or res.stdout).strip().splitlines()[-1:] or ["no output"]
         return {"error": f"aotirt bench exited with {res.returncode}: {tail[0]}"}
-    return {"median_us": j["median_us"], "p99_us": j.get("p99_us")}
+    return {"median_us": j["median_us"], "p99_us": j.get("p99_us"), "peak_rss_mb": j.get("peak_rss_mb"),
+            "load_ms": j.get("load_ms")}
 
 
 def measure(h, variants: list, args) -> list:
@@ -65,39 +66,52 @@ def measure(h, variants: list, args) -> list:
     results = []
     for w in h.workloads:
         for graph in graphs:
-            cells = {name: [] for name, _ in variants}
+            keys = ("median_us", "peak_rss_mb", "load_ms")
+            cells = {name: {key: [] for key in keys} for name, _ in variants}
             errors = {}
             for _ in range(args.reps):
                 for name, env in variants:
                     r = bench_once(h, w, graph, env, args)
                     if "error" in r:
                         errors[name] = r["error"]
-                    else:
-                        cells[name].append(r["median_us"])
+                        continue
+                    for key in keys:
+                        if isinstance(r.get(key), (int, float)):
+                            cells[name][key].append(r[key])
             results.append({"workload": w, "cuda_graph": graph,
-                            "variants": [{"name": n, "env": e, "median_us": cells[n], "error": errors.get(n)}
+                            "variants": [{"name": n, "env": e, **cells[n], "error": errors.get(n)}
                                          for n, e in variants]})
     return results
 
 
+def _range(xs: list, digits: int) -> str:
+    lo, hi = min(xs), max(xs)
+    return f"{lo:.{digits}f}" if lo == hi else f"{lo:.{digits}f}-{hi:.{digits}f}"
+
+
 def format_table(results: list, variants: list) -> str:
     names = [n for n, _ in variants]
-    out = ["| workload | graph | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    head = ["| workload | graph | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    out, memory = list(head), list(head)
     for r in results:
-        cells = []
+        cells, mem = [], []
         for v in r["variants"]:
             xs = v["median_us"]
             if v["error"] and not xs:
                 cells.append(f"failed: {v['error']}")
             elif xs:
-                lo, hi = min(xs), max(xs)
-                cells.append(f"{lo:.1f}" if lo == hi else f"{lo:.1f}-{hi:.1f}")
+                cells.append(_range(xs, 1))
             else:
                 cells.append("-")
-        out.append(f"| {r['workload']} | {'yes' if r['cuda_graph'] else 'no'} | " + " | ".join(cells) + " |")
+            rss, load = v.get("peak_rss_mb") or [], v.get("load_ms") or []
+            mem.append(" / ".join([_range(rss, 0) if rss else "-", _range(load, 0) if load else "-"]))
+        row = f"| {r['workload']} | {'yes' if r['cuda_graph'] else 'no'} | "
+        out.append(row + " | ".join(cells) + " |")
+        memory.append(row + " | ".join(mem) + " |")
     legend = "; ".join(f"{n}: " + (", ".join(f"{k}={v}" for k, v in e.items()) or "default environment")
                        for n, e in variants)
-    return "\n".join(out) + f"\n\nMedian us per call, the range over the repetitions. {legend}.\n"
+    return ("\n".join(out) + f"\n\nMedian us per call, the range over the repetitions. {legend}.\n\n" +
+            "\n".join(memory) + "\n\nPeak RSS (MiB) / load (ms) of the same runs, as `aotirt bench --json` reports them.\n")
 
 
 def parse_args(argv=None):

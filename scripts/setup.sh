@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TORCH_VERSION="2.11.0"
+CUTLASS_VERSION="4.2.0.0"
 APT_PACKAGES=(cmake ninja-build g++ pkg-config binutils
   libminizip-dev libelf-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libopenblas-dev libopenblas-openmp-dev libsleef3 libgtest-dev libgmock-dev)
@@ -40,4 +41,14 @@ then
   .venv/bin/python -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
 else
   log "torch $TORCH_VERSION, numpy and pytest present in .venv"
+fi
+
+# CUTLASS's headers for the CUDA build's 3xTF32 GEMM (src/backends/cuda/CMakeLists.txt
+# finds them here). Only the headers are used, so the wheel's Python
+# dependencies are left out.
+if ! ls .venv/lib/python3*/site-packages/cutlass_library/source/include/cutlass/cutlass.h >/dev/null 2>&1; then
+  log "installing nvidia-cutlass==$CUTLASS_VERSION (headers) into .venv"
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps "nvidia-cutlass==$CUTLASS_VERSION"
+else
+  log "CUTLASS headers present in .venv"
 fi

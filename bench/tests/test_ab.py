@@ -43,7 +43,7 @@ def setup(tmp_path):
             sys.exit(1)
         median = float(os.environ.get("AOTIRT_FAKE_MEDIAN", "100")) + ("--cuda-graph" in sys.argv)
         print("1 runs after 1 warm-up runs (us):")
-        print(json.dumps({{"median_us": median, "p99_us": median + 5}}))
+        print(json.dumps({{"median_us": median, "p99_us": median + 5, "peak_rss_mb": median * 2, "load_ms": 7}}))
         """))
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     work = tmp_path / "work"
@@ -67,6 +67,8 @@ def test_variants_alternate_and_fill_the_table(setup):
     assert "| workload | graph | new | old |" in md
     assert "| mlp | no | 100.0 | 250.0 |" in md and "| mlp | yes | 101.0 | 251.0 |" in md
     assert "new: default environment; old: AOTIRT_FAKE_MEDIAN=250." in md
+    # Peak RSS and load time of the same runs, in a second table.
+    assert "| mlp | no | 200 / 7 | 500 / 7 |" in md and "| mlp | yes | 202 / 7 | 502 / 7 |" in md
     calls = (tmp_path / "calls").read_text().splitlines()
     # Per graph setting: new, old, new, old.
     assert [c.split()[0] for c in calls] == ["default", "250"] * 4
@@ -76,6 +78,7 @@ def test_variants_alternate_and_fill_the_table(setup):
     assert first[first.index("--input") + 1] == str(h.wdir("mlp") / "in0.npy")
     j = json.loads((tmp_path / "out" / "ab.json").read_text())
     assert j["results"][0]["variants"][1]["median_us"] == [250.0, 250.0]
+    assert j["results"][0]["variants"][1]["peak_rss_mb"] == [500.0, 500.0]
     assert (tmp_path / "out" / "ab.md").read_text() == md
 
 

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "backends/cuda/cuda_allocator.h"
@@ -70,6 +71,27 @@ TEST_F(CudaGraphTest, RecordingRunsNothingAndReplaysRunIt) {
   graph.value().reset();
   EXPECT_EQ(read(p, 4096)[0], 0x5a);
   alloc.deallocate(p, 4096);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+// Memory zeroed for a recording, outside it: zeros at once, no node in the
+// graph (a replay leaves what was written there since), and refused when
+// nothing is recorded.
+TEST_F(CudaGraphTest, ZeroedMemoryForARecordingHoldsNoNode) {
+  CudaAllocator& alloc = dev_->cuda_allocator();
+  EXPECT_EQ(alloc.zeroed_for_capture(64).status().code(), StatusCode::kInternal);
+  void* z = nullptr;
+  Result<std::unique_ptr<DeviceGraph>> graph = dev_->capture([&]() -> Status {
+    AOTIRT_ASSIGN_OR_RETURN(z, alloc.zeroed_for_capture(4096));
+    return Status();
+  });
+  ASSERT_TRUE(graph.ok()) << graph.status().to_string();
+  ASSERT_NE(z, nullptr);
+  std::vector<uint8_t> bytes = read(z, 4096);
+  EXPECT_EQ(std::count(bytes.begin(), bytes.end(), 0), 4096);
+  ASSERT_EQ(cudaMemset(z, 7, 4096), cudaSuccess);
+  AOTIRT_ASSERT_OK(graph.value()->replay());
+  EXPECT_EQ(read(z, 4096)[123], 7);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 

@@ -121,6 +121,29 @@ bool CudaAllocator::capturing_on_this_thread() const {
   return capture_pool_ && capture_thread_ == std::this_thread::get_id();
 }
 
+Result<void*> CudaAllocator::zeroed_for_capture(size_t nbytes) {
+  std::shared_ptr<CudaGraphPool> pool;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (capture_pool_ && capture_thread_ == std::this_thread::get_id()) pool = capture_pool_;
+  }
+  if (!pool) return AOTIRT_STATUS(kInternal, "no CUDA graph is being recorded on this thread");
+  CudaDeviceScope scope(device_);
+  AOTIRT_RETURN_IF_ERROR(scope.status());
+  void* p = nullptr;
+  AOTIRT_CUDA_RETURN_IF_ERROR(cudaMalloc(&p, std::max<size_t>(nbytes, 1)));
+  pool->adopt(p);  // freed with the graph's pool
+  // A non-blocking stream of its own: no part of the recording, and no
+  // implicit wait on the legacy stream (which would end the recording).
+  cudaStream_t side = nullptr;
+  AOTIRT_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  cudaError_t err = cudaMemsetAsync(p, 0, nbytes, side);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(side);
+  cudaStreamDestroy(side);
+  AOTIRT_CUDA_RETURN_IF_ERROR(err);
+  return p;
+}
+
 Result<void*> CudaAllocator::allocate(size_t nbytes) {
   const size_t capacity = size_class(nbytes);
   std::shared_ptr<CudaGraphPool> graph_pool;

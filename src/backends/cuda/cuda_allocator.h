@@ -89,6 +89,12 @@ class CudaAllocator final : public Allocator {
   void end_capture();
   // Whether the calling thread is recording a graph on this device.
   bool capturing_on_this_thread() const;
+  // While the calling thread records a graph: |nbytes| of zeroed memory that
+  // belongs to the graph (freed with it), zeroed before this returns on a
+  // stream outside the recording, so the graph holds no memset node for it.
+  // For state that the recorded kernels return to zero themselves (split-k
+  // semaphores). INTERNAL when this thread records nothing.
+  Result<void*> zeroed_for_capture(size_t nbytes);
 
   // The size class a request of |nbytes| is served from.
   static size_t size_class(size_t nbytes);

@@ -79,8 +79,8 @@ Status CudaDevice::prepare_model_load() {
 }
 
 namespace {
-// cuBLASLt (and its handle) for GEMM imports, cuDNN's libraries for
-// convolution imports.
+// cuBLASLt (and its handle) for GEMM imports that may need it, cuDNN's
+// libraries for convolution imports.
 std::vector<std::thread> cuda_prewarm(int index, const std::vector<std::string>& imported) {
   bool gemm = false, conv = false;
   for (const std::string& s : imported) {
@@ -88,6 +88,7 @@ std::vector<std::thread> cuda_prewarm(int index, const std::vector<std::string>&
     if (s.find("mm_out") != std::string::npos) gemm = true;
     if (s.find("convolution") != std::string::npos) conv = true;
   }
+  gemm = gemm && cuda_matmul_prewarm_useful(imported);
   std::vector<std::thread> threads;
   const int device = index;
   // Failures are not reported here: the op that needs the library reports

@@ -448,12 +448,15 @@ constexpr size_t f32_smem_bytes() {
   return (16 + static_cast<size_t>(W) * 2 * kF32Keys) * kF32Stride * sizeof(float);
 }
 
-// x = head + tail, both TF32 (x - head is exact in float32).
+// x = head + tail: head is x rounded to TF32 in integer arithmetic (half of
+// TF32's last place added, the 13 bits below it cleared), tail = x - head,
+// exact in float32 and passed as it is: the mma reads a TF32 operand's upper
+// 19 bits, so the tail is truncated there, as CUTLASS's 3xTF32 GEMMs rely on.
+// Three instructions a value; cvt.rna.tf32.f32, which rounds both, is
+// emulated on sm_90 with about ten (bench/notes.md, row 15).
 __device__ __forceinline__ void split_tf32(float x, uint32_t& head, uint32_t& tail) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(head) : "f"(x));
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(tail) : "f"(x - __uint_as_float(head)));
-#endif
+  head = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  tail = __float_as_uint(x - __uint_as_float(head));
 }
 
 __device__ __forceinline__ void mma_tf32(float* c, const uint32_t* a, const uint32_t* b) {

@@ -7,6 +7,10 @@
 // TF32 unless AOTIRT_CUDA_ALLOW_TF32=1, as PyTorch by default); float16 and bfloat16 accumulate in float32.
 // addmm with a [N] bias and beta 1 uses cuBLASLt's bias epilogue; other `self`
 // tensors are broadcast into the output first and scaled through beta.
+// float32 GEMMs run on aotirt's own kernels where one takes them (3xTF32 on
+// tensor cores at float32 accuracy, or the few-row kernel: cuda_gemm_f32x3.h),
+// unless TF32 is allowed (then cuBLASLt's TF32 kernels are the faster choice)
+// or AOTIRT_CUDA_F32_GEMM=cublaslt.
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -19,7 +23,9 @@
 #include "backends/cpu/cpu_copy.h"
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "backends/cuda/cuda_status.h"
+#include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_symbols.h"
+#include "backends/cuda/ops/cuda_gemm_f32x3.h"
 #include "backends/cuda/ops/cuda_op_replay.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "base/status.h"
@@ -194,7 +200,210 @@ PlanCache& plan_cache() {
   return *c;
 }
 
+// ---- float32 on aotirt's kernels (3xTF32 and few-row, cuda_gemm_f32x3.h) ----
+
+// AOTIRT_CUDA_F32_GEMM=cublaslt keeps float32 GEMMs on cuBLASLt.
+bool f32x3_enabled() {
+  static const bool on = [] {
+    const char* s = std::getenv("AOTIRT_CUDA_F32_GEMM");
+    return !(s && std::strcmp(s, "cublaslt") == 0);
+  }();
+  return on;
+}
+
+// AOTIRT_CUDA_F32_GEMM_MAX_SPLIT=N caps the k slices the chooser may take
+// (for measuring what the split is worth).
+int f32x3_max_split() {
+  static const int cap = [] {
+    const char* s = std::getenv("AOTIRT_CUDA_F32_GEMM_MAX_SPLIT");
+    const int v = s ? std::atoi(s) : 0;
+    return v >= 1 ? v : 1 << 20;
+  }();
+  return cap;
+}
+
+// The 3xTF32 kernels' shapes and how many blocks of each fit on one of the
+// device's multiprocessors; empty when none runs there (no CUTLASS in the
+// build, a GPU before sm_80, or no kernel image for it).
+struct F32x3Device {
+  std::vector<CudaF32x3Config> configs;
+  std::vector<int> blocks;
+  std::vector<int> index;  // of each config among the build's kernels
+  int sm_count = 0;
+};
+
+const F32x3Device& f32x3_device(int device) {
+  static std::mutex mutex;
+  static std::array<std::unique_ptr<F32x3Device>, kCudaMaxDevices> devices;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<F32x3Device>& d = devices[device];
+  if (!d) {
+    d = std::make_unique<F32x3Device>();
+    Result<CudaDevice*> dev = cuda_device(device);
+    if (dev.ok() && (*dev)->properties().major >= 8) {
+      for (int i = 0; i < cuda_f32x3_config_count(); ++i) {
+        int blocks = 0;
+        if (cuda_f32x3_blocks_per_sm(i, &blocks) != cudaSuccess || blocks < 1) {
+          cudaGetLastError();  // clear it: no kernel image is not an error of the caller's
+          continue;
+        }
+        d->configs.push_back(cuda_f32x3_config(i));
+        d->blocks.push_back(blocks);
+        d->index.push_back(i);
+      }
+      d->sm_count = (*dev)->properties().sm_count;
+    }
+    if (d->configs.empty())
+      AOTIRT_LOG(kDebug, "device {}: no 3xTF32 GEMM kernels (float32 GEMMs on cuBLASLt)", device);
+  }
+  return *d;
+}
+
+// |ints| zeroed ints for the k slices of a 3xTF32 GEMM on |stream|. The
+// kernels leave them zero, so a buffer per device and stream is zeroed once.
+// While a graph is recorded, each call gets zeroed memory of the graph's own
+// (a replay may run beside work outside the graph), zeroed outside the
+// recording: a memset node per GEMM cost more than the split saved.
+Result<int*> f32x3_semaphores(int device, cudaStream_t stream, size_t ints) {
+  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
+  const size_t bytes = ints * sizeof(int);
+  if (dev->cuda_allocator().capturing_on_this_thread()) {
+    AOTIRT_ASSIGN_OR_RETURN(void* p, dev->cuda_allocator().zeroed_for_capture(bytes));
+    return static_cast<int*>(p);
+  }
+  static std::mutex mutex;
+  static auto* buffers = new std::map<std::pair<int, cudaStream_t>, TensorImpl>();  // leaked, like the streams
+  std::lock_guard<std::mutex> lock(mutex);
+  TensorImpl& buf = (*buffers)[{device, stream}];
+  if (!buf.defined() || buf.nbytes() < bytes) {
+    buf = TensorImpl();  // freed on |stream|, after the kernels that used it
+    const int64_t n = static_cast<int64_t>(std::max<size_t>(ints, 1024));
+    AOTIRT_ASSIGN_OR_RETURN(buf, cuda_empty_contiguous(DimVector{n}, DType::kInt32, device));
+    AOTIRT_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(buf.data_ptr(), 0, buf.nbytes(), stream));
+  }
+  return static_cast<int*>(buf.data_ptr());
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// A problem shape's kernel (and k split), chosen once, and its call site
+// for replays: a direct launch of one of these kernels cost 8 us of host
+// time on an H200 machine, a replayed one about 2 (cuda_op_replay.h).
+struct F32x3Plan {
+  bool gemv = false;  // the few-row kernel, else 3xTF32 kernel |index|
+  int index = -1;     // among the build's 3xTF32 kernels
+  int split = 1;
+  size_t tiles = 0;
+  CudaOpReplay replay{"aoti_torch_cuda_*mm_out / float32 kernel replay"};
+};
+
+bool aligned_rows(int64_t ld, int64_t stride) { return ld % 4 == 0 && stride % 4 == 0; }
+
+// The plan for |p| (null: none of aotirt's kernels takes it). Plans live for
+// the process.
+Result<F32x3Plan*> f32x3_plan(int device, const CudaF32x3Problem& p, int out_align) {
+  static std::mutex mutex;
+  static auto* plans = new std::map<std::array<int64_t, 16>, std::unique_ptr<F32x3Plan>>();  // leaked
+  const int64_t source = !p.c ? 0 : p.ldc == 0 ? 1 : 2;
+  const bool aligned_ab = aligned16(p.a) && aligned16(p.b);
+  const std::array<int64_t, 16> key = {device,      p.m,         p.n,         p.k,      p.batch, p.lda,
+                                       p.ldb,       p.ldc,       p.ldd,       p.stride_a, p.stride_b, p.stride_c,
+                                       p.stride_d,  source,      out_align,   p.b_row_major * 2 + aligned_ab};
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = plans->find(key);
+  if (it != plans->end()) return it->second.get();
+  std::unique_ptr<F32x3Plan> plan;
+  if (p.batch == 1 && p.m <= kCudaGemvMaxRows && !p.b_row_major) {
+    plan = std::make_unique<F32x3Plan>();
+    plan->gemv = true;
+  } else if (aligned_ab && p.k % kCudaF32x3KMultiple == 0 && aligned_rows(p.lda, p.stride_a) &&
+             aligned_rows(p.ldb, p.stride_b)) {
+    const F32x3Device& fd = f32x3_device(device);
+    const CudaF32x3Choice choice = cuda_f32x3_choose(p, out_align, fd.sm_count, fd.configs.data(),
+                                                     fd.blocks.data(), static_cast<int>(fd.configs.size()));
+    if (choice.config >= 0) {
+      plan = std::make_unique<F32x3Plan>();
+      const CudaF32x3Config& c = fd.configs[choice.config];
+      plan->index = fd.index[choice.config];
+      plan->split = std::min(choice.split, f32x3_max_split());
+      plan->tiles = static_cast<size_t>((p.m + c.tile_m - 1) / c.tile_m) * ((p.n + c.tile_n - 1) / c.tile_n);
+    }
+  }
+  if (plans->size() > 4096) {
+    // Bounded; plans other threads are using stay valid: they are leaked.
+    for (auto& kv : *plans) kv.second.release();
+    plans->clear();
+  }
+  F32x3Plan* raw = plan.get();
+  plans->emplace(key, std::move(plan));
+  return raw;
+}
+
+// Runs |g| on aotirt's float32 kernels when one takes it; false (nothing
+// queued) when none does. In cuBLASLt's column-major terms D = op(A) op(B)
+// is the row-major D^T[n, m] = op(B)^T[n, k] @ op(A)^T[k, m] that the
+// kernels take when op(B)^T is k-contiguous (tb false); op(A)^T is then
+// their B, column-major (k contiguous) when ta, row-major when not. The
+// bias runs along m: one row of D^T, repeated.
+Result<bool> f32x3_gemm(int device, cudaStream_t stream, const LtGemm& g) {
+  if (g.dtype != DType::kFloat32 || g.tb || cuda_matmul_allow_tf32() || !f32x3_enabled()) return false;
+  if (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX || g.batch > INT32_MAX) return false;
+  CudaF32x3Problem p;
+  p.m = static_cast<int>(g.n);
+  p.n = static_cast<int>(g.m);
+  p.k = static_cast<int>(g.k);
+  p.batch = static_cast<int>(g.batch);
+  p.a = static_cast<const float*>(g.b);
+  p.lda = g.ldb;
+  p.stride_a = g.stride_b;
+  p.b = static_cast<const float*>(g.a);
+  p.ldb = g.lda;
+  p.stride_b = g.stride_a;
+  p.b_row_major = !g.ta;
+  p.d = static_cast<float*>(g.d);
+  p.ldd = g.ldd;
+  p.stride_d = g.stride_d;
+  p.alpha = static_cast<float>(g.alpha);
+  if (g.bias) {
+    p.c = static_cast<const float*>(g.bias);
+    p.ldc = 0;
+    p.beta = 1.f;
+  } else if (g.beta != 0.0) {
+    p.c = p.d;
+    p.ldc = p.ldd;
+    p.stride_c = p.stride_d;
+    p.beta = static_cast<float>(g.beta);
+  }
+  const bool out_aligned = aligned16(p.d) && aligned_rows(p.ldd, p.stride_d) && (!g.bias || aligned16(g.bias));
+  AOTIRT_ASSIGN_OR_RETURN(F32x3Plan * plan, f32x3_plan(device, p, out_aligned ? 4 : 1));
+  if (!plan) return false;
+  int* semaphores = nullptr;
+  if (plan->split > 1) {
+    AOTIRT_ASSIGN_OR_RETURN(semaphores, f32x3_semaphores(device, stream, plan->tiles));
+  }
+  uint32_t alpha_bits = 0, beta_bits = 0;
+  std::memcpy(&alpha_bits, &p.alpha, sizeof(alpha_bits));
+  std::memcpy(&beta_bits, &p.beta, sizeof(beta_bits));
+  const CudaReplayKey replay_key = {reinterpret_cast<uintptr_t>(p.a), reinterpret_cast<uintptr_t>(p.b),
+                                    reinterpret_cast<uintptr_t>(p.c), reinterpret_cast<uintptr_t>(p.d),
+                                    reinterpret_cast<uintptr_t>(semaphores),
+                                    (static_cast<uint64_t>(alpha_bits) << 32) | beta_bits};
+  AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, stream, [&](cudaStream_t s) -> Status {
+    if (plan->gemv) {
+      ShimProfileScope profile("aoti_torch_cuda_*mm_out / few-row float32 kernel launch");
+      AOTIRT_CUDA_RETURN_IF_ERROR(cuda_gemv_rows_launch(p, s));
+    } else {
+      ShimProfileScope profile("aoti_torch_cuda_*mm_out / 3xTF32 kernel launch");
+      AOTIRT_CUDA_RETURN_IF_ERROR(cuda_f32x3_launch(plan->index, p, plan->split, semaphores, s));
+    }
+    return Status();
+  }));
+  return true;
+}
+
 Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
+  AOTIRT_ASSIGN_OR_RETURN(bool ran, f32x3_gemm(device, stream, g));
+  if (ran) return Status();
   AOTIRT_ASSIGN_OR_RETURN(const CublasLtApi* api, cublaslt_api());
   AOTIRT_ASSIGN_OR_RETURN(cublasLtHandle_t handle, lt_handle(*api, device));
   AOTIRT_ASSIGN_OR_RETURN(LtTypes types, lt_types(g.dtype));
@@ -427,6 +636,17 @@ Status run_matmul(AtenTensorHandle out_h, AtenTensorHandle self_h, AtenTensorHan
 }  // namespace
 
 Status cuda_gemm(int device, cudaStream_t stream, const CudaGemm& g) { return lt_gemm(device, stream, g); }
+
+bool cuda_matmul_prewarm_useful(const std::vector<std::string>& imported) {
+  if (cuda_f32x3_config_count() == 0 || !f32x3_enabled() || cuda_matmul_allow_tf32()) return true;
+  // Generated code names every dtype it allocates or views by its getter; a
+  // library that names none besides float32 among the floating types makes
+  // float32 GEMMs, which the 3xTF32 kernels take.
+  for (const std::string& s : imported)
+    if (s == "aoti_torch_dtype_bfloat16" || s == "aoti_torch_dtype_float16" || s == "aoti_torch_dtype_float64")
+      return true;
+  return false;
+}
 
 Status cuda_matmul_prewarm(int device) {
   AOTIRT_ASSIGN_OR_RETURN(const CublasLtApi* api, cublaslt_api());

@@ -7,6 +7,8 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "backends/cuda/cuda_stream.h"
 #include "backends/cuda/ops/cuda_op_kernels.h"
@@ -90,6 +92,11 @@ Status cuda_gemm(int device, cudaStream_t stream, const CudaGemm& g);
 // Load cuBLASLt and make its handle for |device| / load cuDNN and its
 // sub-libraries, ahead of the first GEMM or convolution (CudaDevice::prewarm).
 Status cuda_matmul_prewarm(int device);
+// Whether a library importing |imported| is likely to run GEMMs on cuBLASLt:
+// not when the 3xTF32 kernels are on and it names no floating dtype but
+// float32 (cuBLASLt, and the ~150 MiB it holds, then loads at a first GEMM
+// that needs it, if any).
+bool cuda_matmul_prewarm_useful(const std::vector<std::string>& imported);
 Status cuda_convolution_prewarm(int device);
 
 // Largest power of two (up to 256) that divides |p|'s address.
