@@ -284,7 +284,7 @@ Result<int*> f32x3_semaphores(int device, cudaStream_t stream, size_t ints) {
   return static_cast<int*>(buf.data_ptr());
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+bool aligned16(const void* p) { return cuda_pointer_alignment(p) >= 16; }
 
 // A problem shape's kernel (and k split), chosen once, and its call site
 // for replays: a direct launch of one of these kernels cost 8 us of host

@@ -1,5 +1,5 @@
-// Built instead of cuda_gemm_f32x3.cu when CUTLASS's headers were not found:
-// no 3xTF32 kernels, so float32 GEMMs stay on cuBLASLt.
+// Built instead of cuda_gemm_f32x3.cu when the build has no CUTLASS: no
+// 3xTF32 kernels, so float32 GEMMs of more than eight rows stay on cuBLASLt.
 #include "backends/cuda/ops/cuda_gemm_f32x3.h"
 
 namespace aotirt {
