@@ -1,7 +1,6 @@
 // The choice of kernel shape and k split for the 3xTF32 GEMM (declared in
 // cuda_gemm_f32x3.h). Plain arithmetic, so it is tested without a GPU.
 // Batched problems take batched kernels, whole k.
-#include <algorithm>
 #include <cstdint>
 
 #include "backends/cuda/ops/cuda_gemm_f32x3.h"
