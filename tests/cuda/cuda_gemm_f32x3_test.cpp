@@ -3,7 +3,7 @@
 // batched, both B layouts) at several splits and the few-row kernel against
 // a float64 reference at float32 tolerances; the truncation the fresh sums
 // exist for; and the shims taking them for the linear layers and attention
-// products of ViT, BERT, ResNet and the MLP. Skipped without a GPU; the
+// products of ViT, BERT, ResNet and the MLP, and for patch embeddings. Skipped without a GPU; the
 // 3xTF32 tests also when the build has no CUTLASS kernels.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/ops/cuda_gemm_bf16.h"
 #include "backends/cuda/ops/cuda_gemm_f32x3.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "cuda_test_util.h"
@@ -120,7 +121,10 @@ TEST(CudaF32x3Choice, RefusesWhatNoKernelTakes) {
 }
 
 // A float32 model's library (it names no other floating dtype) does not
-// load cuBLASLt ahead of its first run when the 3xTF32 kernels take its GEMMs.
+// load cuBLASLt ahead of its first run when the 3xTF32 kernels take its GEMMs,
+// nor does a bfloat16 one (its few-row GEMMs run on aotirt's kernel, larger
+// ones open cuBLASLt when they come); float16 and float64 GEMMs always need
+// it.
 TEST(CudaF32x3Choice, Float32LibrariesSkipTheCublasLtPrewarm) {
   const std::vector<std::string> f32 = {"aoti_torch_cuda_addmm_out", "aoti_torch_dtype_float32",
                                         "aoti_torch_empty_strided"};
@@ -128,7 +132,10 @@ TEST(CudaF32x3Choice, Float32LibrariesSkipTheCublasLtPrewarm) {
   bf16.push_back("aoti_torch_dtype_bfloat16");
   const bool f32x3_on = cuda_f32x3_config_count() > 0 && !cuda_matmul_allow_tf32() && !own_gemms_off();
   EXPECT_EQ(cuda_matmul_prewarm_useful(f32), !f32x3_on);
-  EXPECT_TRUE(cuda_matmul_prewarm_useful(bf16));
+  // bfloat16 packages skip it too where the bfloat16 kernels take their GEMMs.
+  const char* bf16_env = std::getenv("AOTIRT_CUDA_BF16_GEMM");
+  const bool bf16_on = !(bf16_env && std::string(bf16_env) == "cublaslt");
+  EXPECT_EQ(cuda_matmul_prewarm_useful(bf16), !(f32x3_on && bf16_on));
   std::vector<std::string> f16 = f32, f64 = f32;
   f16.push_back("aoti_torch_dtype_float16");
   f64.push_back("aoti_torch_dtype_float64");
@@ -453,6 +460,95 @@ TEST_F(CudaF32x3Test, AttentionProductsTakeTheBatchedKernels) {
   };
   EXPECT_LE(check(values(hq), values(hk), true, scores, len, len, dim, heads), 1.0);
   EXPECT_LE(check(values(hp), values(hv), false, out, len, dim, len, heads), 1.0);
+}
+
+// Patch embeddings (a float32 convolution whose stride equals its kernel)
+// run as a copy into patches and one GEMM on these kernels, with no cuDNN:
+// ViT-B/16's, a batch of two with non-square patches, a strided input and
+// edges that leave rows and columns out; against the CPU op in float64.
+// Convolutions the GEMM cannot take (k = 75 is not a multiple of 16) or
+// that are no patch embedding (1x1, padded) stay on cuDNN.
+TEST_F(CudaF32x3Test, PatchConvolutionsTakeAotirtsKernels) {
+  if (own_gemms_off()) GTEST_SKIP() << "AOTIRT_CUDA_F32_GEMM=cublaslt keeps float32 GEMMs on cuBLASLt";
+  if (cuda_matmul_allow_tf32()) GTEST_SKIP() << "TF32 is allowed: patch convolutions stay on cuDNN";
+  struct Case {
+    int64_t n, c, h, w, c_out, kh, kw, pad;
+    bool bias, strided, own;
+  };
+  const Case cases[] = {
+      {1, 3, 224, 224, 768, 16, 16, 0, true, false, true},  // ViT-B/16
+      {2, 4, 35, 37, 40, 4, 8, 0, false, true, true},       // batched, non-square, leftover edges
+      {1, 3, 20, 20, 16, 5, 5, 0, true, false, false},      // k = 75 (over the few-row kernel's 8 outputs)
+      {1, 32, 8, 8, 16, 1, 1, 0, false, false, false},      // 1x1
+      {1, 16, 16, 16, 16, 4, 4, 1, false, false, false},    // padded
+  };
+  std::mt19937 rng(23);
+  for (const Case& c : cases) {
+    SCOPED_TRACE("n=" + std::to_string(c.n) + " c=" + std::to_string(c.c) + " " + std::to_string(c.h) + "x" +
+                 std::to_string(c.w) + " kernel " + std::to_string(c.kh) + "x" + std::to_string(c.kw));
+    if (!c.own && !cudnn_unavailable_reason().empty()) {
+      std::printf("[ SKIPPED  ] the cuDNN case: %s\n", cudnn_unavailable_reason().c_str());
+      continue;
+    }
+    const DimVector xs{c.n, c.c, c.h, c.w};
+    TensorImpl hx = host_random(xs, DType::kFloat32, rng());
+    TensorImpl hw = host_random(DimVector{c.c_out, c.c, c.kh, c.kw}, DType::kFloat32, rng(), -0.5, 0.5);
+    TensorImpl hb = host_random(DimVector{c.c_out}, DType::kFloat32, rng());
+    TensorImpl dx;
+    if (c.strided) {
+      DimVector st = contiguous_strides(xs);
+      for (int64_t d = 0; d < 3; ++d) st[d] *= 2;
+      st[3] = 2;
+      dx = to_device(hx, st, 1);
+    } else {
+      dx = to_device(hx);
+    }
+    TensorImpl dw = to_device(hw), db = to_device(hb);
+    OwnedHandle bias_h(db);
+    AtenTensorHandle bias_raw = bias_h;
+    const int64_t stride[2] = {c.kh, c.kw}, pad[2] = {c.pad, c.pad}, dil[2] = {1, 1}, outpad[2] = {0, 0};
+    AtenTensorHandle out_h = nullptr;
+    set_shim_profiling(true);
+    shim_profile(true);
+    ASSERT_EQ(aoti_torch_cuda_convolution(handle(dx), handle(dw), c.bias ? &bias_raw : nullptr, stride, 2, pad, 2,
+                                          dil, 2, 0, outpad, 2, 1, &out_h),
+              0)
+        << last_error_text();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto prof = shim_profile(true);
+    set_shim_profiling(false);
+    TensorImpl out = take(out_h);
+    EXPECT_EQ(profiled_calls(prof, "patches kernel"), c.own ? 1.0 : 0.0);
+    EXPECT_EQ(profiled_calls(prof, "3xTF32 kernel"), c.own ? 1.0 : 0.0);
+    if (c.own) {
+      EXPECT_EQ(profiled_calls(prof, "cuDNN"), 0.0);
+    }
+    EXPECT_EQ(out.strides(), contiguous_strides(out.sizes()));
+
+    TensorImpl hx64 = host_empty(hx.sizes(), DType::kFloat64), hw64 = host_empty(hw.sizes(), DType::kFloat64),
+               hb64 = host_empty(hb.sizes(), DType::kFloat64);
+    ASSERT_TRUE(copy_tensor(hx64, hx, false).ok());
+    ASSERT_TRUE(copy_tensor(hw64, hw, false).ok());
+    ASSERT_TRUE(copy_tensor(hb64, hb, false).ok());
+    OwnedHandle ref_bias(hb64);
+    AtenTensorHandle ref_bias_raw = ref_bias;
+    AtenTensorHandle ref_h = nullptr;
+    ASSERT_EQ(aoti_torch_cpu_convolution(handle(hx64), handle(hw64), c.bias ? &ref_bias_raw : nullptr, stride, 2,
+                                         pad, 2, dil, 2, 0, outpad, 2, 1, &ref_h),
+              0)
+        << last_error_text();
+    TensorImpl ref = take(ref_h);
+    ASSERT_EQ(out.sizes(), ref.sizes());
+    if (!c.own) continue;  // cuDNN's accuracy is CudaConvolutionTest's
+    const std::vector<double> got = values(out), want = values(ref);
+    const double k = static_cast<double>(c.c * c.kh * c.kw);
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double e = std::fabs(got[i] - want[i]) / (2e-6 * std::sqrt(k) + 4e-6 * std::fabs(want[i]));
+      worst = std::max(worst, std::isfinite(e) ? e : 1e30);
+    }
+    EXPECT_LE(worst, 1.0);
+  }
 }
 
 // A GEMM whose k is split, recorded into a CUDA graph (its semaphores come

@@ -79,8 +79,19 @@ Status CudaDevice::prepare_model_load() {
 }
 
 namespace {
-// cuBLASLt (and its handle) for GEMM imports that may need it, cuDNN's
-// libraries for convolution imports.
+// AOTIRT_CUDA_PREWARM_CUDNN=1: load cuDNN at load time for any package that
+// imports the convolution, not at its first convolution that needs it.
+bool cudnn_prewarm_requested() {
+  const char* v = std::getenv("AOTIRT_CUDA_PREWARM_CUDNN");
+  return v && std::string(v) == "1";
+}
+
+// cuBLASLt (and its handle) for GEMM imports that may need it. cuDNN opens
+// at the first convolution that needs it, unless asked for at load: the
+// imports cannot tell a patch embedding, which aotirt's own kernels run,
+// from a CNN's convolutions, and cuDNN's libraries hold about 200 MiB of
+// host memory once loaded, where loading them at the first convolution
+// costs only the overlap with the rest of the load.
 std::vector<std::thread> cuda_prewarm(int index, const std::vector<std::string>& imported) {
   bool gemm = false, conv = false;
   for (const std::string& s : imported) {
@@ -89,6 +100,7 @@ std::vector<std::thread> cuda_prewarm(int index, const std::vector<std::string>&
     if (s.find("convolution") != std::string::npos) conv = true;
   }
   gemm = gemm && cuda_matmul_prewarm_useful(imported);
+  conv = conv && cudnn_prewarm_requested();
   std::vector<std::thread> threads;
   const int device = index;
   // Failures are not reported here: the op that needs the library reports

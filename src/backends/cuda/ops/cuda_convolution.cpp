@@ -1,6 +1,7 @@
 // aoti_torch_cuda_convolution through cuDNN's convolution API: 1-d (run as
 // 2-d with a unit height), 2-d and 3-d, grouped, strided, padded, dilated and
-// transposed (as cuDNN's backward-data pass).
+// transposed (as cuDNN's backward-data pass); float32 patch embeddings
+// (stride equal to the kernel) as a copy and a GEMM on aotirt's own kernels.
 //
 // The output is laid out as PyTorch's CUDA convolution lays it out, because
 // the generated code assumes those strides: channels-last when the input or
@@ -159,6 +160,15 @@ Status make_conv_plan(const CudnnApi& api, cudnnHandle_t handle, cudnnDataType_t
     }
   }
   return Status();
+}
+
+// AOTIRT_CUDA_PATCH_CONV=0 keeps patch embeddings on cuDNN too.
+bool patch_conv_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("AOTIRT_CUDA_PATCH_CONV");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
 }
 
 // ---- cuDNN's graph (backend) API, for forward convolutions ----
@@ -325,7 +335,7 @@ Status make_backend_plan(const CudnnApi& api, cudnnHandle_t handle, cudnnDataTyp
   return AOTIRT_STATUS(kUnimplemented, "cuDNN's graph API has no engine for this convolution");
 }
 
-Status run_backend_plan(const CudnnApi& api, cudnnHandle_t handle, const BackendConvPlan& plan, void* x, void* w,
+Status run_backend_plan(const CudnnApi& api, cudnnHandle_t handle, const BackendDesc& plan, void* x, void* w,
                         void* y, void* workspace) {
   BackendDesc pack;
   {
@@ -339,7 +349,7 @@ Status run_backend_plan(const CudnnApi& api, cudnnHandle_t handle, const Backend
     AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendFinalize(pack.d));
   }
   ShimProfileScope profile("aoti_torch_cuda_convolution / cudnnBackendExecute");
-  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendExecute(handle, plan.plan.d, pack.d));
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnBackendExecute(handle, plan.d, pack.d));
   return Status();
 }
 
@@ -389,6 +399,62 @@ Result<TensorImpl> dense_as(const TensorImpl& t, bool channels_last, int device)
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, cuda_empty(t.sizes(), want, t.dtype(), device));
   AOTIRT_RETURN_IF_ERROR(copy_tensor(out, t, false));
   return out;
+}
+
+// A convolution whose kernel tiles its input (stride equal to the kernel, no
+// padding or dilation, one group: a vision transformer's patch embedding)
+// is one GEMM per image over its patches: out[b] [c_out, patches] =
+// W [c_out, c * kh * kw] @ patches[b]^T. In float32 it runs on aotirt's own
+// GEMM kernels when they take it, which keeps such a model off cuDNN and the
+// ~200 MiB of host memory cuDNN's libraries hold once loaded (ViT-B/16's
+// 16x16 patches: a copy and a 3xTF32 GEMM, where cuDNN ran a float32 SIMT
+// kernel of 41 us). Answers false, with nothing queued, otherwise.
+Result<bool> patch_convolution(const CudaOpScope& scope, const TensorImpl& input, const TensorImpl& weight,
+                               const DimVector& stride, const DimVector& padding, const DimVector& dilation,
+                               int64_t groups, bool transposed, bool channels_last, const TensorImpl& out) {
+  if (!patch_conv_enabled() || transposed || groups != 1 || channels_last || input.dim() != 4 ||
+      input.dtype() != DType::kFloat32)
+    return false;
+  for (int64_t i = 0; i < 2; ++i)
+    if (padding[i] != 0 || dilation[i] != 1 || stride[i] != weight.sizes()[2 + i]) return false;
+  // A CNN's 1x1 convolutions stay on cuDNN: its TF32 kernels (PyTorch's
+  // default for convolutions) do a third of the tensor-core work of 3xTF32,
+  // and such a model loads cuDNN for its other convolutions anyway.
+  if (weight.sizes()[2] * weight.sizes()[3] == 1) return false;
+  const int device = scope.device();
+  const int64_t n = input.sizes()[0], c = input.sizes()[1], kh = weight.sizes()[2], kw = weight.sizes()[3];
+  const int64_t c_out = out.sizes()[1], oh = out.sizes()[2], ow = out.sizes()[3];
+  const int64_t patches = oh * ow, k = c * kh * kw;
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl w, dense_as(weight, false, device));
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl rows, cuda_empty_contiguous(DimVector{n * patches, k}, DType::kFloat32, device));
+  // In the column-major terms of CudaGemm: out[b]^T [patches, c_out] =
+  // patches[b] [patches, k] @ W^T [k, c_out].
+  CudaGemm g;
+  g.dtype = DType::kFloat32;
+  g.batch = n;
+  g.m = patches;
+  g.n = c_out;
+  g.k = k;
+  g.a = rows.data_ptr();
+  g.ta = true;
+  g.lda = k;
+  g.stride_a = n > 1 ? patches * k : 0;
+  g.b = w.data_ptr();
+  g.ldb = k;
+  g.d = out.data_ptr();
+  g.ldd = patches;
+  g.stride_d = n > 1 ? c_out * patches : 0;
+  AOTIRT_ASSIGN_OR_RETURN(bool takes, cuda_gemm_own(device, scope.stream(), g, /*dry_run=*/true));
+  if (!takes) return false;
+  {
+    ShimProfileScope profile("aoti_torch_cuda_convolution / patches kernel launch");
+    const int64_t xs[4] = {input.strides()[0], input.strides()[1], input.strides()[2], input.strides()[3]};
+    AOTIRT_CUDA_RETURN_IF_ERROR(
+        cuda_launch_patches(input.data_ptr(), xs, n, c, oh, ow, kh, kw, rows.data_ptr(), scope.stream()));
+  }
+  AOTIRT_ASSIGN_OR_RETURN(bool ran, cuda_gemm_own(device, scope.stream(), g, /*dry_run=*/false));
+  AOTIRT_ENSURE(ran, kInternal, "the patch convolution's GEMM was refused after it was accepted");
+  return true;
 }
 
 Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, AtenTensorHandle* bias_h,
@@ -478,6 +544,10 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
     AOTIRT_ASSIGN_OR_RETURN(Device * dev, get_device(out.device()));
     AOTIRT_RETURN_IF_ERROR(dev->zero(out));
   } else {
+    AOTIRT_ASSIGN_OR_RETURN(bool patched, patch_convolution(*scope, *input, *weight, stride, padding, dilation, groups,
+                                                            transposed, channels_last, out));
+    if (patched) goto convolved;
+    {
     // cuDNN gets dense operands in the chosen format; 1-d runs as 2-d.
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, dense_as(*input, channels_last, device));
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl w, dense_as(*weight, channels_last, device));
@@ -534,8 +604,8 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
       }
       if (bplan) {
         TensorImpl graph_ws;
-        AOTIRT_ASSIGN_OR_RETURN(void* ws, cuda_op_workspace(device, scope->stream(), static_cast<size_t>(bplan->workspace),
-                                                         &graph_ws));
+        AOTIRT_ASSIGN_OR_RETURN(void* ws, cuda_op_workspace(device, scope->stream(),
+                                                         static_cast<size_t>(bplan->workspace), &graph_ws));
         const CudaReplayKey replay_key = {reinterpret_cast<uintptr_t>(x.data_ptr()),
                                           reinterpret_cast<uintptr_t>(w.data_ptr()),
                                           reinterpret_cast<uintptr_t>(y.data_ptr()), reinterpret_cast<uintptr_t>(ws),
@@ -543,7 +613,7 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
         const cudaStream_t stream = scope->stream();
         Status st = bplan->replay.run(device, replay_key, stream, [&](cudaStream_t s) -> Status {
           if (s != stream) AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetStream(handle, s));
-          Status r = run_backend_plan(*api, handle, *bplan, x.data_ptr(), w.data_ptr(), y.data_ptr(), ws);
+          Status r = run_backend_plan(*api, handle, bplan->plan, x.data_ptr(), w.data_ptr(), y.data_ptr(), ws);
           if (s != stream) AOTIRT_CUDNN_RETURN_IF_ERROR(api->cudnnSetStream(handle, stream));
           return r;
         });
@@ -606,6 +676,7 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
                           __LINE__);
     }
     if (!ran) return last.ok() ? AOTIRT_STATUS(kInternal, "no cuDNN algorithm ran") : last;
+    }
     }
   convolved:;
   }

@@ -10,7 +10,9 @@
 // float32 GEMMs run on aotirt's own kernels where one takes them (3xTF32 on
 // tensor cores at float32 accuracy, or the few-row kernel: cuda_gemm_f32x3.h),
 // unless TF32 is allowed (then cuBLASLt's TF32 kernels are the faster choice)
-// or AOTIRT_CUDA_F32_GEMM=cublaslt.
+// or AOTIRT_CUDA_F32_GEMM=cublaslt. bfloat16 GEMMs of up to eight rows run
+// on aotirt's few-row kernel, and with AOTIRT_CUDA_BF16_GEMM=aotirt larger
+// ones on CUTLASS's tensor-core GEMM too (cuda_gemm_bf16.h; bf16_mode).
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -25,6 +27,7 @@
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/cuda_symbols.h"
+#include "backends/cuda/ops/cuda_gemm_bf16.h"
 #include "backends/cuda/ops/cuda_gemm_f32x3.h"
 #include "backends/cuda/ops/cuda_op_replay.h"
 #include "backends/cuda/ops/cuda_op_util.h"
@@ -339,44 +342,58 @@ Result<F32x3Plan*> f32x3_plan(int device, const CudaF32x3Problem& p, int out_ali
   return raw;
 }
 
-// Runs |g| on aotirt's float32 kernels when one takes it; false (nothing
-// queued) when none does. In cuBLASLt's column-major terms D = op(A) op(B)
-// is the row-major D^T[n, m] = op(B)^T[n, k] @ op(A)^T[k, m] that the
-// kernels take when op(B)^T is k-contiguous (tb false); op(A)^T is then
-// their B, column-major (k contiguous) when ta, row-major when not. The
-// bias runs along m: one row of D^T, repeated.
-Result<bool> f32x3_gemm(int device, cudaStream_t stream, const LtGemm& g) {
-  if (g.dtype != DType::kFloat32 || g.tb || cuda_matmul_allow_tf32() || !f32x3_enabled()) return false;
-  if (g.m > INT32_MAX || g.n > INT32_MAX || g.k > INT32_MAX || g.batch > INT32_MAX) return false;
-  CudaF32x3Problem p;
+// In cuBLASLt's column-major terms D = op(A) op(B) is the row-major
+// D^T[n, m] = op(B)^T[n, k] @ op(A)^T[k, m] that aotirt's kernels take when
+// op(B)^T is k-contiguous (tb false); op(A)^T is then their B, column-major
+// (k contiguous) when ta, row-major when not. The bias runs along m: one
+// row of D^T, repeated. Fills the fields CudaF32x3Problem and
+// CudaBf16Problem share.
+template <class P, class T>
+P own_problem(const LtGemm& g) {
+  P p;
   p.m = static_cast<int>(g.n);
   p.n = static_cast<int>(g.m);
   p.k = static_cast<int>(g.k);
-  p.batch = static_cast<int>(g.batch);
-  p.a = static_cast<const float*>(g.b);
+  p.a = static_cast<const T*>(g.b);
   p.lda = g.ldb;
-  p.stride_a = g.stride_b;
-  p.b = static_cast<const float*>(g.a);
+  p.b = static_cast<const T*>(g.a);
   p.ldb = g.lda;
-  p.stride_b = g.stride_a;
   p.b_row_major = !g.ta;
-  p.d = static_cast<float*>(g.d);
+  p.d = static_cast<T*>(g.d);
   p.ldd = g.ldd;
-  p.stride_d = g.stride_d;
   p.alpha = static_cast<float>(g.alpha);
   if (g.bias) {
-    p.c = static_cast<const float*>(g.bias);
+    p.c = static_cast<const T*>(g.bias);
     p.ldc = 0;
     p.beta = 1.f;
   } else if (g.beta != 0.0) {
     p.c = p.d;
     p.ldc = p.ldd;
-    p.stride_c = p.stride_d;
     p.beta = static_cast<float>(g.beta);
   }
+  return p;
+}
+
+bool fits_int(const LtGemm& g) {
+  return g.m <= INT32_MAX && g.n <= INT32_MAX && g.k <= INT32_MAX && g.batch <= INT32_MAX;
+}
+
+// Runs |g| on aotirt's float32 kernels when one takes it; false (nothing
+// queued) when none does. With |dry_run| nothing is queued: the answer says
+// whether a kernel would take |g|.
+Result<bool> f32x3_gemm(int device, cudaStream_t stream, const LtGemm& g, bool dry_run) {
+  if (g.dtype != DType::kFloat32 || g.tb || cuda_matmul_allow_tf32() || !f32x3_enabled() || !fits_int(g))
+    return false;
+  CudaF32x3Problem p = own_problem<CudaF32x3Problem, float>(g);
+  p.batch = static_cast<int>(g.batch);
+  p.stride_a = g.stride_b;
+  p.stride_b = g.stride_a;
+  p.stride_d = g.stride_d;
+  if (!g.bias && g.beta != 0.0) p.stride_c = p.stride_d;
   const bool out_aligned = aligned16(p.d) && aligned_rows(p.ldd, p.stride_d) && (!g.bias || aligned16(g.bias));
   AOTIRT_ASSIGN_OR_RETURN(F32x3Plan * plan, f32x3_plan(device, p, out_aligned ? 4 : 1));
   if (!plan) return false;
+  if (dry_run) return true;
   int* semaphores = nullptr;
   if (plan->split > 1) {
     AOTIRT_ASSIGN_OR_RETURN(semaphores, f32x3_semaphores(device, stream, plan->tiles));
@@ -401,8 +418,148 @@ Result<bool> f32x3_gemm(int device, cudaStream_t stream, const LtGemm& g) {
   return true;
 }
 
+// ---- bfloat16 on aotirt's kernels (cuda_gemm_bf16.h) ----
+
+// Where bfloat16 GEMMs run (AOTIRT_CUDA_BF16_GEMM):
+// - auto (the default): products of up to eight rows on the few-row kernel,
+//   larger ones on cuBLASLt. On an H200 machine cuBLAS's Hopper kernels
+//   (wgmma) ran GPT-2's 512-token prefill GEMMs in 452 us by ncu, CUTLASS's
+//   Ampere ones (mma.sync) in 949.
+// - aotirt: larger ones on the CUTLASS kernels too, so that no bfloat16 GEMM
+//   loads cuBLASLt (and its ~230 MiB of host memory), at that cost in speed.
+// - cublaslt: all on cuBLASLt.
+enum class Bf16Mode { kAuto, kAotirt, kCublaslt };
+Bf16Mode bf16_mode() {
+  static const Bf16Mode mode = [] {
+    const char* s = std::getenv("AOTIRT_CUDA_BF16_GEMM");
+    if (s && std::strcmp(s, "cublaslt") == 0) return Bf16Mode::kCublaslt;
+    if (s && std::strcmp(s, "aotirt") == 0) return Bf16Mode::kAotirt;
+    return Bf16Mode::kAuto;
+  }();
+  return mode;
+}
+
+// The bfloat16 tensor-core kernels that run on a device (none without
+// CUTLASS, before sm_80, or without a kernel image for it).
+struct Bf16Device {
+  std::vector<CudaBf16Config> configs;
+  std::vector<int> index;  // of each config among the build's kernels
+  int sm_count = 0;
+};
+
+const Bf16Device& bf16_device(int device) {
+  static std::mutex mutex;
+  static std::array<std::unique_ptr<Bf16Device>, kCudaMaxDevices> devices;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Bf16Device>& d = devices[device];
+  if (!d) {
+    d = std::make_unique<Bf16Device>();
+    Result<CudaDevice*> dev = cuda_device(device);
+    if (dev.ok() && (*dev)->properties().major >= 8) {
+      for (int i = 0; i < cuda_bf16_config_count(); ++i) {
+        int blocks = 0;
+        if (cuda_bf16_blocks_per_sm(i, &blocks) != cudaSuccess || blocks < 1) {
+          cudaGetLastError();
+          continue;
+        }
+        d->configs.push_back(cuda_bf16_config(i));
+        d->index.push_back(i);
+      }
+      d->sm_count = (*dev)->properties().sm_count;
+    }
+    if (d->configs.empty())
+      AOTIRT_LOG(kDebug, "device {}: no bfloat16 tensor-core GEMM kernels (bfloat16 GEMMs over {} rows on cuBLASLt)",
+                 device, kCudaBf16GemvMaxRows);
+  }
+  return *d;
+}
+
+struct Bf16Plan {
+  bool gemv = false;  // the few-row kernel, else tensor-core kernel |index|
+  int index = -1;
+  int split = 1;
+  size_t workspace_bytes = 0;  // of a split's float32 slices
+  CudaOpReplay replay{"aoti_torch_cuda_*mm_out / bfloat16 kernel replay"};
+};
+
+Result<Bf16Plan*> bf16_plan(int device, const CudaBf16Problem& p, int out_align) {
+  static std::mutex mutex;
+  static auto* plans = new std::map<std::array<int64_t, 11>, std::unique_ptr<Bf16Plan>>();  // leaked
+  const int64_t source = !p.c ? 0 : p.ldc == 0 ? 1 : 2;
+  const bool aligned_ab = aligned16(p.a) && aligned16(p.b);
+  const std::array<int64_t, 11> key = {device, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.ldd, source, out_align,
+                                       p.b_row_major * 2 + aligned_ab};
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = plans->find(key);
+  if (it != plans->end()) return it->second.get();
+  std::unique_ptr<Bf16Plan> plan;
+  if (p.m <= kCudaBf16GemvMaxRows) {
+    plan = std::make_unique<Bf16Plan>();
+    plan->gemv = true;
+  } else if (bf16_mode() == Bf16Mode::kAotirt && aligned_ab && p.lda % kCudaBf16KMultiple == 0 &&
+             p.ldb % kCudaBf16KMultiple == 0) {
+    const Bf16Device& bd = bf16_device(device);
+    const CudaBf16Choice choice =
+        cuda_bf16_choose(p, out_align, bd.sm_count, bd.configs.data(), static_cast<int>(bd.configs.size()));
+    if (choice.config >= 0) {
+      plan = std::make_unique<Bf16Plan>();
+      plan->index = bd.index[choice.config];
+      plan->split = choice.split;
+      plan->workspace_bytes = static_cast<size_t>(cuda_bf16_workspace_floats(p, choice.split)) * sizeof(float);
+    }
+  }
+  if (plans->size() > 4096) {
+    for (auto& kv : *plans) kv.second.release();
+    plans->clear();
+  }
+  Bf16Plan* raw = plan.get();
+  plans->emplace(key, std::move(plan));
+  return raw;
+}
+
+// As f32x3_gemm, for bfloat16 products of one batch.
+Result<bool> bf16_gemm(int device, cudaStream_t stream, const LtGemm& g, bool dry_run) {
+  if (g.dtype != DType::kBFloat16 || g.tb || g.batch != 1 || bf16_mode() == Bf16Mode::kCublaslt || !fits_int(g))
+    return false;
+  const CudaBf16Problem p = own_problem<CudaBf16Problem, void>(g);
+  const bool out_aligned = aligned16(p.d) && p.ldd % 8 == 0 && (!g.bias || aligned16(g.bias));
+  AOTIRT_ASSIGN_OR_RETURN(Bf16Plan * plan, bf16_plan(device, p, out_aligned ? 8 : 1));
+  if (!plan) return false;
+  if (dry_run) return true;
+  TensorImpl graph_ws;
+  float* ws = nullptr;
+  if (plan->workspace_bytes > 0) {
+    AOTIRT_ASSIGN_OR_RETURN(void* w, cuda_op_workspace(device, stream, plan->workspace_bytes, &graph_ws));
+    ws = static_cast<float*>(w);
+  }
+  uint32_t alpha_bits = 0, beta_bits = 0;
+  std::memcpy(&alpha_bits, &p.alpha, sizeof(alpha_bits));
+  std::memcpy(&beta_bits, &p.beta, sizeof(beta_bits));
+  const CudaReplayKey replay_key = {reinterpret_cast<uintptr_t>(p.a), reinterpret_cast<uintptr_t>(p.b),
+                                    reinterpret_cast<uintptr_t>(p.c), reinterpret_cast<uintptr_t>(p.d),
+                                    reinterpret_cast<uintptr_t>(ws),
+                                    (static_cast<uint64_t>(alpha_bits) << 32) | beta_bits};
+  AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, stream, [&](cudaStream_t s) -> Status {
+    if (plan->gemv) {
+      ShimProfileScope profile("aoti_torch_cuda_*mm_out / few-row bfloat16 kernel launch");
+      AOTIRT_CUDA_RETURN_IF_ERROR(cuda_bf16_gemv_rows_launch(p, s));
+    } else {
+      ShimProfileScope profile("aoti_torch_cuda_*mm_out / bfloat16 tensor-core kernel launch");
+      AOTIRT_CUDA_RETURN_IF_ERROR(cuda_bf16_launch(plan->index, p, plan->split, ws, s));
+    }
+    return Status();
+  }));
+  return true;
+}
+
+// aotirt's own kernels for |g|, when one takes it.
+Result<bool> own_gemm(int device, cudaStream_t stream, const LtGemm& g, bool dry_run = false) {
+  if (g.dtype == DType::kBFloat16) return bf16_gemm(device, stream, g, dry_run);
+  return f32x3_gemm(device, stream, g, dry_run);
+}
+
 Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
-  AOTIRT_ASSIGN_OR_RETURN(bool ran, f32x3_gemm(device, stream, g));
+  AOTIRT_ASSIGN_OR_RETURN(bool ran, own_gemm(device, stream, g));
   if (ran) return Status();
   AOTIRT_ASSIGN_OR_RETURN(const CublasLtApi* api, cublaslt_api());
   AOTIRT_ASSIGN_OR_RETURN(cublasLtHandle_t handle, lt_handle(*api, device));
@@ -637,14 +794,23 @@ Status run_matmul(AtenTensorHandle out_h, AtenTensorHandle self_h, AtenTensorHan
 
 Status cuda_gemm(int device, cudaStream_t stream, const CudaGemm& g) { return lt_gemm(device, stream, g); }
 
+Result<bool> cuda_gemm_own(int device, cudaStream_t stream, const CudaGemm& g, bool dry_run) {
+  return own_gemm(device, stream, g, dry_run);
+}
+
 bool cuda_matmul_prewarm_useful(const std::vector<std::string>& imported) {
+  // Generated code names every dtype it allocates or views by its getter.
+  // Any library may make float32 GEMMs; one that names bfloat16 may make
+  // bfloat16 ones, and float16 and float64 GEMMs are cuBLASLt's alone.
   if (cuda_f32x3_config_count() == 0 || !f32x3_enabled() || cuda_matmul_allow_tf32()) return true;
-  // Generated code names every dtype it allocates or views by its getter; a
-  // library that names none besides float32 among the floating types makes
-  // float32 GEMMs, which the 3xTF32 kernels take.
-  for (const std::string& s : imported)
-    if (s == "aoti_torch_dtype_bfloat16" || s == "aoti_torch_dtype_float16" || s == "aoti_torch_dtype_float64")
-      return true;
+  // A bfloat16 library whose GEMMs all have few rows (a decode step) runs
+  // them on the few-row kernel; one with larger GEMMs opens cuBLASLt at its
+  // first, unless AOTIRT_CUDA_BF16_GEMM=aotirt.
+  const bool bf16_own = bf16_mode() != Bf16Mode::kCublaslt;
+  for (const std::string& s : imported) {
+    if (s == "aoti_torch_dtype_float16" || s == "aoti_torch_dtype_float64") return true;
+    if (s == "aoti_torch_dtype_bfloat16" && !bf16_own) return true;
+  }
   return false;
 }
 

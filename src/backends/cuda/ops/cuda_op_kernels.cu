@@ -58,6 +58,27 @@ __global__ void scale_kernel_f64(double* x, int64_t n, double alpha) {
     x[i] *= alpha;
 }
 
+// One thread per element of the output, which it writes in order: the
+// reads along v are as contiguous as x's last dim.
+__global__ void patches_kernel(const uint32_t* x, int64_t s0, int64_t s1, int64_t s2, int64_t s3, int64_t total,
+                               int64_t c, int64_t oh, int64_t ow, int64_t kh, int64_t kw, uint32_t* out) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t r = i;
+    const int64_t v = r % kw;
+    r /= kw;
+    const int64_t u = r % kh;
+    r /= kh;
+    const int64_t ch = r % c;
+    r /= c;
+    const int64_t pj = r % ow;
+    r /= ow;
+    const int64_t pi = r % oh;
+    const int64_t b = r / oh;
+    out[i] = x[b * s0 + ch * s1 + (pi * kh + u) * s2 + (pj * kw + v) * s3];
+  }
+}
+
 unsigned blocks_for(int64_t n) {
   return static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>((n + kThreads - 1) / kThreads, 1), 1 << 16));
 }
@@ -90,6 +111,17 @@ cudaError_t cuda_launch_add_channel_bias(void* x, const void* bias, int dtype, i
     default:
       return cudaErrorInvalidValue;
   }
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_patches(const void* x, const int64_t xs[4], int64_t n, int64_t c, int64_t oh, int64_t ow,
+                                int64_t kh, int64_t kw, void* out, cudaStream_t stream) {
+  const int64_t total = n * c * oh * ow * kh * kw;
+  if (total == 0) return cudaSuccess;
+  if (total < 0 || kh <= 0 || kw <= 0) return cudaErrorInvalidValue;
+  patches_kernel<<<blocks_for(total), kThreads, 0, stream>>>(static_cast<const uint32_t*>(x), xs[0], xs[1], xs[2],
+                                                             xs[3], total, c, oh, ow, kh, kw,
+                                                             static_cast<uint32_t*>(out));
   return cudaGetLastError();
 }
 

@@ -20,6 +20,13 @@ constexpr int kCudaOpBFloat16 = 15;
 cudaError_t cuda_launch_add_channel_bias(void* x, const void* bias, int dtype, int64_t outer, int64_t channels,
                                          int64_t inner, bool channels_last, cudaStream_t stream);
 
+// The non-overlapping kh x kw patches of a 4-byte-element tensor x[n, c, h,
+// w] with any element strides |xs|, as the rows of a patch embedding's GEMM:
+// out[b, i, j, ch, u, v] = x[b, ch, i * kh + u, j * kw + v], contiguous, for
+// i < oh and j < ow (rows and columns past the last whole patch are left).
+cudaError_t cuda_launch_patches(const void* x, const int64_t xs[4], int64_t n, int64_t c, int64_t oh, int64_t ow,
+                                int64_t kh, int64_t kw, void* out, cudaStream_t stream);
+
 // x[i] *= alpha for |n| contiguous elements.
 cudaError_t cuda_launch_scale(void* x, int dtype, int64_t n, double alpha, cudaStream_t stream);
 

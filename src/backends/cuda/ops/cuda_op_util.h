@@ -89,6 +89,12 @@ struct CudaGemm {
 // calls whose pointers repeat are replayed (cuda_op_replay.h).
 Status cuda_gemm(int device, cudaStream_t stream, const CudaGemm& g);
 
+// Queues |g| on aotirt's own GEMM kernels (cuda_gemm_f32x3.h) when one takes
+// it, and answers false, with nothing queued, when none does; with
+// |dry_run| it only answers. For callers that would rather use another
+// library than load cuBLASLt for a GEMM (the patch convolutions).
+Result<bool> cuda_gemm_own(int device, cudaStream_t stream, const CudaGemm& g, bool dry_run);
+
 // Load cuBLASLt and make its handle for |device| / load cuDNN and its
 // sub-libraries, ahead of the first GEMM or convolution (CudaDevice::prewarm).
 Status cuda_matmul_prewarm(int device);

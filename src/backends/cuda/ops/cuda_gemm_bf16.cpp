@@ -1,0 +1,60 @@
+// The choice of kernel shape for the bfloat16 GEMM (cuda_gemm_bf16.h). Plain
+// arithmetic, so it is tested without a GPU.
+#include <cstdint>
+
+#include "backends/cuda/ops/cuda_gemm_bf16.h"
+
+namespace aotirt {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// A time model in microseconds: an SM runs its tiles one after another at
+// about 2.0M multiply-adds a microsecond in 128x128 tiles (64x64 warp
+// tiles) and 1.2M in 64x64 ones (32x32 warp tiles), plus the epilogue's
+// writes and a launch; a k split adds the reduction's launch and its reads
+// of the float32 slices. Small problems take small tiles or k slices, which
+// spread over more SMs; large ones the big tile, which reads each operand
+// half as often.
+constexpr double kBigMacsPerUs = 2.0e6;
+constexpr double kSmallMacsPerUs = 1.2e6;
+constexpr double kTileUs = 0.3 / (64 * 64);  // per output element
+constexpr double kLaunchUs = 2.0;
+constexpr double kReduceBytesPerUs = 2.0e6;
+constexpr int64_t kMinSliceK = 256;
+constexpr int kMaxSplit = 8;
+
+}  // namespace
+
+CudaBf16Choice cuda_bf16_choose(const CudaBf16Problem& p, int out_align, int sm_count,
+                                const CudaBf16Config* configs, int count) {
+  CudaBf16Choice best;
+  const int64_t m = p.m, n = p.n, k = p.k;
+  if (m <= 0 || n <= 0 || k <= 0 || k % kCudaBf16KMultiple != 0 || sm_count <= 0) return best;
+  if (p.b_row_major && n % kCudaBf16KMultiple != 0) return best;
+  double best_us = 0;
+  for (int i = 0; i < count; ++i) {
+    const CudaBf16Config& c = configs[i];
+    if (c.tile_m <= 0 || c.tile_n <= 0 || c.out_align > out_align || c.b_row_major != p.b_row_major) continue;
+    const double tile = static_cast<double>(c.tile_m) * c.tile_n;
+    const double rate = tile >= 128 * 128 ? kBigMacsPerUs : kSmallMacsPerUs;
+    const int64_t tiles = ceil_div(m, c.tile_m) * ceil_div(n, c.tile_n);
+    for (int split = c.split_k ? 2 : 1; split <= (c.split_k ? kMaxSplit : 1); ++split) {
+      const int64_t slice = ceil_div(ceil_div(k, 32), split) * 32;
+      if (split > 1 && (slice < kMinSliceK || k / 32 < split)) break;
+      const int64_t per_sm = ceil_div(tiles * split, sm_count);
+      double us = per_sm * tile * (slice / rate + kTileUs) + kLaunchUs;
+      if (split > 1) us += kLaunchUs + static_cast<double>(split) * m * n * 4 / kReduceBytesPerUs;
+      // Aligned kernels first at equal times.
+      if (c.out_align < out_align) us += 0.5;
+      if (best.config < 0 || us < best_us) {
+        best.config = i;
+        best.split = split;
+        best_us = us;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace aotirt

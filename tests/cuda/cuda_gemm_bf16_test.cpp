@@ -1,0 +1,411 @@
+// aotirt's bfloat16 GEMMs (cuda_gemm_bf16.h): the choice of kernel shape (no
+// GPU needed); every built tensor-core kernel and the few-row kernel (both B
+// layouts, with and without 16-byte loads) against a float64 reference of
+// the same bfloat16 inputs, at a tolerance of the output's rounding; refused
+// problems; and the shims taking them for GPT-2's layers (Conv1D weights,
+// the tied output layer of 50257 columns): the decode step's with no
+// cuBLASLt, larger ones as AOTIRT_CUDA_BF16_GEMM says. Skipped without
+// a GPU; the tensor-core tests also when the build has no CUTLASS kernels.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <aotirt/model.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/ops/cuda_gemm_bf16.h"
+#include "backends/cuda/ops/cuda_op_util.h"
+#include "cuda_test_util.h"
+
+namespace aotirt {
+namespace {
+
+using namespace cuda_test;
+
+std::string bf16_mode() {
+  const char* v = std::getenv("AOTIRT_CUDA_BF16_GEMM");
+  return v ? v : "auto";
+}
+
+CudaBf16Config shape(int tm, int tn, int align, bool b_row, bool split = false) {
+  CudaBf16Config c;
+  c.tile_m = tm;
+  c.tile_n = tn;
+  c.threads = 128;
+  c.smem_bytes = 32768;
+  c.out_align = align;
+  c.b_row_major = b_row;
+  c.split_k = split;
+  return c;
+}
+// The build's table: big, small, big and small unaligned, big split; B
+// column-major, then row-major.
+const CudaBf16Config kShapes[] = {shape(128, 128, 8, false), shape(64, 64, 8, false),   shape(128, 128, 1, false),
+                                  shape(64, 64, 1, false),   shape(128, 128, 8, false, true),
+                                  shape(128, 128, 8, true),  shape(64, 64, 8, true),    shape(128, 128, 1, true),
+                                  shape(64, 64, 1, true),    shape(128, 128, 8, true, true)};
+constexpr int kCount = 10;
+
+CudaBf16Problem dims(int m, int n, int k, bool b_row) {
+  CudaBf16Problem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.b_row_major = b_row;
+  return p;
+}
+
+CudaBf16Choice choose(int m, int n, int k, bool b_row, int align = 8, int sms = 132, int count = kCount) {
+  return cuda_bf16_choose(dims(m, n, k, b_row), align, sms, kShapes, count);
+}
+
+TEST(CudaBf16Choice, ShapesFollowTheProblem) {
+  // GPT-2 prefill's projections (few tiles), its output layer (an odd row
+  // stride: an unaligned shape), and large products.
+  EXPECT_EQ(choose(512, 768, 768, true).config, 6);
+  EXPECT_EQ(choose(512, 768, 3072, true).config, 6);
+  EXPECT_EQ(choose(512, 50257, 768, false, 1).config, 2);
+  EXPECT_EQ(choose(4096, 4096, 1024, false).config, 0);
+  EXPECT_EQ(choose(4096, 4096, 1024, true).config, 5);
+  // One output tile and a long k: k slices.
+  const CudaBf16Choice split = choose(128, 128, 8192, false);
+  EXPECT_EQ(split.config, 4);
+  EXPECT_GE(split.split, 2);
+  EXPECT_EQ(choose(128, 128, 8192, false, 8, 132, 4).split, 1);  // no split shape built
+}
+
+TEST(CudaBf16Choice, ProblemsNoKernelTakesAreRefused) {
+  EXPECT_EQ(choose(64, 64, 100, false).config, -1);  // k % 8
+  EXPECT_EQ(choose(64, 60, 96, false, 1).config, 3);
+  EXPECT_EQ(choose(64, 60, 96, true).config, -1);  // row-major B, n % 8
+  EXPECT_EQ(choose(0, 64, 96, false).config, -1);
+  EXPECT_EQ(choose(64, 64, 96, false, 8, 0).config, -1);
+  EXPECT_EQ(choose(64, 64, 96, false, 8, 132, 0).config, -1);
+}
+
+// One product's operands on the device and its float64 reference.
+struct Bf16Case {
+  int m, n, k;
+  bool b_row;
+  int c_kind;  // 0: no C, 1: a bias row, 2: a full C
+  float alpha, beta;
+  int64_t pad;  // extra elements per row of every operand
+};
+
+struct Bf16Data {
+  TensorImpl a, b, c, d;
+  std::vector<double> ref;
+  CudaBf16Problem p;
+};
+
+Bf16Data make(const Bf16Case& t, uint32_t seed) {
+  std::mt19937 rng(seed);
+  Bf16Data x;
+  const int64_t lda = t.k + t.pad, ldd = t.n + t.pad;
+  const int64_t ldb = (t.b_row ? t.n : t.k) + t.pad, bcols = t.b_row ? t.k : t.n;
+  TensorImpl ha = host_random(DimVector{t.m, lda}, DType::kBFloat16, rng());
+  TensorImpl hb = host_random(DimVector{bcols, ldb}, DType::kBFloat16, rng());
+  TensorImpl hc = host_random(DimVector{t.c_kind == 2 ? t.m : 1, ldd}, DType::kBFloat16, rng());
+  x.a = to_device(ha);
+  x.b = to_device(hb);
+  x.c = to_device(hc);
+  x.d = device_empty(DimVector{t.m, ldd}, DType::kBFloat16);
+  const std::vector<double> a = values(ha), b = values(hb), c = values(hc);
+  x.ref.assign(static_cast<size_t>(t.m) * t.n, 0.0);
+  for (int i = 0; i < t.m; ++i)
+    for (int j = 0; j < t.n; ++j) {
+      double s = 0;
+      for (int kk = 0; kk < t.k; ++kk) s += a[i * lda + kk] * (t.b_row ? b[kk * ldb + j] : b[j * ldb + kk]);
+      s *= t.alpha;
+      if (t.c_kind == 1) s += t.beta * c[j];
+      if (t.c_kind == 2) s += t.beta * c[i * ldd + j];
+      x.ref[static_cast<size_t>(i) * t.n + j] = s;
+    }
+  CudaBf16Problem& p = x.p;
+  p.m = t.m;
+  p.n = t.n;
+  p.k = t.k;
+  p.a = x.a.data_ptr();
+  p.lda = lda;
+  p.b = x.b.data_ptr();
+  p.ldb = ldb;
+  p.b_row_major = t.b_row;
+  p.d = x.d.data_ptr();
+  p.ldd = ldd;
+  p.alpha = t.alpha;
+  if (t.c_kind != 0) {
+    p.c = x.c.data_ptr();
+    p.ldc = t.c_kind == 1 ? 0 : ldd;
+    p.beta = t.beta;
+  }
+  return x;
+}
+
+// Worst error over D in units of the tolerance: one bfloat16 rounding of the
+// result (2^-9 relative, here 2^-8) plus float32 sums' drift over k.
+double worst_error(const Bf16Data& x, const Bf16Case& t) {
+  const std::vector<double> d = values(x.d);
+  const int64_t ldd = t.n + t.pad;
+  const double atol = 1e-3 * std::sqrt(static_cast<double>(t.k)), rtol = 1.0 / 256;
+  double worst = 0;
+  for (int i = 0; i < t.m; ++i)
+    for (int j = 0; j < t.n; ++j) {
+      const double r = x.ref[static_cast<size_t>(i) * t.n + j];
+      const double e = std::fabs(d[i * ldd + j] - r) / (atol + rtol * std::fabs(r));
+      worst = std::max(worst, std::isfinite(e) ? e : 1e30);
+    }
+  return worst;
+}
+
+class CudaBf16Test : public CudaTest {};
+
+TEST_F(CudaBf16Test, EveryKernelMatchesFloat64) {
+  if (cuda_bf16_config_count() == 0) GTEST_SKIP() << "this build has no bfloat16 tensor-core kernels (no CUTLASS)";
+  const Bf16Case cases[] = {
+      {130, 72, 200, false, 1, 1.f, 1.f, 0},   // edges in m and k, bias
+      {130, 72, 200, true, 2, 0.5f, -1.f, 8},  // full C, padded rows
+      {257, 200, 64, false, 0, 1.f, 0.f, 0},
+      {64, 96, 1024, true, 1, 1.f, 1.f, 0},    // long k
+  };
+  float* ws = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&ws), 8 << 20), cudaSuccess);
+  uint32_t seed = 1;
+  for (int idx = 0; idx < cuda_bf16_config_count(); ++idx) {
+    const CudaBf16Config cfg = cuda_bf16_config(idx);
+    for (const Bf16Case& t : cases)
+      for (int split : cfg.split_k ? std::vector<int>{2, 3, 5} : std::vector<int>{1}) {
+        SCOPED_TRACE("config " + std::to_string(idx) + " (" + std::to_string(cfg.tile_m) + "x" +
+                     std::to_string(cfg.tile_n) + ", align " + std::to_string(cfg.out_align) + ", split " +
+                     std::to_string(split) + ") " + std::to_string(t.m) + "x" + std::to_string(t.n) + "x" +
+                     std::to_string(t.k) + (t.b_row ? " B row-major" : " B column-major"));
+        Bf16Data x = make(t, seed++);
+        ASSERT_LE(cuda_bf16_workspace_floats(x.p, split) * 4, 8 << 20);
+        ASSERT_EQ(cudaMemset(x.d.data_ptr(), 0xff, x.d.nbytes()), cudaSuccess);  // NaNs
+        const cudaError_t err = cuda_bf16_launch(idx, x.p, split, ws, nullptr);
+        if (cfg.b_row_major != t.b_row || t.k / 32 < split) {  // the layout, or more slices than k steps
+          EXPECT_EQ(err, cudaErrorInvalidValue);
+          continue;
+        }
+        ASSERT_EQ(err, cudaSuccess);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        EXPECT_LE(worst_error(x, t), 1.0);
+      }
+  }
+  cudaFree(ws);
+}
+
+TEST_F(CudaBf16Test, FewRowKernelMatchesFloat64) {
+  const Bf16Case cases[] = {
+      {1, 2304, 768, true, 1, 1.f, 1.f, 0},    // GPT-2's qkv projection, 16-byte loads
+      {8, 768, 3072, true, 2, 2.f, 0.5f, 0},   // eight rows, full C
+      {3, 37, 100, true, 0, 1.f, 0.f, 3},      // odd n and strides: element loads
+      {1, 1001, 768, false, 0, 1.f, 0.f, 0},   // a tied output layer's layout
+      {5, 40, 77, false, 1, 1.f, 1.f, 1},      // odd k: element loads
+  };
+  uint32_t seed = 50;
+  for (const Bf16Case& t : cases) {
+    SCOPED_TRACE(std::to_string(t.m) + "x" + std::to_string(t.n) + "x" + std::to_string(t.k) +
+                 (t.b_row ? " B row-major" : " B column-major"));
+    Bf16Data x = make(t, seed++);
+    ASSERT_EQ(cuda_bf16_gemv_rows_launch(x.p, nullptr), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_LE(worst_error(x, t), 1.0);
+  }
+}
+
+TEST_F(CudaBf16Test, BadProblemsAreRefused) {
+  Bf16Data x = make({16, 16, 16, false, 0, 1.f, 0.f, 0}, 9);
+  CudaBf16Problem p = x.p;
+  p.m = kCudaBf16GemvMaxRows + 1;
+  EXPECT_EQ(cuda_bf16_gemv_rows_launch(p, nullptr), cudaErrorInvalidValue);
+  p = x.p;
+  p.beta = 1.f;  // beta without C
+  EXPECT_EQ(cuda_bf16_gemv_rows_launch(p, nullptr), cudaErrorInvalidValue);
+  if (cuda_bf16_config_count() == 0) return;
+  p = x.p;
+  p.k = 12;  // not a multiple of 8
+  EXPECT_EQ(cuda_bf16_launch(0, p, 1, nullptr, nullptr), cudaErrorInvalidValue);
+  p = x.p;
+  p.a = static_cast<const char*>(x.p.a) + 2;  // not 16-byte aligned
+  EXPECT_EQ(cuda_bf16_launch(0, p, 1, nullptr, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(cuda_bf16_launch(-1, x.p, 1, nullptr, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(cuda_bf16_launch(cuda_bf16_config_count(), x.p, 1, nullptr, nullptr), cudaErrorInvalidValue);
+  for (int i = 0; i < cuda_bf16_config_count(); ++i) {
+    const CudaBf16Config c = cuda_bf16_config(i);
+    if (c.b_row_major) continue;
+    // A split config without slices or a workspace, a whole one with slices.
+    EXPECT_EQ(cuda_bf16_launch(i, x.p, c.split_k ? 1 : 2, nullptr, nullptr), cudaErrorInvalidValue) << i;
+    if (c.split_k) {
+      EXPECT_EQ(cuda_bf16_launch(i, x.p, 2, nullptr, nullptr), cudaErrorInvalidValue) << i;
+    }
+  }
+}
+
+double calls(const std::vector<ShimProfileEntry>& prof, const std::string& needle) {
+  double n = 0;
+  for (const auto& e : prof)
+    if (e.name.find(needle) != std::string::npos) n += static_cast<double>(e.calls);
+  return n;
+}
+
+// GPT-2's layers as the generated code calls them: addmm(bias, x, W) with
+// Conv1D's W [in, out], and mm(x, wte^T) for the tied output layer, at one
+// token (the decode step) and at more.
+TEST_F(CudaBf16Test, Gpt2LayersTakeAotirtsKernels) {
+  if (bf16_mode() == "cublaslt") GTEST_SKIP() << "AOTIRT_CUDA_BF16_GEMM=cublaslt keeps bfloat16 GEMMs on cuBLASLt";
+  // Products of more than eight rows take the tensor-core kernels only with
+  // AOTIRT_CUDA_BF16_GEMM=aotirt; by default cuBLASLt takes them.
+  const bool own_large = bf16_mode() == "aotirt" && cuda_bf16_config_count() > 0;
+  const bool have_cublaslt = cublaslt_unavailable_reason().empty();
+  struct Case {
+    int64_t tokens, in, out;
+    bool tied;
+  };
+  const Case cases[] = {{1, 768, 2304, false},  {1, 3072, 768, false}, {1, 768, 50257, true},
+                        {130, 768, 3072, false}, {9, 768, 50257, true}};
+  std::mt19937 rng(5);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.tokens) + "x" + std::to_string(c.in) + "->" + std::to_string(c.out));
+    const bool few = c.tokens <= kCudaBf16GemvMaxRows;
+    if (!few && !own_large && !have_cublaslt) {
+      std::printf("[ SKIPPED  ] %lld rows on cuBLASLt: %s\n", static_cast<long long>(c.tokens),
+                  cublaslt_unavailable_reason().c_str());
+      continue;
+    }
+    TensorImpl hx = host_random(DimVector{c.tokens, c.in}, DType::kBFloat16, rng());
+    TensorImpl hw = c.tied ? host_random(DimVector{c.out, c.in}, DType::kBFloat16, rng())
+                           : host_random(DimVector{c.in, c.out}, DType::kBFloat16, rng());
+    TensorImpl hb = host_random(DimVector{c.out}, DType::kBFloat16, rng());
+    TensorImpl dx = to_device(hx), dw = to_device(hw), db = to_device(hb);
+    TensorImpl dwv = c.tied ? transposed(dw, 0, 1) : dw;
+    TensorImpl dout = device_empty(DimVector{c.tokens, c.out}, DType::kBFloat16);
+    set_shim_profiling(true);
+    shim_profile(true);
+    if (c.tied)
+      ASSERT_EQ(aoti_torch_cuda_mm_out(handle(dout), handle(dx), handle(dwv)), 0) << last_error_text();
+    else
+      ASSERT_EQ(aoti_torch_cuda_addmm_out(handle(dout), handle(db), handle(dx), handle(dwv), 1.0, 1.0), 0)
+          << last_error_text();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto prof = shim_profile(true);
+    set_shim_profiling(false);
+    EXPECT_EQ(calls(prof, "few-row bfloat16"), few ? 1.0 : 0.0);
+    EXPECT_EQ(calls(prof, "bfloat16 tensor-core"), !few && own_large ? 1.0 : 0.0);
+    EXPECT_EQ(calls(prof, "cublasLtMatmul"), !few && !own_large ? 1.0 : 0.0);
+    const std::vector<double> x = values(hx), w = values(hw), bias = values(hb), out = values(dout);
+    double worst = 0;
+    for (int64_t i = 0; i < c.tokens; ++i)
+      for (int64_t j = 0; j < c.out; ++j) {
+        double s = c.tied ? 0.0 : bias[j];
+        for (int64_t kk = 0; kk < c.in; ++kk) s += x[i * c.in + kk] * (c.tied ? w[j * c.in + kk] : w[kk * c.out + j]);
+        const double e =
+            std::fabs(out[i * c.out + j] - s) / (1e-3 * std::sqrt(double(c.in)) + std::fabs(s) / 256);
+        worst = std::max(worst, std::isfinite(e) ? e : 1e30);
+      }
+    EXPECT_LE(worst, 1.0);
+  }
+}
+
+// Time per call of every built shape and split on GPT-2's prefill GEMMs
+// (512 tokens), and of the shim on the same problem (with
+// AOTIRT_CUDA_BF16_GEMM=cublaslt in a second process: cuBLASLt's time);
+// marks the chooser's pick. For tuning cuda_bf16_choose; it fails only on a
+// launch error.
+TEST_F(CudaBf16Test, Timing) {
+  if (cuda_bf16_config_count() == 0) GTEST_SKIP() << "this build has no bfloat16 tensor-core kernels (no CUTLASS)";
+  struct Shape {
+    int m, n, k;
+    bool tied;  // mm(x, wte^T): B column-major, 50257 columns
+    const char* what;
+  };
+  const Shape shapes[] = {{512, 2304, 768, false, "qkv"},  {512, 768, 768, false, "attn proj"},
+                          {512, 3072, 768, false, "fc"},   {512, 768, 3072, false, "mlp proj"},
+                          {512, 50257, 768, true, "lm head"}};
+  int dev = 0, sms = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  std::vector<CudaBf16Config> configs;
+  for (int i = 0; i < cuda_bf16_config_count(); ++i) configs.push_back(cuda_bf16_config(i));
+  float* ws = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&ws), 64 << 20), cudaSuccess);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::mt19937 rng(8);
+  for (const Shape& s : shapes) {
+    TensorImpl x = to_device(host_random(DimVector{s.m, s.k}, DType::kBFloat16, rng()));
+    TensorImpl w = s.tied ? to_device(host_random(DimVector{s.n, s.k}, DType::kBFloat16, rng()))
+                          : to_device(host_random(DimVector{s.k, s.n}, DType::kBFloat16, rng()));
+    TensorImpl bias = to_device(host_random(DimVector{s.n}, DType::kBFloat16, rng()));
+    TensorImpl out = device_empty(DimVector{s.m, s.n}, DType::kBFloat16);
+    CudaBf16Problem q;
+    q.m = s.m;
+    q.n = s.n;
+    q.k = s.k;
+    q.a = x.data_ptr();
+    q.lda = s.k;
+    q.b = w.data_ptr();
+    q.ldb = s.tied ? s.k : s.n;
+    q.b_row_major = !s.tied;
+    if (!s.tied) {
+      q.c = bias.data_ptr();
+      q.ldc = 0;
+      q.beta = 1.f;
+    }
+    q.d = out.data_ptr();
+    q.ldd = s.n;
+    const int align = s.n % 8 == 0 ? 8 : 1;
+    const CudaBf16Choice pick = cuda_bf16_choose(q, align, sms, configs.data(), int(configs.size()));
+    double best = 1e30;
+    std::string best_name, pick_line;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      if (configs[i].b_row_major != q.b_row_major || configs[i].out_align > align) continue;
+      for (int split = configs[i].split_k ? 2 : 1; split <= (configs[i].split_k ? 8 : 1); ++split) {
+        if (cuda_bf16_workspace_floats(q, split) * 4 > (64 << 20)) break;
+        for (int r = 0; r < 3; ++r) ASSERT_EQ(cuda_bf16_launch(int(i), q, split, ws, nullptr), cudaSuccess);
+        const int iters = 30;
+        cudaEventRecord(e0);
+        for (int it = 0; it < iters; ++it) cuda_bf16_launch(int(i), q, split, ws, nullptr);
+        cudaEventRecord(e1);
+        ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e0, e1);
+        const double us = 1000.0 * ms / iters;
+        const std::string name = std::to_string(configs[i].tile_m) + "x" + std::to_string(configs[i].tile_n) +
+                                 " align " + std::to_string(configs[i].out_align) + " split " + std::to_string(split);
+        std::printf("[ timing ] bf16 %s %s: %.1f us\n", s.what, name.c_str(), us);
+        if (us < best) {
+          best = us;
+          best_name = name;
+        }
+        if (int(i) == pick.config && split == pick.split) pick_line = name + " " + std::to_string(us);
+      }
+    }
+    TensorImpl wv = s.tied ? transposed(w, 0, 1) : w;
+    auto shim = [&] {
+      return s.tied ? aoti_torch_cuda_mm_out(handle(out), handle(x), handle(wv))
+                    : aoti_torch_cuda_addmm_out(handle(out), handle(bias), handle(x), handle(wv), 1.0, 1.0);
+    };
+    for (int r = 0; r < 3; ++r) ASSERT_EQ(shim(), 0) << last_error_text();
+    void* stream = nullptr;
+    ASSERT_EQ(aoti_torch_get_current_cuda_stream(0, &stream), 0);
+    cudaEventRecord(e0, static_cast<cudaStream_t>(stream));
+    for (int it = 0; it < 30; ++it) shim();
+    cudaEventRecord(e1, static_cast<cudaStream_t>(stream));
+    ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+    float shim_ms = 0;
+    cudaEventElapsedTime(&shim_ms, e0, e1);
+    std::printf("[ timing ] bf16 %s (%dx%dx%d): best %s %.1f us; chosen %s us; shim %.1f us\n", s.what, s.m, s.n,
+                s.k, best_name.c_str(), best, pick_line.c_str(), 1000.0 * shim_ms / 30);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaFree(ws);
+}
+
+}  // namespace
+}  // namespace aotirt
