@@ -540,6 +540,10 @@ TEST_F(CudaF32x3Test, PatchConvolutionsTakeAotirtsKernels) {
     TensorImpl ref = take(ref_h);
     ASSERT_EQ(out.sizes(), ref.sizes());
     if (!c.own) continue;  // cuDNN's accuracy is CudaConvolutionTest's
+    // The patch kernel refuses a negative patch size.
+    const int64_t xst[4] = {1, 1, 1, 1};
+    EXPECT_EQ(cuda_launch_patches(dx.data_ptr(), xst, 1, 1, 1, 1, -1, 1, out.data_ptr(), nullptr),
+              cudaErrorInvalidValue);
     const std::vector<double> got = values(out), want = values(ref);
     const double k = static_cast<double>(c.c * c.kh * c.kw);
     double worst = 0;
