@@ -245,13 +245,6 @@ TEST_F(CudaBf16Test, BadProblemsAreRefused) {
   }
 }
 
-double calls(const std::vector<ShimProfileEntry>& prof, const std::string& needle) {
-  double n = 0;
-  for (const auto& e : prof)
-    if (e.name.find(needle) != std::string::npos) n += static_cast<double>(e.calls);
-  return n;
-}
-
 // GPT-2's layers as the generated code calls them: addmm(bias, x, W) with
 // Conv1D's W [in, out], and mm(x, wte^T) for the tied output layer, at one
 // token (the decode step) and at more.
@@ -293,9 +286,9 @@ TEST_F(CudaBf16Test, Gpt2LayersTakeAotirtsKernels) {
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const auto prof = shim_profile(true);
     set_shim_profiling(false);
-    EXPECT_EQ(calls(prof, "few-row bfloat16"), few ? 1.0 : 0.0);
-    EXPECT_EQ(calls(prof, "bfloat16 tensor-core"), !few && own_large ? 1.0 : 0.0);
-    EXPECT_EQ(calls(prof, "cublasLtMatmul"), !few && !own_large ? 1.0 : 0.0);
+    EXPECT_EQ(profiled_calls(prof, "few-row bfloat16"), few ? 1.0 : 0.0);
+    EXPECT_EQ(profiled_calls(prof, "bfloat16 tensor-core"), !few && own_large ? 1.0 : 0.0);
+    EXPECT_EQ(profiled_calls(prof, "cublasLtMatmul"), !few && !own_large ? 1.0 : 0.0);
     const std::vector<double> x = values(hx), w = values(hw), bias = values(hb), out = values(dout);
     double worst = 0;
     for (int64_t i = 0; i < c.tokens; ++i)

@@ -368,13 +368,6 @@ TEST(CudaGemvRowsTest, FewRowsMatchFloat64) {
   EXPECT_EQ(cuda_gemv_rows_launch(q, nullptr), cudaErrorInvalidValue);
 }
 
-double profiled_calls(const std::vector<ShimProfileEntry>& prof, const std::string& needle) {
-  double calls = 0;
-  for (const auto& e : prof)
-    if (e.name.find(needle) != std::string::npos) calls += static_cast<double>(e.calls);
-  return calls;
-}
-
 // nn.Linear as the generated code calls it: addmm(bias, x, W^T) with x
 // [tokens, in] and W^T a transposed view of W [out, in].
 TEST_F(CudaF32x3Test, LinearLayersTakeAotirtsKernels) {

@@ -168,6 +168,13 @@ OwnedHandle::~OwnedHandle() { aoti_torch_delete_tensor_object(h_); }
 
 std::string last_error_text() { return get_last_error().to_string(); }
 
+double profiled_calls(const std::vector<ShimProfileEntry>& prof, const std::string& needle) {
+  double calls = 0;
+  for (const auto& e : prof)
+    if (e.name.find(needle) != std::string::npos) calls += static_cast<double>(e.calls);
+  return calls;
+}
+
 }  // namespace cuda_test
 
 void PrintTo(const DimVector& v, std::ostream* os) { *os << dims_to_string(v.data(), v.size()); }

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <aotirt/model.h>
+
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -107,6 +109,10 @@ inline OwnedHandle handle(const TensorImpl& t) { return OwnedHandle(t); }
 
 // The thread's last error as text (for assertion messages).
 std::string last_error_text();
+
+// Calls recorded in a shim profile (aotirt::shim_profile) under names that
+// contain |needle|.
+double profiled_calls(const std::vector<ShimProfileEntry>& prof, const std::string& needle);
 
 }  // namespace cuda_test
 

@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "backends/cuda/ops/cuda_gemm_bf16.h"
+#include "backends/cuda/ops/cuda_kernel_occupancy.h"
 
 namespace aotirt {
 namespace {
@@ -186,12 +187,7 @@ CudaBf16Config cuda_bf16_config(int index) {
 cudaError_t cuda_bf16_blocks_per_sm(int index, int* blocks) {
   if (index < 0 || index >= kEntries) return cudaErrorInvalidValue;
   const Entry& e = entries()[index];
-  if (e.config.smem_bytes > 48 * 1024) {
-    cudaError_t err =
-        cudaFuncSetAttribute(e.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, e.config.smem_bytes);
-    if (err != cudaSuccess) return err;
-  }
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, e.kernel, e.config.threads, e.config.smem_bytes);
+  return cuda_kernel_blocks_per_sm(e.kernel, e.config.threads, e.config.smem_bytes, blocks);
 }
 
 cudaError_t cuda_bf16_launch(int index, const CudaBf16Problem& p, int split, float* workspace,
