@@ -374,6 +374,18 @@ P own_problem(const LtGemm& g) {
   return p;
 }
 
+// A launch of aotirt's GEMM kernels for replays: the operands, the scratch
+// memory (|extra|) and the scalars.
+template <class P>
+CudaReplayKey own_replay_key(const P& p, const void* extra) {
+  uint32_t alpha_bits = 0, beta_bits = 0;
+  std::memcpy(&alpha_bits, &p.alpha, sizeof(alpha_bits));
+  std::memcpy(&beta_bits, &p.beta, sizeof(beta_bits));
+  return {reinterpret_cast<uintptr_t>(p.a), reinterpret_cast<uintptr_t>(p.b), reinterpret_cast<uintptr_t>(p.c),
+          reinterpret_cast<uintptr_t>(p.d), reinterpret_cast<uintptr_t>(extra),
+          (static_cast<uint64_t>(alpha_bits) << 32) | beta_bits};
+}
+
 bool fits_int(const LtGemm& g) {
   return g.m <= INT32_MAX && g.n <= INT32_MAX && g.k <= INT32_MAX && g.batch <= INT32_MAX;
 }
@@ -398,13 +410,7 @@ Result<bool> f32x3_gemm(int device, cudaStream_t stream, const LtGemm& g, bool d
   if (plan->split > 1) {
     AOTIRT_ASSIGN_OR_RETURN(semaphores, f32x3_semaphores(device, stream, plan->tiles));
   }
-  uint32_t alpha_bits = 0, beta_bits = 0;
-  std::memcpy(&alpha_bits, &p.alpha, sizeof(alpha_bits));
-  std::memcpy(&beta_bits, &p.beta, sizeof(beta_bits));
-  const CudaReplayKey replay_key = {reinterpret_cast<uintptr_t>(p.a), reinterpret_cast<uintptr_t>(p.b),
-                                    reinterpret_cast<uintptr_t>(p.c), reinterpret_cast<uintptr_t>(p.d),
-                                    reinterpret_cast<uintptr_t>(semaphores),
-                                    (static_cast<uint64_t>(alpha_bits) << 32) | beta_bits};
+  const CudaReplayKey replay_key = own_replay_key(p, semaphores);
   AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, stream, [&](cudaStream_t s) -> Status {
     if (plan->gemv) {
       ShimProfileScope profile("aoti_torch_cuda_*mm_out / few-row float32 kernel launch");
@@ -532,13 +538,7 @@ Result<bool> bf16_gemm(int device, cudaStream_t stream, const LtGemm& g, bool dr
     AOTIRT_ASSIGN_OR_RETURN(void* w, cuda_op_workspace(device, stream, plan->workspace_bytes, &graph_ws));
     ws = static_cast<float*>(w);
   }
-  uint32_t alpha_bits = 0, beta_bits = 0;
-  std::memcpy(&alpha_bits, &p.alpha, sizeof(alpha_bits));
-  std::memcpy(&beta_bits, &p.beta, sizeof(beta_bits));
-  const CudaReplayKey replay_key = {reinterpret_cast<uintptr_t>(p.a), reinterpret_cast<uintptr_t>(p.b),
-                                    reinterpret_cast<uintptr_t>(p.c), reinterpret_cast<uintptr_t>(p.d),
-                                    reinterpret_cast<uintptr_t>(ws),
-                                    (static_cast<uint64_t>(alpha_bits) << 32) | beta_bits};
+  const CudaReplayKey replay_key = own_replay_key(p, ws);
   AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, stream, [&](cudaStream_t s) -> Status {
     if (plan->gemv) {
       ShimProfileScope profile("aoti_torch_cuda_*mm_out / few-row bfloat16 kernel launch");
