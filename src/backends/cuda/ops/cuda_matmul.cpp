@@ -225,41 +225,49 @@ int f32x3_max_split() {
   return cap;
 }
 
-// The 3xTF32 kernels' shapes and how many blocks of each fit on one of the
-// device's multiprocessors; empty when none runs there (no CUTLASS in the
-// build, a GPU before sm_80, or no kernel image for it).
-struct F32x3Device {
-  std::vector<CudaF32x3Config> configs;
+// A family of aotirt's GEMM kernels as they run on one device: the shapes
+// with an image for it, how many blocks of each fit on one of its
+// multiprocessors, and their index among the build's kernels; empty where
+// none runs (no CUTLASS in the build, a GPU before sm_80, or no kernel image
+// for it). Made once per device and family.
+template <class Config>
+struct KernelTable {
+  std::vector<Config> configs;
   std::vector<int> blocks;
-  std::vector<int> index;  // of each config among the build's kernels
+  std::vector<int> index;
   int sm_count = 0;
 };
 
-const F32x3Device& f32x3_device(int device) {
+template <class Config, int (*Count)(), Config (*Get)(int), cudaError_t (*BlocksPerSm)(int, int*)>
+const KernelTable<Config>& kernel_table(int device, const char* none_message) {
   static std::mutex mutex;
-  static std::array<std::unique_ptr<F32x3Device>, kCudaMaxDevices> devices;
+  static std::array<std::unique_ptr<KernelTable<Config>>, kCudaMaxDevices> tables;
   std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<F32x3Device>& d = devices[device];
-  if (!d) {
-    d = std::make_unique<F32x3Device>();
+  std::unique_ptr<KernelTable<Config>>& t = tables[device];
+  if (!t) {
+    t = std::make_unique<KernelTable<Config>>();
     Result<CudaDevice*> dev = cuda_device(device);
     if (dev.ok() && (*dev)->properties().major >= 8) {
-      for (int i = 0; i < cuda_f32x3_config_count(); ++i) {
+      for (int i = 0; i < Count(); ++i) {
         int blocks = 0;
-        if (cuda_f32x3_blocks_per_sm(i, &blocks) != cudaSuccess || blocks < 1) {
+        if (BlocksPerSm(i, &blocks) != cudaSuccess || blocks < 1) {
           cudaGetLastError();  // clear it: no kernel image is not an error of the caller's
           continue;
         }
-        d->configs.push_back(cuda_f32x3_config(i));
-        d->blocks.push_back(blocks);
-        d->index.push_back(i);
+        t->configs.push_back(Get(i));
+        t->blocks.push_back(blocks);
+        t->index.push_back(i);
       }
-      d->sm_count = (*dev)->properties().sm_count;
+      t->sm_count = (*dev)->properties().sm_count;
     }
-    if (d->configs.empty())
-      AOTIRT_LOG(kDebug, "device {}: no 3xTF32 GEMM kernels (float32 GEMMs on cuBLASLt)", device);
+    if (t->configs.empty()) AOTIRT_LOG(kDebug, "device {}: {}", device, none_message);
   }
-  return *d;
+  return *t;
+}
+
+const KernelTable<CudaF32x3Config>& f32x3_device(int device) {
+  return kernel_table<CudaF32x3Config, cuda_f32x3_config_count, cuda_f32x3_config, cuda_f32x3_blocks_per_sm>(
+      device, "no 3xTF32 GEMM kernels (float32 GEMMs on cuBLASLt)");
 }
 
 // |ints| zeroed ints for the k slices of a 3xTF32 GEMM on |stream|. The
@@ -321,7 +329,7 @@ Result<F32x3Plan*> f32x3_plan(int device, const CudaF32x3Problem& p, int out_ali
     plan->gemv = true;
   } else if (aligned_ab && p.k % kCudaF32x3KMultiple == 0 && aligned_rows(p.lda, p.stride_a) &&
              aligned_rows(p.ldb, p.stride_b)) {
-    const F32x3Device& fd = f32x3_device(device);
+    const KernelTable<CudaF32x3Config>& fd = f32x3_device(device);
     const CudaF32x3Choice choice = cuda_f32x3_choose(p, out_align, fd.sm_count, fd.configs.data(),
                                                      fd.blocks.data(), static_cast<int>(fd.configs.size()));
     if (choice.config >= 0) {
@@ -445,39 +453,10 @@ Bf16Mode bf16_mode() {
   return mode;
 }
 
-// The bfloat16 tensor-core kernels that run on a device (none without
-// CUTLASS, before sm_80, or without a kernel image for it).
-struct Bf16Device {
-  std::vector<CudaBf16Config> configs;
-  std::vector<int> index;  // of each config among the build's kernels
-  int sm_count = 0;
-};
-
-const Bf16Device& bf16_device(int device) {
-  static std::mutex mutex;
-  static std::array<std::unique_ptr<Bf16Device>, kCudaMaxDevices> devices;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<Bf16Device>& d = devices[device];
-  if (!d) {
-    d = std::make_unique<Bf16Device>();
-    Result<CudaDevice*> dev = cuda_device(device);
-    if (dev.ok() && (*dev)->properties().major >= 8) {
-      for (int i = 0; i < cuda_bf16_config_count(); ++i) {
-        int blocks = 0;
-        if (cuda_bf16_blocks_per_sm(i, &blocks) != cudaSuccess || blocks < 1) {
-          cudaGetLastError();
-          continue;
-        }
-        d->configs.push_back(cuda_bf16_config(i));
-        d->index.push_back(i);
-      }
-      d->sm_count = (*dev)->properties().sm_count;
-    }
-    if (d->configs.empty())
-      AOTIRT_LOG(kDebug, "device {}: no bfloat16 tensor-core GEMM kernels (bfloat16 GEMMs over {} rows on cuBLASLt)",
-                 device, kCudaBf16GemvMaxRows);
-  }
-  return *d;
+// The bfloat16 tensor-core kernels that run on a device.
+const KernelTable<CudaBf16Config>& bf16_device(int device) {
+  return kernel_table<CudaBf16Config, cuda_bf16_config_count, cuda_bf16_config, cuda_bf16_blocks_per_sm>(
+      device, "no bfloat16 tensor-core GEMM kernels (bfloat16 GEMMs over 8 rows on cuBLASLt)");
 }
 
 struct Bf16Plan {
@@ -504,7 +483,7 @@ Result<Bf16Plan*> bf16_plan(int device, const CudaBf16Problem& p, int out_align)
     plan->gemv = true;
   } else if (bf16_mode() == Bf16Mode::kAotirt && aligned_ab && p.lda % kCudaBf16KMultiple == 0 &&
              p.ldb % kCudaBf16KMultiple == 0) {
-    const Bf16Device& bd = bf16_device(device);
+    const KernelTable<CudaBf16Config>& bd = bf16_device(device);
     const CudaBf16Choice choice =
         cuda_bf16_choose(p, out_align, bd.sm_count, bd.configs.data(), static_cast<int>(bd.configs.size()));
     if (choice.config >= 0) {
