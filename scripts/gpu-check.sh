@@ -10,6 +10,8 @@
 #   scripts/gpu-check.sh BUILD_DIR      (BUILD_DIR holds bin/, lib/ and lib/deps
 #                                        from scripts/bundle-runtime.sh)
 #
+# The zoo's API test runs twice per recipe, the second time with every weights
+# blob through aotirt's pinned upload (src/backends/cuda/cuda_upload.h).
 # AOTIRT_GPU_RECIPES="default" checks one recipe; AOTIRT_GPU_SKIP_UNIT=1 skips
 # the unit tests; AOTIRT_CUDA_ALLOW_TF32 defaults to 0 here (strict float32).
 set -uo pipefail
@@ -72,6 +74,16 @@ for recipe in $RECIPES; do
   AOTIRT_ZOO_MANIFEST="$manifest" "$BUILD/bin/aotirt_zoo_api_test" >"$LOG/zoo-api-$recipe.log" 2>&1
   grep -E '^\[  (PASSED|FAILED) |^\[       OK|Failure|INVALID|INTERNAL|differ' "$LOG/zoo-api-$recipe.log" | head -30
   count_gtest "$LOG/zoo-api-$recipe.log"
+  # Again with every package's weights through aotirt's pinned upload (by
+  # default only blobs of 16 MiB and more take it): the log must show uploads.
+  AOTIRT_ZOO_MANIFEST="$manifest" AOTIRT_CUDA_UPLOAD_MIN_KB=0 AOTIRT_LOG_LEVEL=debug \
+    "$BUILD/bin/aotirt_zoo_api_test" --gtest_filter='Zoo/ZooApiTest.MatchesEager/*' \
+    >"$LOG/zoo-api-upload-$recipe.log" 2>&1
+  grep -E '^\[  (PASSED|FAILED) |Failure' "$LOG/zoo-api-upload-$recipe.log" | head -10
+  count_gtest "$LOG/zoo-api-upload-$recipe.log"
+  uploads=$(grep -c 'weight upload from' "$LOG/zoo-api-upload-$recipe.log")
+  echo "weight uploads: $uploads"
+  [ "$uploads" -gt 0 ] || { echo "FAILED: no package took the weight upload"; failed=$((failed + 1)); }
   AOTIRT_TEST_RECIPE=$recipe $PY -m pytest -q -p no:cacheprovider tests/models/test_zoo.py -k cli \
     >"$LOG/zoo-cli-$recipe.log" 2>&1
   line=$(tail -1 "$LOG/zoo-cli-$recipe.log"); echo "CLI: $line"

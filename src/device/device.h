@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -61,6 +62,19 @@ class DeviceGraph {
   }
 };
 
+// A device's own path for a model library's host-to-device copies out of one
+// mapped file range (its weights), open while the library copies them. The
+// copies it takes over may still be in flight when the library's call
+// returns; finish() waits for all of them.
+class HostUpload {
+ public:
+  // Waits for the queued copies (their errors are lost; call finish() first).
+  virtual ~HostUpload() = default;
+  // Waits for every copy taken so far; the first failure among them, naming
+  // the file and offset for a read error.
+  virtual Status finish() = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -86,6 +100,15 @@ class Device {
   // *_metadata.json as key/value strings (AOTI_COMPUTE_CAPABILITY, ...).
   virtual Status check_package(const std::vector<std::pair<std::string, std::string>>& metadata) {
     return Status();
+  }
+
+  // Opens an upload for the library's copies from |data| (|size| mapped
+  // bytes of the file |path|, from byte |file_offset|) made on this thread
+  // until finish(). Null when the device copies such memory no faster than
+  // the library itself would, or the range is too small to be worth it.
+  virtual Result<std::unique_ptr<HostUpload>> begin_host_upload(const uint8_t* data, size_t size,
+                                                                const std::string& path, uint64_t file_offset) {
+    return std::unique_ptr<HostUpload>();
   }
 
   // Records the device work |body| queues on this thread's current stream

@@ -234,11 +234,26 @@ Status ModelState::load_weights() {
   }
   static const uint8_t kEmpty[64] = {};
   if (!data) data = kEmpty;
+  // A device may take over the library's copies out of the mapped blob
+  // (CUDA: pinned reads of the file on several threads).
+  std::unique_ptr<HostUpload> upload;
+  if (mapped.data()) {
+    AOTIRT_ASSIGN_OR_RETURN(uint64_t offset, package_.zip->data_offset(*w));
+    AOTIRT_ASSIGN_OR_RETURN(upload, device_->begin_host_upload(data, w->size, package_.info.path, offset));
+  }
   auto copy_weights = [&]() -> Status {
     clear_last_error();
-    if (api.update_constants_from_blob(container_, data) != 0) return run_error("loading the weights");
+    const bool failed = api.update_constants_from_blob(container_, data) != 0;
+    // The upload's own error (a short read, say) says more than the
+    // library's report of the copy it failed.
+    if (upload) {
+      Status s = upload->finish();
+      if (!s.ok()) return s.annotate("loading the weights");
+    }
+    if (failed) return run_error("loading the weights");
     return Status();
   };
+  if (upload) return copy_weights();
   // The model copies its weights out of the blob in order; pages it is done
   // with leave this process's memory as it goes.
   if (mapped.data()) return read_with_pages_released(mapped, size_t{32} << 20, copy_weights);

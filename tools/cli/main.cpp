@@ -21,6 +21,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "aotirt/aotirt.h"
@@ -157,17 +158,28 @@ Result<Tensor> check_input(size_t index, const TensorSpec* spec, Tensor tensor, 
   return tensor;
 }
 
-Result<std::vector<Tensor>> read_inputs(const Model& model, const std::vector<std::string>& files) {
+// The --input files as read, before they are checked against a model.
+using RawInputs = std::vector<Result<Tensor>>;
+
+RawInputs read_raw_inputs(const std::vector<std::string>& files) {
+  RawInputs raw;
+  for (const std::string& f : files) raw.push_back(read_npy(f));
+  return raw;
+}
+
+// |raw| holds the files already read (by read_raw_inputs), or is empty.
+Result<std::vector<Tensor>> read_inputs(const Model& model, const std::vector<std::string>& files,
+                                        RawInputs raw = {}) {
   if (files.size() != model.num_inputs())
     return error(StatusCode::kInvalidArgument,
                  fmt::format("the model takes {} input(s) but {} --input file(s) were given", model.num_inputs(),
                              files.size()));
+  if (raw.size() != files.size()) raw = read_raw_inputs(files);
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < files.size(); ++i) {
-    Result<Tensor> t = read_npy(files[i]);
-    if (!t.ok()) return t.status();
+    if (!raw[i].ok()) return raw[i].status();
     const TensorSpec* spec = i < model.inputs().size() ? &model.inputs()[i] : nullptr;
-    Result<Tensor> checked = check_input(i, spec, std::move(t).value(), files[i]);
+    Result<Tensor> checked = check_input(i, spec, std::move(raw[i]).value(), files[i]);
     if (!checked.ok()) return checked.status();
     inputs.push_back(std::move(checked).value());
   }
@@ -192,6 +204,22 @@ Status prepare_output_dir(const std::string& dir) {
 
 // ---- run ----
 
+const auto g_process_start = std::chrono::steady_clock::now();
+
+// AOTIRT_LOG_LEVEL=debug: when each step of `aotirt run` ended, from the
+// start of the process (for finding where a cold start goes; the library's
+// own lines time the load's phases).
+void debug_mark(const char* step) {
+  static const bool on = [] {
+    const char* level = std::getenv("AOTIRT_LOG_LEVEL");
+    return level && std::strcmp(level, "debug") == 0;
+  }();
+  if (!on) return;
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g_process_start).count();
+  std::fprintf(stderr, "aotirt debug: run: %s at %.1f ms\n", step, ms);
+}
+
 struct RunArgs {
   std::string package;
   std::vector<std::string> inputs;
@@ -210,10 +238,17 @@ void report_graph_fallback(const Model& model) {
 Status cmd_run(const RunArgs& args) {
   Status st = prepare_output_dir(args.output_dir);
   if (!st.ok()) return st;
+  // The files are read while the model loads (a GPU load waits on the
+  // device most of the time); errors still come in the order they did.
+  RawInputs raw;
+  std::thread reader([&] { raw = read_raw_inputs(args.inputs); });
   Result<std::unique_ptr<Model>> model = load_model(args.package, args.device, nullptr, args.cuda_graph);
+  debug_mark("model loaded");
+  reader.join();
   if (!model.ok()) return model.status();
-  Result<std::vector<Tensor>> inputs = read_inputs(**model, args.inputs);
+  Result<std::vector<Tensor>> inputs = read_inputs(**model, args.inputs, std::move(raw));
   if (!inputs.ok()) return inputs.status();
+  debug_mark("inputs ready");
 
   RunOptions options;
   options.outputs_to_host = true;
@@ -225,6 +260,7 @@ Status cmd_run(const RunArgs& args) {
   Result<std::vector<Tensor>> outputs = (*model)->run(inputs.value(), options);
   if (!outputs.ok()) return outputs.status();
   if (args.cuda_graph) report_graph_fallback(**model);
+  debug_mark("run done");
 
   for (size_t i = 0; i < outputs->size(); ++i) {
     Tensor out = (*outputs)[i];
@@ -244,6 +280,7 @@ Status cmd_run(const RunArgs& args) {
     fmt::print("output{}: {} {} -> {}{}\n", i, dtype_name(written), shape_text(out.sizes()), path,
                written != original ? fmt::format(" (converted from {})", dtype_name(original)) : "");
   }
+  debug_mark("outputs written");
   return Status();
 }
 

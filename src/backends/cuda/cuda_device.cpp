@@ -12,6 +12,7 @@
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_stream.h"
 #include "base/file_util.h"
+#include "backends/cuda/cuda_upload.h"
 #include "base/log.h"
 #include "base/status.h"
 
@@ -45,6 +46,11 @@ Status CudaDevice::copy(const TensorImpl& dst, const TensorImpl& src, bool non_b
 Status CudaDevice::zero(const TensorImpl& dst) {
   AOTIRT_ASSIGN_OR_RETURN(cudaStream_t stream, cuda_current_stream(index_));
   return cuda_zero(index_, stream, dst);
+}
+
+Result<std::unique_ptr<HostUpload>> CudaDevice::begin_host_upload(const uint8_t* data, size_t size,
+                                                                  const std::string& path, uint64_t file_offset) {
+  return cuda_begin_upload(index_, data, size, path, file_offset, cuda_upload_options_from_env());
 }
 
 Status CudaDevice::synchronize() {

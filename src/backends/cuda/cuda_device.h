@@ -39,6 +39,10 @@ class CudaDevice final : public Device {
   // CUDA graphs: relaxed-mode stream capture of |body| on the current stream,
   // with the allocator serving this thread from the graph's private pool.
   Result<std::unique_ptr<DeviceGraph>> capture(const std::function<Status()>& body) override;
+  // Pinned, multi-threaded reads of the package for the library's weight
+  // copies (cuda_upload.h), with the options from the environment.
+  Result<std::unique_ptr<HostUpload>> begin_host_upload(const uint8_t* data, size_t size, const std::string& path,
+                                                        uint64_t file_offset) override;
 
   int index() const { return index_; }
   const CudaDeviceProperties& properties() const { return props_; }
