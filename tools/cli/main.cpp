@@ -158,33 +158,58 @@ Result<Tensor> check_input(size_t index, const TensorSpec* spec, Tensor tensor, 
   return tensor;
 }
 
-// The --input files as read, before they are checked against a model.
-using RawInputs = std::vector<Result<Tensor>>;
-
-RawInputs read_raw_inputs(const std::vector<std::string>& files) {
-  RawInputs raw;
-  for (const std::string& f : files) raw.push_back(read_npy(f));
-  return raw;
-}
-
-// |raw| holds the files already read (by read_raw_inputs), or is empty.
-Result<std::vector<Tensor>> read_inputs(const Model& model, const std::vector<std::string>& files,
-                                        RawInputs raw = {}) {
+Result<std::vector<Tensor>> read_inputs(const Model& model, const std::vector<std::string>& files) {
   if (files.size() != model.num_inputs())
     return error(StatusCode::kInvalidArgument,
                  fmt::format("the model takes {} input(s) but {} --input file(s) were given", model.num_inputs(),
                              files.size()));
-  if (raw.size() != files.size()) raw = read_raw_inputs(files);
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < files.size(); ++i) {
-    if (!raw[i].ok()) return raw[i].status();
+    Result<Tensor> t = read_npy(files[i]);
+    if (!t.ok()) return t.status();
     const TensorSpec* spec = i < model.inputs().size() ? &model.inputs()[i] : nullptr;
-    Result<Tensor> checked = check_input(i, spec, std::move(raw[i]).value(), files[i]);
+    Result<Tensor> checked = check_input(i, spec, std::move(t).value(), files[i]);
     if (!checked.ok()) return checked.status();
     inputs.push_back(std::move(checked).value());
   }
   return inputs;
 }
+
+bool same_spec(const TensorSpec& a, const TensorSpec& b) {
+  return a.has_dtype == b.has_dtype && (!a.has_dtype || a.dtype == b.dtype) && a.has_shape == b.has_shape &&
+         a.shape == b.shape;
+}
+
+// The inputs read and checked while the model loads (a GPU load waits on the
+// device most of the time), against the specs the package records. Empty
+// when anything was off: read_inputs() then does it again after the load, so
+// errors come as they would without this.
+struct EarlyInputs {
+  std::vector<TensorSpec> specs;
+  std::vector<Tensor> tensors;
+  bool ok = false;
+
+  void read(const std::string& package, const std::vector<std::string>& files) {
+    Result<PackageInfo> info = inspect_package(package);
+    if (!info.ok() || info->inputs.size() != files.size()) return;
+    for (size_t i = 0; i < files.size(); ++i) {
+      Result<Tensor> t = read_npy(files[i]);
+      if (!t.ok()) return;
+      Result<Tensor> checked = check_input(i, &info->inputs[i], std::move(t).value(), files[i]);
+      if (!checked.ok()) return;
+      tensors.push_back(std::move(checked).value());
+    }
+    specs = info->inputs;
+    ok = true;
+  }
+  // Usable for |model| when it takes exactly the specs they were checked against.
+  bool fits(const Model& model) const {
+    if (!ok || specs.size() != model.inputs().size()) return false;
+    for (size_t i = 0; i < specs.size(); ++i)
+      if (!same_spec(specs[i], model.inputs()[i])) return false;
+    return true;
+  }
+};
 
 // Creates |dir| if needed and makes sure files can be written in it, so a bad
 // path fails before the model runs.
@@ -238,15 +263,14 @@ void report_graph_fallback(const Model& model) {
 Status cmd_run(const RunArgs& args) {
   Status st = prepare_output_dir(args.output_dir);
   if (!st.ok()) return st;
-  // The files are read while the model loads (a GPU load waits on the
-  // device most of the time); errors still come in the order they did.
-  RawInputs raw;
-  std::thread reader([&] { raw = read_raw_inputs(args.inputs); });
+  EarlyInputs early;
+  std::thread reader([&] { early.read(args.package, args.inputs); });
   Result<std::unique_ptr<Model>> model = load_model(args.package, args.device, nullptr, args.cuda_graph);
   debug_mark("model loaded");
   reader.join();
   if (!model.ok()) return model.status();
-  Result<std::vector<Tensor>> inputs = read_inputs(**model, args.inputs, std::move(raw));
+  Result<std::vector<Tensor>> inputs =
+      early.fits(**model) ? Result<std::vector<Tensor>>(std::move(early.tensors)) : read_inputs(**model, args.inputs);
   if (!inputs.ok()) return inputs.status();
   debug_mark("inputs ready");
 

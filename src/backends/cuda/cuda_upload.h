@@ -6,9 +6,10 @@
 // device) per constant, from the blob aotirt maps out of the package. The
 // runtime copies pageable memory through its own staging buffers on the
 // calling thread: about 4 GB/s on an H200 machine, 50-60 ms for ViT-B/16's
-// 344 MB. Reading the file with pread() on a few threads into pinned buffers
-// and queueing asynchronous copies from them runs at 15-25 GB/s there, and
-// maps none of the blob's pages into the process.
+// 344 MB. Reading the file with pread() on four threads into two pinned
+// 1 MiB buffers each and queueing asynchronous copies from them runs at about
+// 15 GB/s there (16-17 ms for GPT-2's 249 MB; larger buffers cost more to pin
+// than they save), and maps none of the blob's pages into the process.
 //
 // libaotirt's build renames the static CUDA runtime's cudaMemcpy to
 // aotirt_cudart_memcpy and defines cudaMemcpy in cuda_upload.cpp, which is
@@ -32,7 +33,7 @@ struct CudaUploadOptions {
   // Reader threads; 0 turns uploads off (the runtime's path).
   int threads = 4;
   // Bytes per pinned buffer; each thread has two.
-  size_t piece_bytes = size_t{2} << 20;
+  size_t piece_bytes = size_t{1} << 20;
   // Ranges smaller than this are left to the runtime: pinning the buffers
   // would cost more than it saves.
   size_t min_bytes = size_t{16} << 20;
