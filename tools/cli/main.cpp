@@ -264,7 +264,10 @@ Status cmd_run(const RunArgs& args) {
   Status st = prepare_output_dir(args.output_dir);
   if (!st.ok()) return st;
   EarlyInputs early;
-  std::thread reader([&] { early.read(args.package, args.inputs); });
+  std::thread reader([&] {
+    early.read(args.package, args.inputs);
+    debug_mark(early.ok ? "inputs read beside the load" : "inputs left for after the load");
+  });
   Result<std::unique_ptr<Model>> model = load_model(args.package, args.device, nullptr, args.cuda_graph);
   debug_mark("model loaded");
   reader.join();
