@@ -79,6 +79,47 @@ def test_cli_uses_one_cuda_connection_unless_told(preset, zoo_manifest, zoo_root
     assert not compare_outputs(pkg_dir, s["expected"], tmp_path / "out", pkg["tolerance"])
 
 
+def _cli_cmd(cli, pkg_dir, pkg, files, out_dir):
+    cmd = [cli, "run", str(pkg_dir / pkg["package"]), "--output-dir", str(out_dir), "--device", zoo_device()]
+    for f in files:
+        cmd += ["--input", str(f)]
+    return cmd
+
+
+def test_cli_reads_inputs_beside_the_load(zoo_manifest, zoo_root, cli, tmp_path):
+    # `aotirt run` reads and converts its inputs (here float32 files for a
+    # bfloat16 model) on a thread while the model loads; the outputs are the
+    # same as eager PyTorch's.
+    pkg = package_entry(zoo_manifest, "bf16")
+    pkg_dir = zoo_root / pkg["dir"]
+    s = pkg["input_sets"][0]
+    env = {**os.environ, "AOTIRT_LOG_LEVEL": "debug"}
+    cmd = _cli_cmd(cli, pkg_dir, pkg, [pkg_dir / e["file"] for e in s["inputs"]], tmp_path / "out")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "run: inputs read beside the load" in proc.stderr, proc.stderr
+    assert not compare_outputs(pkg_dir, s["expected"], tmp_path / "out", pkg["tolerance"])
+
+
+def test_cli_input_errors_are_the_same_after_the_early_read(zoo_manifest, zoo_root, cli, tmp_path):
+    # A wrong shape makes the early read give up; the check after the load
+    # then fails with the usual message and a non-zero exit.
+    import numpy as np
+
+    pkg = package_entry(zoo_manifest, "mlp")
+    pkg_dir = zoo_root / pkg["dir"]
+    bad = tmp_path / "bad.npy"
+    np.save(bad, np.zeros((3, 5, 7), dtype=np.float32))
+    env = {**os.environ, "AOTIRT_LOG_LEVEL": "debug"}
+    proc = subprocess.run(_cli_cmd(cli, pkg_dir, pkg, [bad], tmp_path / "out"), capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode != 0
+    assert "run: inputs left for after the load" in proc.stderr, proc.stderr
+    assert "the model expects shape" in proc.stderr, proc.stderr
+    assert str(bad) in proc.stderr
+    assert not (tmp_path / "out" / "output0.npy").exists()
+
+
 @pytest.fixture(scope="session")
 def reference_outputs(zoo_manifest, zoo_root, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("reference")

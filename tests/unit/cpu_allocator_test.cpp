@@ -74,6 +74,20 @@ TEST(CpuAllocatorTest, BlocksAre64ByteAlignedAndWritable) {
   EXPECT_EQ(alloc.stats().active_bytes, 0u);
 }
 
+// Blocks of 8 MiB and more sit on 2 MiB boundaries (for transparent huge
+// pages); smaller ones keep the 64-byte alignment.
+TEST(CpuAllocatorTest, LargeBlocksAreAlignedForHugePages) {
+  CpuAllocator alloc(0);
+  for (size_t n : {size_t{8} << 20, (size_t{8} << 20) + 1, size_t{37748736}, size_t{103} << 20}) {
+    Result<void*> r = alloc.allocate(n);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(*r) % (size_t{2} << 20), 0u) << n;
+    static_cast<unsigned char*>(*r)[n - 1] = 1;  // the whole request is usable
+    alloc.deallocate(*r, n);
+  }
+  EXPECT_EQ(alloc.stats().active_bytes, 0u);
+}
+
 TEST(CpuAllocatorTest, CacheHitsReuseBlocksOfTheSameClass) {
   CpuAllocator alloc;
   void* a = alloc.allocate(1000).value();

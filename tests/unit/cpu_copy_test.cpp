@@ -233,6 +233,50 @@ TEST(CpuCopyConvertTest, FloatToHalfAndBack) {
   EXPECT_EQ(values_of<uint16_t>(b)[0], 0x3F80);
 }
 
+// float32 <-> bfloat16 / float16 take typed loops; they must agree with the
+// scalar routines bit for bit, through a transposed source and a broadcast
+// one, for every 16-bit pattern (NaNs stay NaN).
+TEST(CpuCopyConvertTest, TypedFloatConversionsMatchTheScalarPathOnStridedViews) {
+  for (DType narrow : {DType::kBFloat16, DType::kFloat16}) {
+    SCOPED_TRACE(dtype_name(narrow));
+    // Every pattern, narrow -> float32 -> narrow, as a 256x256 transposed view.
+    HostTensor n(narrow, {256, 256}, {1, 256});
+    for (int64_t i = 0; i < 256; ++i)
+      for (int64_t j = 0; j < 256; ++j) {
+        const uint16_t v = static_cast<uint16_t>(j * 256 + i);
+        std::memcpy(n.at({i, j}), &v, 2);
+      }
+    HostTensor f(DType::kFloat32, {256, 256}), back(narrow, {256, 256});
+    ASSERT_TRUE(cpu_copy_strided(f.impl, n.impl).ok());
+    ASSERT_TRUE(cpu_copy_strided(back.impl, f.impl).ok());
+    int64_t bad = 0;
+    for (int64_t i = 0; i < 256; ++i)
+      for (int64_t j = 0; j < 256; ++j) {
+        uint16_t src, got;
+        std::memcpy(&src, n.at({i, j}), 2);
+        std::memcpy(&got, back.at({i, j}), 2);
+        float as_f;
+        std::memcpy(&as_f, f.at({i, j}), 4);
+        const double want = load_as_double(n.at({i, j}), narrow);
+        if (std::isnan(want) ? !std::isnan(as_f) : static_cast<double>(as_f) != want) ++bad;
+        if (std::isnan(want) ? !std::isnan(load_as_double(&got, narrow)) : got != src) ++bad;
+      }
+    EXPECT_EQ(bad, 0);
+    // float32 -> narrow from a broadcast row: each element as the scalar path rounds it.
+    HostTensor row(DType::kFloat32, {1, 5});
+    const float vals[5] = {1.00390625f, -3.3e-5f, 70000.0f, 1e-8f, std::nanf("")};
+    for (int64_t j = 0; j < 5; ++j) std::memcpy(row.at({0, j}), &vals[j], 4);
+    HostTensor out(narrow, {3, 5});
+    ASSERT_TRUE(cpu_copy_strided(out.impl, row.impl).ok());
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 5; ++j) {
+        unsigned char want[2];
+        store_from_double(want, narrow, static_cast<double>(vals[j]));
+        EXPECT_EQ(std::memcmp(out.at({i, j}), want, 2), 0) << i << "," << j;
+      }
+  }
+}
+
 TEST(CpuCopyConvertTest, FloatToIntTruncatesTowardZero) {
   HostTensor f(DType::kFloat32, {6}), i(DType::kInt32, {6}), u(DType::kUInt8, {6});
   fill(f, std::vector<float>{2.7f, -2.7f, 0.5f, -0.5f, 100.0f, 255.0f});
