@@ -60,6 +60,11 @@ CudaUploadOptions small_pieces(int threads) {
   return o;
 }
 
+// An upload of the whole of |b|'s range, with 64 KiB pieces.
+Result<std::unique_ptr<HostUpload>> open_upload(const BlobFile& b, int threads) {
+  return cuda_begin_upload(0, b.region.data(), b.bytes.size(), b.path, kHeader, small_pieces(threads));
+}
+
 struct DeviceBuffer {
   void* ptr = nullptr;
   explicit DeviceBuffer(size_t n) { EXPECT_EQ(cudaMalloc(&ptr, n), cudaSuccess); }
@@ -111,8 +116,7 @@ TEST_F(CudaUploadTest, CopiesFromTheRangeLandByteForByte) {
   DeviceBuffer dev(n + 4096);
   ASSERT_EQ(cudaMemset(dev.ptr, 0, n + 4096), cudaSuccess);
   const CudaUploadStats before = cuda_upload_stats();
-  Result<std::unique_ptr<HostUpload>> u = cuda_begin_upload(0, blob.region.data(), n, blob.path, kHeader,
-                                                            small_pieces(3));
+  Result<std::unique_ptr<HostUpload>> u = open_upload(blob, 3);
   ASSERT_TRUE(u.ok()) << u.status().to_string();
   ASSERT_NE(u.value(), nullptr);
   // Pieces of every kind: one byte, under one buffer, across several, the
@@ -140,8 +144,7 @@ TEST_F(CudaUploadTest, OverlappingDestinationsKeepProgramOrder) {
   const size_t n = size_t{2} << 20;
   BlobFile blob = make_blob(n, 2);
   DeviceBuffer dev(n);
-  Result<std::unique_ptr<HostUpload>> u = cuda_begin_upload(0, blob.region.data(), n, blob.path, kHeader,
-                                                            small_pieces(4));
+  Result<std::unique_ptr<HostUpload>> u = open_upload(blob, 4);
   ASSERT_TRUE(u.ok() && u.value()) << u.status().to_string();
   // The whole range, then its second half over the first half: the second
   // copy must win wherever they overlap.
@@ -156,8 +159,7 @@ TEST_F(CudaUploadTest, OverlappingDestinationsKeepProgramOrder) {
 TEST_F(CudaUploadTest, CopiesToHostMemoryAreLeftToTheRuntime) {
   const size_t n = size_t{1} << 20;
   BlobFile blob = make_blob(n, 3);
-  Result<std::unique_ptr<HostUpload>> u = cuda_begin_upload(0, blob.region.data(), n, blob.path, kHeader,
-                                                            small_pieces(2));
+  Result<std::unique_ptr<HostUpload>> u = open_upload(blob, 2);
   ASSERT_TRUE(u.ok() && u.value());
   const CudaUploadStats before = cuda_upload_stats();
   std::vector<uint8_t> host(n);
@@ -172,8 +174,7 @@ TEST_F(CudaUploadTest, AFileCutShortFailsNamingIt) {
   const size_t n = size_t{3} << 20;
   BlobFile blob = make_blob(n, 4);
   DeviceBuffer dev(n);
-  Result<std::unique_ptr<HostUpload>> u = cuda_begin_upload(0, blob.region.data(), n, blob.path, kHeader,
-                                                            small_pieces(2));
+  Result<std::unique_ptr<HostUpload>> u = open_upload(blob, 2);
   ASSERT_TRUE(u.ok() && u.value());
   // The file loses its second half after it was mapped; the readers never
   // touch the mapping, so this is a short read, not a SIGBUS.
@@ -211,8 +212,7 @@ TEST_F(CudaUploadTest, DestroyingWithoutFinishWaitsForTheCopies) {
   BlobFile blob = make_blob(n, 5);
   DeviceBuffer dev(n);
   {
-    Result<std::unique_ptr<HostUpload>> u = cuda_begin_upload(0, blob.region.data(), n, blob.path, kHeader,
-                                                              small_pieces(3));
+    Result<std::unique_ptr<HostUpload>> u = open_upload(blob, 3);
     ASSERT_TRUE(u.ok() && u.value());
     ASSERT_EQ(cudaMemcpy(dev.ptr, blob.region.data(), n, cudaMemcpyHostToDevice), cudaSuccess);
   }
