@@ -222,10 +222,11 @@ Status ModelState::load_weights() {
   // PyTorch stores package entries uncompressed, so the blob is mapped
   // straight out of the .pt2; the model copies it into its own buffers.
   MappedRegion mapped;
+  uint64_t offset = 0;  // of the mapped blob in the package file
   std::string copy;
   const uint8_t* data = nullptr;
   if (w->stored) {
-    AOTIRT_ASSIGN_OR_RETURN(uint64_t offset, package_.zip->data_offset(*w));
+    AOTIRT_ASSIGN_OR_RETURN(offset, package_.zip->data_offset(*w));
     AOTIRT_ASSIGN_OR_RETURN(mapped, MappedRegion::map(package_.info.path, offset, w->size));
     data = mapped.data();
   } else {
@@ -238,7 +239,6 @@ Status ModelState::load_weights() {
   // (CUDA: pinned reads of the file on several threads).
   std::unique_ptr<HostUpload> upload;
   if (mapped.data()) {
-    AOTIRT_ASSIGN_OR_RETURN(uint64_t offset, package_.zip->data_offset(*w));
     AOTIRT_ASSIGN_OR_RETURN(upload, device_->begin_host_upload(data, w->size, package_.info.path, offset));
   }
   auto copy_weights = [&]() -> Status {

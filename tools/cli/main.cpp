@@ -158,21 +158,25 @@ Result<Tensor> check_input(size_t index, const TensorSpec* spec, Tensor tensor, 
   return tensor;
 }
 
+// Reads each file and checks it against specs[i] (none past the end).
+Result<std::vector<Tensor>> read_checked(const std::vector<std::string>& files, const std::vector<TensorSpec>& specs) {
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < files.size(); ++i) {
+    Result<Tensor> t = read_npy(files[i]);
+    if (!t.ok()) return t.status();
+    Result<Tensor> checked = check_input(i, i < specs.size() ? &specs[i] : nullptr, std::move(t).value(), files[i]);
+    if (!checked.ok()) return checked.status();
+    inputs.push_back(std::move(checked).value());
+  }
+  return inputs;
+}
+
 Result<std::vector<Tensor>> read_inputs(const Model& model, const std::vector<std::string>& files) {
   if (files.size() != model.num_inputs())
     return error(StatusCode::kInvalidArgument,
                  fmt::format("the model takes {} input(s) but {} --input file(s) were given", model.num_inputs(),
                              files.size()));
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < files.size(); ++i) {
-    Result<Tensor> t = read_npy(files[i]);
-    if (!t.ok()) return t.status();
-    const TensorSpec* spec = i < model.inputs().size() ? &model.inputs()[i] : nullptr;
-    Result<Tensor> checked = check_input(i, spec, std::move(t).value(), files[i]);
-    if (!checked.ok()) return checked.status();
-    inputs.push_back(std::move(checked).value());
-  }
-  return inputs;
+  return read_checked(files, model.inputs());
 }
 
 bool same_spec(const TensorSpec& a, const TensorSpec& b) {
@@ -192,13 +196,9 @@ struct EarlyInputs {
   void read(const std::string& package, const std::vector<std::string>& files) {
     Result<PackageInfo> info = inspect_package(package);
     if (!info.ok() || info->inputs.size() != files.size()) return;
-    for (size_t i = 0; i < files.size(); ++i) {
-      Result<Tensor> t = read_npy(files[i]);
-      if (!t.ok()) return;
-      Result<Tensor> checked = check_input(i, &info->inputs[i], std::move(t).value(), files[i]);
-      if (!checked.ok()) return;
-      tensors.push_back(std::move(checked).value());
-    }
+    Result<std::vector<Tensor>> read = read_checked(files, info->inputs);
+    if (!read.ok()) return;
+    tensors = std::move(read).value();
     specs = info->inputs;
     ok = true;
   }

@@ -14,6 +14,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -390,12 +391,17 @@ CudaUploadStats cuda_upload_stats() {
 }  // namespace aotirt
 
 // What model libraries and aotirt call. Exported (the "cuda*" pattern of
-// src/aotirt.map); noexcept in effect: nothing here throws.
+// src/aotirt.map). Queueing a copy allocates; running out of memory there is
+// reported as the runtime would, never thrown into the caller.
 extern "C" __attribute__((visibility("default"))) cudaError_t cudaMemcpy(void* dst, const void* src, size_t count,
                                                                           cudaMemcpyKind kind) {
   if (aotirt::g_open_count.load(std::memory_order_acquire) > 0) {
     cudaError_t r = cudaSuccess;
-    if (aotirt::route_copy(dst, src, count, kind, &r)) return r;
+    try {
+      if (aotirt::route_copy(dst, src, count, kind, &r)) return r;
+    } catch (const std::bad_alloc&) {
+      return cudaErrorMemoryAllocation;
+    }
   }
   return aotirt_cudart_memcpy(dst, src, count, kind);
 }
