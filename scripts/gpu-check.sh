@@ -63,6 +63,13 @@ if [ "${AOTIRT_GPU_SKIP_UNIT:-0}" != 1 ]; then  # scripts/test.sh ran them throu
     --gtest_filter='CudaAttentionTest.*' >"$LOG/cuda_attention_no_cublaslt.log" 2>&1
   grep -E '^\[  (PASSED|FAILED) |Failure' "$LOG/cuda_attention_no_cublaslt.log" | head -10
   count_gtest "$LOG/cuda_attention_no_cublaslt.log"
+  # aotirt's TF32 convolutions run only where TF32 is allowed (PyTorch's
+  # default for convolutions, off above for the strict checks).
+  echo "==== CUDA TF32 convolution shim tests ===="
+  AOTIRT_CUDA_ALLOW_TF32=1 "$BUILD/bin/aotirt_cuda_tests" --gtest_filter='CudaConvTf32Shim.*' \
+    >"$LOG/cuda_conv_tf32.log" 2>&1
+  grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure' "$LOG/cuda_conv_tf32.log" | head -10
+  count_gtest "$LOG/cuda_conv_tf32.log"
 fi
 wait
 

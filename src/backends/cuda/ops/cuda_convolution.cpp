@@ -19,6 +19,8 @@
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_symbols.h"
+#include "backends/cuda/ops/cuda_conv_tf32.h"
+#include "backends/cuda/ops/cuda_kernel_table.h"
 #include "backends/cuda/ops/cuda_op_replay.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "base/log.h"
@@ -457,6 +459,184 @@ Result<bool> patch_convolution(const CudaOpScope& scope, const TensorImpl& input
   return true;
 }
 
+// ---- float32 on aotirt's TF32 kernels (cuda_conv_tf32.h) ----
+
+// Where float32 channels-last convolutions run (AOTIRT_CUDA_CONV):
+// - auto (the default): on aotirt's kernels until something else in the
+//   process has loaded cuDNN (a grouped or a contiguous convolution, say);
+//   from then on on cuDNN, whose Hopper kernels ran ResNet-50's convolutions
+//   1.2-1.8x faster on an H200 machine, since its memory is spent anyway;
+// - aotirt: always on aotirt's kernels;
+// - cudnn: always on cuDNN.
+enum class ConvMode { kAuto, kAotirt, kCudnn };
+ConvMode conv_mode() {
+  static const ConvMode mode = [] {
+    const char* v = std::getenv("AOTIRT_CUDA_CONV");
+    const std::string s = v ? v : "";
+    if (s == "cudnn") return ConvMode::kCudnn;
+    if (s == "aotirt") return ConvMode::kAotirt;
+    if (!s.empty() && s != "auto")
+      AOTIRT_LOG(kWarning, "AOTIRT_CUDA_CONV={} is not auto, aotirt or cudnn; using auto", s);
+    return ConvMode::kAuto;
+  }();
+  return mode;
+}
+
+bool own_conv_enabled() {
+  switch (conv_mode()) {
+    case ConvMode::kCudnn: return false;
+    case ConvMode::kAotirt: return true;
+    default: return cudnn_api_if_loaded() == nullptr;
+  }
+}
+
+const KernelTable<CudaConvConfig>& conv_tf32_device(int device) {
+  return kernel_table<CudaConvConfig, cuda_conv_tf32_config_count, cuda_conv_tf32_config,
+                      cuda_conv_tf32_blocks_per_sm>(device, "no TF32 convolution kernels (convolutions on cuDNN)");
+}
+
+// A problem's kernel and channel split, chosen once, and its call site for
+// replays (a direct launch costs about 8 us of host time on an H200 machine,
+// a replayed one about 2: cuda_op_replay.h).
+struct OwnConvPlan {
+  int index = -1;  // among the build's kernels; -1: none takes the problem
+  int split = 1;
+  size_t tiles = 0;
+  CudaOpReplay replay{"aoti_torch_cuda_convolution / TF32 kernel replay"};
+};
+
+Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p) {
+  static std::mutex mutex;
+  static auto* plans = new std::map<std::array<int64_t, 17>, std::unique_ptr<OwnConvPlan>>();  // leaked
+  // Alignment decides which kernels take a problem, so it is part of the key.
+  const int64_t align = std::min({cuda_pointer_alignment(p.x), cuda_pointer_alignment(p.filter),
+                                  cuda_pointer_alignment(p.y), p.bias ? cuda_pointer_alignment(p.bias) : 256});
+  const std::array<int64_t, 17> key = {device,   p.n,      p.h,        p.w,        p.c,     p.k,
+                                       p.r,      p.s,      p.p,        p.q,        p.pad_h, p.pad_w,
+                                       p.stride_h, p.stride_w, p.dil_h * 65536 + p.dil_w, p.bias != nullptr, align};
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = plans->find(key);
+  if (it != plans->end()) return it->second.get();
+  auto plan = std::make_unique<OwnConvPlan>();
+  const KernelTable<CudaConvConfig>& t = conv_tf32_device(device);
+  const int count = static_cast<int>(t.configs.size());
+  if (count > 0) {
+    std::vector<char> takes(count);
+    for (int i = 0; i < count; ++i) takes[i] = cuda_conv_tf32_check(t.index[i], p, 1) == cudaSuccess;
+    bool takes_b[16] = {};
+    for (int i = 0; i < count && i < 16; ++i) takes_b[i] = takes[i] != 0;
+    const CudaConvChoice choice = cuda_conv_tf32_choose(p, t.sm_count, t.configs.data(), t.blocks.data(), takes_b,
+                                                        std::min(count, 16));
+    if (choice.config >= 0 && cuda_conv_tf32_check(t.index[choice.config], p, choice.split) == cudaSuccess) {
+      plan->index = t.index[choice.config];
+      plan->split = choice.split;
+      plan->tiles = static_cast<size_t>(cuda_conv_tf32_tiles(p, t.configs[choice.config]));
+      AOTIRT_LOG(kDebug, "convolution {}x{}x{}x{} * {}x{}x{}x{}: TF32 kernel {}x{} split {}", p.n, p.h, p.w, p.c, p.k,
+                 p.r, p.s, p.c, t.configs[choice.config].tile_m, t.configs[choice.config].tile_n, choice.split);
+    }
+  }
+  if (plans->size() > 4096) {
+    // Bounded; plans other threads are using stay valid: they are leaked.
+    for (auto& kv : *plans) kv.second.release();
+    plans->clear();
+  }
+  OwnConvPlan* raw = plan.get();
+  plans->emplace(key, std::move(plan));
+  return raw;
+}
+
+// A float32 2-d channels-last convolution (one group, not transposed) on
+// aotirt's TF32 kernels when TF32 is allowed (PyTorch's default for
+// convolutions) and one takes it: a CNN exported channels-last (ResNet-50,
+// say) then never loads cuDNN. The bias, if any, is added in the kernel's
+// epilogue (|bias_done|); a stem of 1-3 channels is padded to 4. Answers
+// false, with nothing queued, otherwise.
+Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, const TensorImpl& weight,
+                             const TensorImpl* bias, const DimVector& stride, const DimVector& padding,
+                             const DimVector& dilation, int64_t groups, bool transposed, bool channels_last,
+                             const TensorImpl& out, bool* bias_done) {
+  if (!own_conv_enabled() || !cuda_conv_allow_tf32() || cuda_conv_tf32_config_count() == 0 || transposed ||
+      groups != 1 || !channels_last || input.dim() != 4 || input.dtype() != DType::kFloat32)
+    return false;
+  const int device = scope.device();
+  const DimVector& xs = input.sizes();
+  const DimVector& ws = weight.sizes();
+  const DimVector& ys = out.sizes();
+  for (const DimVector* v : {&xs, &ws, &ys})
+    for (int64_t d = 0; d < 4; ++d)
+      if ((*v)[d] > INT32_MAX) return false;
+  CudaConvProblem p;
+  p.n = static_cast<int>(xs[0]);
+  p.c = static_cast<int>(xs[1]);
+  p.h = static_cast<int>(xs[2]);
+  p.w = static_cast<int>(xs[3]);
+  p.k = static_cast<int>(ws[0]);
+  p.r = static_cast<int>(ws[2]);
+  p.s = static_cast<int>(ws[3]);
+  p.p = static_cast<int>(ys[2]);
+  p.q = static_cast<int>(ys[3]);
+  for (const int64_t v : {padding[0], padding[1], stride[0], stride[1], dilation[0], dilation[1]})
+    if (v > INT32_MAX) return false;
+  p.pad_h = static_cast<int>(padding[0]);
+  p.pad_w = static_cast<int>(padding[1]);
+  p.stride_h = static_cast<int>(stride[0]);
+  p.stride_w = static_cast<int>(stride[1]);
+  p.dil_h = static_cast<int>(dilation[0]);
+  p.dil_w = static_cast<int>(dilation[1]);
+  // Stems of 1-3 channels run on the fixed-channels kernels, input and
+  // filters padded with zeros to kCudaConvStemChannels.
+  const bool pad = p.c < kCudaConvStemChannels;
+  CudaConvProblem q = p;
+  if (pad) q.c = kCudaConvStemChannels;
+  // Decide on the shapes first, so a refused problem copies nothing.
+  q.x = q.filter = reinterpret_cast<const float*>(uintptr_t{256});
+  q.y = reinterpret_cast<float*>(uintptr_t{256});
+  q.bias = bias ? q.x : nullptr;
+  AOTIRT_ASSIGN_OR_RETURN(OwnConvPlan * shape_plan, own_conv_plan(device, q));
+  if (shape_plan->index < 0) return false;
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, dense_as(input, true, device));
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl w, dense_as(weight, true, device));
+  TensorImpl b, padded;
+  if (bias) {
+    AOTIRT_ASSIGN_OR_RETURN(b, dense_as(*bias, false, device));
+  }
+  const int64_t x_rows = static_cast<int64_t>(p.n) * p.h * p.w, w_rows = static_cast<int64_t>(p.k) * p.r * p.s;
+  // The padded input, then the padded filters 256 bytes further on.
+  const int64_t x_floats = (x_rows * q.c + 63) / 64 * 64;
+  if (pad) {
+    AOTIRT_ASSIGN_OR_RETURN(padded, cuda_empty_contiguous(DimVector{x_floats + w_rows * q.c}, DType::kFloat32, device));
+  }
+  q.x = static_cast<const float*>(pad ? padded.data_ptr() : x.data_ptr());
+  q.filter = pad ? static_cast<const float*>(padded.data_ptr()) + x_floats : static_cast<const float*>(w.data_ptr());
+  q.y = static_cast<float*>(out.data_ptr());
+  q.bias = bias ? static_cast<const float*>(b.data_ptr()) : nullptr;
+  AOTIRT_ASSIGN_OR_RETURN(OwnConvPlan * plan, own_conv_plan(device, q));
+  if (plan->index < 0) return false;  // the operands' alignment rules it out
+  int* semaphores = nullptr;
+  if (plan->split > 1) {
+    AOTIRT_ASSIGN_OR_RETURN(semaphores, cuda_op_semaphores(device, scope.stream(), plan->tiles));
+  }
+  // Padded stems never split, so their two extra pointers take the
+  // semaphores' slot and the spare one.
+  const CudaReplayKey replay_key = {reinterpret_cast<uintptr_t>(x.data_ptr()), reinterpret_cast<uintptr_t>(w.data_ptr()),
+                                    reinterpret_cast<uintptr_t>(q.y), reinterpret_cast<uintptr_t>(q.bias),
+                                    pad ? reinterpret_cast<uintptr_t>(q.filter) : reinterpret_cast<uintptr_t>(semaphores),
+                                    reinterpret_cast<uintptr_t>(pad ? q.x : nullptr)};
+  AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, scope.stream(), [&](cudaStream_t s) -> Status {
+    ShimProfileScope profile("aoti_torch_cuda_convolution / TF32 kernel launch");
+    if (pad) {
+      AOTIRT_CUDA_RETURN_IF_ERROR(
+          cuda_launch_pad_channels(x.data_ptr(), x_rows, p.c, q.c, const_cast<float*>(q.x), s));
+      AOTIRT_CUDA_RETURN_IF_ERROR(
+          cuda_launch_pad_channels(w.data_ptr(), w_rows, p.c, q.c, const_cast<float*>(q.filter), s));
+    }
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_conv_tf32_launch(plan->index, q, plan->split, semaphores, s));
+    return Status();
+  }));
+  *bias_done = bias != nullptr;
+  return true;
+}
+
 Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, AtenTensorHandle* bias_h,
                        const int64_t* stride_p, int64_t stride_len, const int64_t* padding_p, int64_t padding_len,
                        const int64_t* dilation_p, int64_t dilation_len, bool transposed,
@@ -540,13 +720,19 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
     *ret0 = new_handle(std::move(out));
     return Status();
   }
+  bool bias_done = false;
   if (input->numel() == 0 || weight->numel() == 0) {
     AOTIRT_ASSIGN_OR_RETURN(Device * dev, get_device(out.device()));
     AOTIRT_RETURN_IF_ERROR(dev->zero(out));
   } else {
     AOTIRT_ASSIGN_OR_RETURN(bool patched, patch_convolution(*scope, *input, *weight, stride, padding, dilation, groups,
                                                             transposed, channels_last, out));
-    if (patched) goto convolved;
+    bool done = patched;
+    if (!done) {
+      AOTIRT_ASSIGN_OR_RETURN(done, own_convolution(*scope, *input, *weight, bias, stride, padding, dilation, groups,
+                                                    transposed, channels_last, out, &bias_done));
+    }
+    if (done) goto convolved;
     {
     // cuDNN gets dense operands in the chosen format; 1-d runs as 2-d.
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, dense_as(*input, channels_last, device));
@@ -681,7 +867,7 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
   convolved:;
   }
 
-  if (bias) {
+  if (bias && !bias_done) {
     // The bias may be strided; the kernel wants it dense.
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl b, dense_as(*bias, false, device));
     int64_t inner = 1;

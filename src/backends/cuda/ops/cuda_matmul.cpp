@@ -29,6 +29,7 @@
 #include "backends/cuda/cuda_symbols.h"
 #include "backends/cuda/ops/cuda_gemm_bf16.h"
 #include "backends/cuda/ops/cuda_gemm_f32x3.h"
+#include "backends/cuda/ops/cuda_kernel_table.h"
 #include "backends/cuda/ops/cuda_op_replay.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "base/status.h"
@@ -225,74 +226,9 @@ int f32x3_max_split() {
   return cap;
 }
 
-// A family of aotirt's GEMM kernels as they run on one device: the shapes
-// with an image for it, how many blocks of each fit on one of its
-// multiprocessors, and their index among the build's kernels; empty where
-// none runs (no CUTLASS in the build, a GPU before sm_80, or no kernel image
-// for it). Made once per device and family.
-template <class Config>
-struct KernelTable {
-  std::vector<Config> configs;
-  std::vector<int> blocks;
-  std::vector<int> index;
-  int sm_count = 0;
-};
-
-template <class Config, int (*Count)(), Config (*Get)(int), cudaError_t (*BlocksPerSm)(int, int*)>
-const KernelTable<Config>& kernel_table(int device, const char* none_message) {
-  static std::mutex mutex;
-  static std::array<std::unique_ptr<KernelTable<Config>>, kCudaMaxDevices> tables;
-  std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<KernelTable<Config>>& t = tables[device];
-  if (!t) {
-    t = std::make_unique<KernelTable<Config>>();
-    Result<CudaDevice*> dev = cuda_device(device);
-    if (dev.ok() && (*dev)->properties().major >= 8) {
-      for (int i = 0; i < Count(); ++i) {
-        int blocks = 0;
-        if (BlocksPerSm(i, &blocks) != cudaSuccess || blocks < 1) {
-          cudaGetLastError();  // clear it: no kernel image is not an error of the caller's
-          continue;
-        }
-        t->configs.push_back(Get(i));
-        t->blocks.push_back(blocks);
-        t->index.push_back(i);
-      }
-      t->sm_count = (*dev)->properties().sm_count;
-    }
-    if (t->configs.empty()) AOTIRT_LOG(kDebug, "device {}: {}", device, none_message);
-  }
-  return *t;
-}
-
 const KernelTable<CudaF32x3Config>& f32x3_device(int device) {
   return kernel_table<CudaF32x3Config, cuda_f32x3_config_count, cuda_f32x3_config, cuda_f32x3_blocks_per_sm>(
       device, "no 3xTF32 GEMM kernels (float32 GEMMs on cuBLASLt)");
-}
-
-// |ints| zeroed ints for the k slices of a 3xTF32 GEMM on |stream|. The
-// kernels leave them zero, so a buffer per device and stream is zeroed once.
-// While a graph is recorded, each call gets zeroed memory of the graph's own
-// (a replay may run beside work outside the graph), zeroed outside the
-// recording: a memset node per GEMM cost more than the split saved.
-Result<int*> f32x3_semaphores(int device, cudaStream_t stream, size_t ints) {
-  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
-  const size_t bytes = ints * sizeof(int);
-  if (dev->cuda_allocator().capturing_on_this_thread()) {
-    AOTIRT_ASSIGN_OR_RETURN(void* p, dev->cuda_allocator().zeroed_for_capture(bytes));
-    return static_cast<int*>(p);
-  }
-  static std::mutex mutex;
-  static auto* buffers = new std::map<std::pair<int, cudaStream_t>, TensorImpl>();  // leaked, like the streams
-  std::lock_guard<std::mutex> lock(mutex);
-  TensorImpl& buf = (*buffers)[{device, stream}];
-  if (!buf.defined() || buf.nbytes() < bytes) {
-    buf = TensorImpl();  // freed on |stream|, after the kernels that used it
-    const int64_t n = static_cast<int64_t>(std::max<size_t>(ints, 1024));
-    AOTIRT_ASSIGN_OR_RETURN(buf, cuda_empty_contiguous(DimVector{n}, DType::kInt32, device));
-    AOTIRT_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(buf.data_ptr(), 0, buf.nbytes(), stream));
-  }
-  return static_cast<int*>(buf.data_ptr());
 }
 
 bool aligned16(const void* p) { return cuda_pointer_alignment(p) >= 16; }
@@ -416,7 +352,7 @@ Result<bool> f32x3_gemm(int device, cudaStream_t stream, const LtGemm& g, bool d
   if (dry_run) return true;
   int* semaphores = nullptr;
   if (plan->split > 1) {
-    AOTIRT_ASSIGN_OR_RETURN(semaphores, f32x3_semaphores(device, stream, plan->tiles));
+    AOTIRT_ASSIGN_OR_RETURN(semaphores, cuda_op_semaphores(device, stream, plan->tiles));
   }
   const CudaReplayKey replay_key = own_replay_key(p, semaphores);
   AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, stream, [&](cudaStream_t s) -> Status {

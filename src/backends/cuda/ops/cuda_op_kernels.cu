@@ -79,6 +79,26 @@ __global__ void patches_kernel(const uint32_t* x, int64_t s0, int64_t s1, int64_
   }
 }
 
+__global__ void pad_channels_kernel(const uint32_t* x, int64_t total, int c, int c_to, uint32_t* out) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t row = i / c_to;
+    const int j = static_cast<int>(i - row * c_to);
+    out[i] = j < c ? x[row * c + j] : 0u;
+  }
+}
+
+// The same, a thread per row, for rows widened to 4 (16-byte stores).
+__global__ void pad_channels4_kernel(const uint32_t* x, int64_t rows, int c, uint4* out) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < rows; i += int64_t(gridDim.x) * blockDim.x) {
+    const uint32_t* src = x + i * c;
+    uint4 v = make_uint4(src[0], 0u, 0u, 0u);
+    if (c > 1) v.y = src[1];
+    if (c > 2) v.z = src[2];
+    if (c > 3) v.w = src[3];
+    out[i] = v;
+  }
+}
+
 unsigned blocks_for(int64_t n) {
   return static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>((n + kThreads - 1) / kThreads, 1), 1 << 16));
 }
@@ -145,6 +165,20 @@ cudaError_t cuda_launch_scale(void* x, int dtype, int64_t n, double alpha, cudaS
     default:
       return cudaErrorInvalidValue;
   }
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_pad_channels(const void* x, int64_t rows, int c, int c_to, void* out, cudaStream_t stream) {
+  if (rows < 0 || c < 1 || c_to < c) return cudaErrorInvalidValue;
+  const int64_t total = rows * c_to;
+  if (total == 0) return cudaSuccess;
+  if (c_to == 4 && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
+    pad_channels4_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(static_cast<const uint32_t*>(x), rows, c,
+                                                                   static_cast<uint4*>(out));
+    return cudaGetLastError();
+  }
+  pad_channels_kernel<<<blocks_for(total), kThreads, 0, stream>>>(static_cast<const uint32_t*>(x), total, c, c_to,
+                                                                  static_cast<uint32_t*>(out));
   return cudaGetLastError();
 }
 

@@ -27,6 +27,11 @@ cudaError_t cuda_launch_add_channel_bias(void* x, const void* bias, int dtype, i
 cudaError_t cuda_launch_patches(const void* x, const int64_t xs[4], int64_t n, int64_t c, int64_t oh, int64_t ow,
                                 int64_t kh, int64_t kw, void* out, cudaStream_t stream);
 
+// out[i, j] = j < c ? x[i, j] : 0 for |rows| rows of 4-byte elements: |c|
+// dense channels widened to |c_to| (a stem's 3 channels to the 4 the
+// convolution kernels read at once).
+cudaError_t cuda_launch_pad_channels(const void* x, int64_t rows, int c, int c_to, void* out, cudaStream_t stream);
+
 // x[i] *= alpha for |n| contiguous elements.
 cudaError_t cuda_launch_scale(void* x, int dtype, int64_t n, double alpha, cudaStream_t stream);
 

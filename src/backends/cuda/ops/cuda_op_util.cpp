@@ -10,6 +10,7 @@
 
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "backends/cuda/cuda_device.h"
+#include "backends/cuda/cuda_status.h"
 #include "base/status.h"
 #include "device/device.h"
 
@@ -146,6 +147,31 @@ Result<void*> cuda_op_workspace(int device, cudaStream_t stream, size_t bytes, T
     AOTIRT_ASSIGN_OR_RETURN(ws, cuda_empty_contiguous(DimVector{static_cast<int64_t>(bytes)}, DType::kUInt8, device));
   }
   return ws.data_ptr();
+}
+
+// |ints| zeroed ints for the serial k slices of aotirt's GEMM and
+// convolution kernels on |stream|. The kernels leave them zero, so a buffer per device and stream is zeroed once.
+// While a graph is recorded, each call gets zeroed memory of the graph's own
+// (a replay may run beside work outside the graph), zeroed outside the
+// recording: a memset node per GEMM cost more than the split saved.
+Result<int*> cuda_op_semaphores(int device, cudaStream_t stream, size_t ints) {
+  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
+  const size_t bytes = ints * sizeof(int);
+  if (dev->cuda_allocator().capturing_on_this_thread()) {
+    AOTIRT_ASSIGN_OR_RETURN(void* p, dev->cuda_allocator().zeroed_for_capture(bytes));
+    return static_cast<int*>(p);
+  }
+  static std::mutex mutex;
+  static auto* buffers = new std::map<std::pair<int, cudaStream_t>, TensorImpl>();  // leaked, like the streams
+  std::lock_guard<std::mutex> lock(mutex);
+  TensorImpl& buf = (*buffers)[{device, stream}];
+  if (!buf.defined() || buf.nbytes() < bytes) {
+    buf = TensorImpl();  // freed on |stream|, after the kernels that used it
+    const int64_t n = static_cast<int64_t>(std::max<size_t>(ints, 1024));
+    AOTIRT_ASSIGN_OR_RETURN(buf, cuda_empty_contiguous(DimVector{n}, DType::kInt32, device));
+    AOTIRT_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(buf.data_ptr(), 0, buf.nbytes(), stream));
+  }
+  return static_cast<int*>(buf.data_ptr());
 }
 
 bool cuda_conv_allow_tf32() { return tf32_override() != 0; }

@@ -66,6 +66,12 @@ bool cuda_matmul_allow_tf32();
 // shares no scratch with work outside the graph). Null for 0 bytes.
 Result<void*> cuda_op_workspace(int device, cudaStream_t stream, size_t bytes, TensorImpl* hold);
 
+// |ints| zeroed ints on |stream| for the serial k slices of aotirt's own
+// kernels (each slice waits on a per-tile counter that the last one resets
+// to zero): a buffer per device and stream, zeroed once and kept; while a
+// graph is recorded, zeroed memory of the graph's own.
+Result<int*> cuda_op_semaphores(int device, cudaStream_t stream, size_t ints);
+
 // Column-major D[m, n] (ld ldd) = alpha * op(A)[m, k] @ op(B)[k, n] + beta * D
 // (+ bias[m] broadcast along n), |batch| times with the given element strides.
 // Pointers are borrowed for the call.

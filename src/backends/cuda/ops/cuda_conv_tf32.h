@@ -1,0 +1,89 @@
+// aotirt's own float32 2-d convolutions on TF32 tensor cores: CUTLASS's
+// Ampere implicit-GEMM convolution (mma.sync m16n8k8) on channels-last
+// (NHWC) inputs and filters. PyTorch lets cuDNN use TF32 for float32
+// convolutions by default; these kernels do the same arithmetic, so a
+// channels-last float32 CNN (ResNet-50 as inductor exports it) runs without
+// cuDNN, and without the ~350 MiB of host memory and the ~0.3 s of start-up
+// that cuDNN's libraries (and the cuBLASLt they open) cost once loaded.
+//
+// The kernels are built only where CUTLASS's headers were found at
+// configure time (ops/cutlass/); otherwise cuda_conv_tf32_config_count() is
+// 0. Plain C++ types only: cuda_convolution.cpp decides when they apply.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace aotirt {
+
+// y[n, p, q, k] = sum over r, s, c of x[n, h, w, c] * w[k, r, s, c] (+
+// bias[k]), h = p * stride_h - pad_h + r * dil_h and likewise for w; taps
+// outside the input read zero. x, w and y are dense NHWC / KRSC / NPQK
+// (channels innermost). bias is null or |k| floats. Pointers are borrowed
+// for the launch.
+struct CudaConvProblem {
+  int n = 0, h = 0, w = 0, c = 0;  // input
+  int k = 0, r = 0, s = 0;         // filters
+  int p = 0, q = 0;                // output height and width
+  int pad_h = 0, pad_w = 0;
+  int stride_h = 1, stride_w = 1;
+  int dil_h = 1, dil_w = 1;
+  const float* x = nullptr;
+  const float* filter = nullptr;
+  const float* bias = nullptr;
+  float* y = nullptr;
+};
+
+// A compiled kernel shape: output tile (rows of n * p * q by output
+// channels), the reduction per k step, threads and shared memory per block,
+// and the input channels it takes: 0 for any multiple of 4 (CUTLASS's
+// optimized iterators: a k step is tile_k channels of one filter tap), or
+// exactly |fixed_channels| (its fixed-channels iterators, for a stem: a k
+// step spans tile_k / fixed_channels taps). Every kernel reads and writes 4
+// floats at a time: channel counts and starts must be multiples of 4.
+struct CudaConvConfig {
+  int tile_m = 0, tile_n = 0, tile_k = 0;
+  int threads = 0;
+  int smem_bytes = 0;
+  int fixed_channels = 0;
+};
+
+// The channel count stems of 1-3 channels are padded to (with zeros in the
+// input and the filters) for the fixed-channels kernels.
+constexpr int kCudaConvStemChannels = 4;
+
+// The kernel shapes built into this library (0 without CUTLASS).
+int cuda_conv_tf32_config_count();
+CudaConvConfig cuda_conv_tf32_config(int index);
+// How many blocks of config |index| fit on one multiprocessor.
+cudaError_t cuda_conv_tf32_blocks_per_sm(int index, int* blocks);
+
+// cudaSuccess when config |index| takes |p| with its input channels split
+// into |split| serial slices (alignment, channel counts, sizes);
+// cudaErrorInvalidValue otherwise. Queues nothing.
+cudaError_t cuda_conv_tf32_check(int index, const CudaConvProblem& p, int split);
+
+// Queues |p| on config |index| with |split| serial slices (each adds its
+// part to y in float32 after the one before). With |split| > 1,
+// |semaphores| holds at least cuda_conv_tf32_tiles(...) zeroed ints, left
+// zero when the kernel ends. Returns cudaErrorInvalidValue where
+// cuda_conv_tf32_check would.
+cudaError_t cuda_conv_tf32_launch(int index, const CudaConvProblem& p, int split, int* semaphores,
+                                  cudaStream_t stream);
+
+// Output tiles of |p| on a kernel of |config|.
+int64_t cuda_conv_tf32_tiles(const CudaConvProblem& p, const CudaConvConfig& config);
+
+// The choice of kernel shape and split for |p| on |sm_count|
+// multiprocessors, among |count| configs with their blocks per
+// multiprocessor (|blocks|) and whether each takes |p| at all (|takes|).
+// config -1: none does.
+struct CudaConvChoice {
+  int config = -1;
+  int split = 1;
+};
+CudaConvChoice cuda_conv_tf32_choose(const CudaConvProblem& p, int sm_count, const CudaConvConfig* configs,
+                                     const int* blocks, const bool* takes, int count);
+
+}  // namespace aotirt

@@ -1,0 +1,169 @@
+// The TF32 convolution kernels of cuda_conv_tf32.h, from CUTLASS's Ampere
+// implicit-GEMM forward convolution (cp.async into shared memory, mma.sync
+// m16n8k8 on TF32 with float32 accumulators; each float32 operand rounded to
+// TF32 as it is read), which runs on sm_80 and later. The GEMM is
+// [n * p * q, r * s * c] x [r * s * c, k]; a channel split is serial (each
+// slice adds its tile into y after the one before, ordered by a semaphore
+// per output tile).
+#include <cutlass/cutlass.h>
+#include <cutlass/conv/conv2d_problem_size.h>
+#include <cutlass/conv/convolution.h>
+#include <cutlass/conv/kernel/default_conv2d_fprop.h>
+#include <cutlass/conv/kernel/implicit_gemm_convolution.h>
+#include <cutlass/device_kernel.h>
+#include <cutlass/epilogue/thread/linear_combination.h>
+#include <cutlass/gemm/threadblock/threadblock_swizzle.h>
+
+#include <limits>
+
+#include "backends/cuda/ops/cuda_conv_tf32.h"
+#include "backends/cuda/ops/cuda_kernel_occupancy.h"
+
+namespace aotirt {
+namespace {
+
+using Nhwc = cutlass::layout::TensorNHWC;
+using cutlass::conv::IteratorAlgorithm;
+
+// A kernel shape: TM x TN output tiles of WM x WN warp tiles, TK of the
+// reduction per k step, |Stages| deep; FixedChannels 0 for CUTLASS's
+// optimized iterators (any multiple of 4 channels), else its fixed-channels
+// ones for exactly that many. Every access is 4 floats.
+template <int TM, int TN, int TK, int WM, int WN, int Stages, int FixedChannels>
+struct Shape {
+  static constexpr IteratorAlgorithm kAlgorithm =
+      FixedChannels == 0 ? IteratorAlgorithm::kOptimized : IteratorAlgorithm::kFixedChannels;
+  using Epilogue = cutlass::epilogue::thread::LinearCombination<float, 4, float, float>;
+  using Kernel = typename cutlass::conv::kernel::DefaultConv2dFprop<
+      float, Nhwc, float, Nhwc, float, Nhwc, float, cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80,
+      cutlass::gemm::GemmShape<TM, TN, TK>, cutlass::gemm::GemmShape<WM, WN, TK>, cutlass::gemm::GemmShape<16, 8, 8>,
+      Epilogue, cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>, Stages,
+      cutlass::arch::OpMultiplyAdd, kAlgorithm, cutlass::conv::StrideSupport::kStrided, 4, 4>::Kernel;
+  static constexpr int kFixedChannels = FixedChannels;
+  static constexpr int kSmem = static_cast<int>(sizeof(typename Kernel::SharedStorage));
+};
+
+cutlass::conv::Conv2dProblemSize problem_size(const CudaConvProblem& p, int split) {
+  return cutlass::conv::Conv2dProblemSize(p.n, p.h, p.w, p.c, p.k, p.r, p.s, p.p, p.q, p.pad_h, p.pad_w, p.stride_h,
+                                          p.stride_w, p.dil_h, p.dil_w, cutlass::conv::Mode::kCrossCorrelation,
+                                          split, /*groups=*/1);
+}
+
+bool aligned(const void* ptr, int floats) { return reinterpret_cast<uintptr_t>(ptr) % (floats * 4) == 0; }
+
+template <class S>
+cudaError_t check(const CudaConvProblem& p, int split) {
+  using Kernel = typename S::Kernel;
+  if (p.n <= 0 || p.h <= 0 || p.w <= 0 || p.c <= 0 || p.k <= 0 || p.r <= 0 || p.s <= 0 || p.p <= 0 || p.q <= 0 ||
+      split < 1 || !p.x || !p.filter || !p.y)
+    return cudaErrorInvalidValue;
+  // Each slice needs at least one k step of its own channels; the
+  // fixed-channels kernels' k steps cross filter taps, so they are not split.
+  if (split > 1 && (S::kFixedChannels != 0 || split > (p.c + Kernel::Mma::Shape::kK - 1) / Kernel::Mma::Shape::kK))
+    return cudaErrorInvalidValue;
+  if (!aligned(p.x, 4) || !aligned(p.filter, 4) || !aligned(p.y, 4) || (p.bias && !aligned(p.bias, 4)) ||
+      p.k % 4 != 0 || p.c % 4 != 0 || (S::kFixedChannels != 0 && p.c != S::kFixedChannels))
+    return cudaErrorInvalidValue;
+  const cutlass::conv::Conv2dProblemSize size = problem_size(p, split);
+  if (Kernel::Mma::IteratorA::can_implement(size) != cutlass::Status::kSuccess ||
+      Kernel::Mma::IteratorB::can_implement(size) != cutlass::Status::kSuccess)
+    return cudaErrorInvalidValue;
+  // CUTLASS's iterators index with 32-bit offsets.
+  const uint64_t limit = uint64_t(1) << 31;
+  if (uint64_t(size.activation_size()) * 4 >= limit || uint64_t(size.filter_size()) * 4 >= limit ||
+      uint64_t(size.output_size()) * 4 >= limit)
+    return cudaErrorInvalidValue;
+  const cutlass::gemm::GemmCoord tiled = cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>::get_tiled_shape(
+      cutlass::conv::Operator::kFprop, size,
+      {Kernel::Mma::Shape::kM, Kernel::Mma::Shape::kN, Kernel::Mma::Shape::kK}, split);
+  if (tiled.n() > std::numeric_limits<uint16_t>::max() || tiled.k() > std::numeric_limits<uint16_t>::max())
+    return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+template <class S>
+cudaError_t launch(const CudaConvProblem& p, int split, int* semaphores, cudaStream_t stream) {
+  using Kernel = typename S::Kernel;
+  const cudaError_t ok = check<S>(p, split);
+  if (ok != cudaSuccess) return ok;
+  if (split > 1 && !semaphores) return cudaErrorInvalidValue;
+  const cutlass::conv::Conv2dProblemSize size = problem_size(p, split);
+  // A bias is C with a zero stride (every output pixel reads the same k
+  // values) and beta 1; without one, beta 0 and C is not read.
+  const Nhwc out_layout = Nhwc::packed({p.n, p.p, p.q, p.k});
+  const Nhwc bias_layout(typename Nhwc::Stride(0));
+  typename Kernel::Arguments args(
+      size, {const_cast<float*>(p.x), Nhwc::packed({p.n, p.h, p.w, p.c})},
+      {const_cast<float*>(p.filter), Nhwc::packed({p.k, p.r, p.s, p.c})},
+      p.bias ? typename Kernel::TensorRefC(const_cast<float*>(p.bias), bias_layout)
+             : typename Kernel::TensorRefC(p.y, out_layout),
+      {p.y, out_layout}, typename S::Epilogue::Params(1.f, p.bias ? 1.f : 0.f),
+      cutlass::conv::SplitKMode::kSerial);
+  const typename Kernel::Params params(args, semaphores);
+  const dim3 grid =
+      cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>().get_grid_shape(params.grid_tiled_shape);
+  cutlass::Kernel<Kernel><<<grid, Kernel::kThreadCount, S::kSmem, stream>>>(params);
+  return cudaGetLastError();
+}
+
+struct Entry {
+  CudaConvConfig config;
+  const void* kernel;
+  cudaError_t (*check)(const CudaConvProblem&, int);
+  cudaError_t (*launch)(const CudaConvProblem&, int, int*, cudaStream_t);
+};
+
+template <class S>
+Entry entry() {
+  CudaConvConfig c;
+  c.tile_m = S::Kernel::Mma::Shape::kM;
+  c.tile_n = S::Kernel::Mma::Shape::kN;
+  c.tile_k = S::Kernel::Mma::Shape::kK;
+  c.threads = S::Kernel::kThreadCount;
+  c.smem_bytes = S::kSmem;
+  c.fixed_channels = S::kFixedChannels;
+  return Entry{c, reinterpret_cast<const void*>(cutlass::Kernel<typename S::Kernel>), &check<S>, &launch<S>};
+}
+
+// The shapes built: eight warps a block for the largest tiles, four for the
+// 128- and 64-wide ones, two for the 32x64 one (few output pixels, as at
+// batch 1 in a CNN's last stages, where the channel split fills the GPU),
+// and two fixed-channels kernels for stems (3 channels padded to 4: CUTLASS's few-channels iterator read them
+// one float at a time, 6x slower than cuDNN on ResNet-50's stem).
+const Entry* entries() {
+  static const Entry table[] = {
+      entry<Shape<256, 128, 32, 64, 64, 3, 0>>(), entry<Shape<128, 256, 32, 64, 64, 3, 0>>(),
+      entry<Shape<128, 128, 32, 64, 64, 3, 0>>(), entry<Shape<128, 64, 32, 64, 32, 4, 0>>(),
+      entry<Shape<64, 64, 32, 32, 32, 5, 0>>(),   entry<Shape<32, 64, 32, 32, 32, 4, 0>>(),
+      entry<Shape<128, 64, 32, 64, 32, 4, kCudaConvStemChannels>>(),
+      entry<Shape<64, 64, 32, 32, 32, 4, kCudaConvStemChannels>>()};
+  return table;
+}
+constexpr int kEntries = 8;
+
+}  // namespace
+
+int cuda_conv_tf32_config_count() { return kEntries; }
+
+CudaConvConfig cuda_conv_tf32_config(int index) {
+  return index >= 0 && index < kEntries ? entries()[index].config : CudaConvConfig{};
+}
+
+cudaError_t cuda_conv_tf32_blocks_per_sm(int index, int* blocks) {
+  if (index < 0 || index >= kEntries) return cudaErrorInvalidValue;
+  const Entry& e = entries()[index];
+  return cuda_kernel_blocks_per_sm(e.kernel, e.config.threads, e.config.smem_bytes, blocks);
+}
+
+cudaError_t cuda_conv_tf32_check(int index, const CudaConvProblem& p, int split) {
+  if (index < 0 || index >= kEntries) return cudaErrorInvalidValue;
+  return entries()[index].check(p, split);
+}
+
+cudaError_t cuda_conv_tf32_launch(int index, const CudaConvProblem& p, int split, int* semaphores,
+                                  cudaStream_t stream) {
+  if (index < 0 || index >= kEntries) return cudaErrorInvalidValue;
+  return entries()[index].launch(p, split, semaphores, stream);
+}
+
+}  // namespace aotirt

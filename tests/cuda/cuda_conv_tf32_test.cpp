@@ -1,0 +1,540 @@
+// aotirt's TF32 convolutions (cuda_conv_tf32.h): the choice of kernel shape
+// and channel split (no GPU needed); what the kernels refuse; every built
+// kernel at several splits against a float64 reference at TF32 tolerances
+// (bias, stride, padding, dilation, 1x1, 7x7, a 3-channel stem, edges that
+// are not whole tiles); and the convolution shim taking them for
+// channels-last float32 input when TF32 is allowed (ctest runs
+// CudaConvTf32Shim.* again with AOTIRT_CUDA_ALLOW_TF32=1), and leaving them
+// alone when it is not. Skipped without a GPU; the kernel tests also when
+// the build has no CUTLASS kernels.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <aotirt/model.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_symbols.h"
+#include "backends/cuda/ops/cuda_conv_tf32.h"
+#include "backends/cuda/ops/cuda_op_util.h"
+#include "cuda_test_util.h"
+#include "device/device.h"
+
+namespace aotirt {
+namespace {
+
+using namespace cuda_test;
+
+CudaConvConfig shape(int tm, int tn, int threads, int fixed) {
+  CudaConvConfig c;
+  c.tile_m = tm;
+  c.tile_n = tn;
+  c.tile_k = 32;
+  c.threads = threads;
+  c.smem_bytes = 65536;
+  c.fixed_channels = fixed;
+  return c;
+}
+// Shapes like the build's, so the chooser tests run on any build.
+const CudaConvConfig kShapes[] = {shape(256, 128, 256, 0), shape(128, 256, 256, 0), shape(128, 128, 128, 0),
+                                  shape(128, 64, 128, 0),  shape(64, 64, 128, 0),   shape(32, 64, 64, 0),
+                                  shape(128, 64, 128, 4),  shape(64, 64, 128, 4)};
+const int kBlocks[] = {1, 1, 2, 2, 2, 4, 2, 2};
+constexpr int kCount = 8;
+
+CudaConvProblem conv(int n, int h, int w, int c, int k, int r, int s, int stride, int pad, int dil = 1) {
+  CudaConvProblem p;
+  p.n = n;
+  p.h = h;
+  p.w = w;
+  p.c = c;
+  p.k = k;
+  p.r = r;
+  p.s = s;
+  p.stride_h = p.stride_w = stride;
+  p.pad_h = p.pad_w = pad;
+  p.dil_h = p.dil_w = dil;
+  p.p = (h + 2 * pad - dil * (r - 1) - 1) / stride + 1;
+  p.q = (w + 2 * pad - dil * (s - 1) - 1) / stride + 1;
+  return p;
+}
+
+// The chooser with the kernels that take |p| by channel count alone.
+CudaConvChoice choose(const CudaConvProblem& p) {
+  bool takes[kCount];
+  for (int i = 0; i < kCount; ++i) takes[i] = kShapes[i].fixed_channels ? p.c == kShapes[i].fixed_channels : p.c % 4 == 0;
+  return cuda_conv_tf32_choose(p, 132, kShapes, kBlocks, takes, kCount);
+}
+
+TEST(CudaConvTf32Choice, SplitsChannelsWhenFewTilesAndNotWhenMany) {
+  // ResNet-50's last 3x3 convolution at batch 1: 49 output pixels by 512
+  // channels is at most 8 tiles for 132 SMs, so the 4608-long reduction is
+  // split.
+  CudaConvChoice c = choose(conv(1, 7, 7, 512, 512, 3, 3, 1, 1));
+  ASSERT_GE(c.config, 0);
+  EXPECT_GT(c.split, 1);
+  EXPECT_LE(kShapes[c.config].tile_m, 64);
+  // The first 1x1 at batch 32: 100352 rows, many waves of whole reductions.
+  c = choose(conv(32, 56, 56, 64, 256, 1, 1, 1, 0));
+  ASSERT_GE(c.config, 0);
+  EXPECT_EQ(c.split, 1);
+  EXPECT_GE(kShapes[c.config].tile_m, 128);
+  // A reduction of one k step per tap is not cut.
+  c = choose(conv(1, 7, 7, 32, 64, 1, 1, 1, 0));
+  ASSERT_GE(c.config, 0);
+  EXPECT_EQ(c.split, 1);
+}
+
+TEST(CudaConvTf32Choice, PaddedStemsTakeTheFixedChannelsKernels) {
+  // ResNet-50's stem, its 3 channels padded to 4: the optimized kernels
+  // would spend a 32-channel k step on each 4-channel tap.
+  for (int n : {1, 32}) {
+    const CudaConvChoice c = choose(conv(n, 224, 224, kCudaConvStemChannels, 64, 7, 7, 2, 3));
+    ASSERT_GE(c.config, 0);
+    EXPECT_EQ(kShapes[c.config].fixed_channels, kCudaConvStemChannels);
+    EXPECT_EQ(c.split, 1);
+  }
+}
+
+TEST(CudaConvTf32Choice, NoneWhenNoKernelTakesIt) {
+  CudaConvProblem p = conv(1, 8, 8, 6, 16, 3, 3, 1, 1);  // 6 channels: neither kind
+  EXPECT_EQ(choose(p).config, -1);
+  bool all[kCount] = {true, true, true, true, true, true, true, true};
+  EXPECT_EQ(cuda_conv_tf32_choose(conv(1, 8, 8, 8, 16, 3, 3, 1, 1), 0, kShapes, kBlocks, all, kCount).config, -1);
+  p = conv(1, 8, 8, 8, 16, 3, 3, 1, 1);
+  p.k = 0;
+  EXPECT_EQ(cuda_conv_tf32_choose(p, 132, kShapes, kBlocks, all, kCount).config, -1);
+}
+
+// y = conv(x, w) + bias in float64 on the host; also sum |x| |w| per
+// output, the scale of TF32's rounding error.
+void reference(const CudaConvProblem& p, const std::vector<float>& x, const std::vector<float>& w,
+               const std::vector<float>& bias, std::vector<double>* y, std::vector<double>* scale) {
+  y->assign(size_t(p.n) * p.p * p.q * p.k, 0.0);
+  scale->assign(y->size(), 0.0);
+  for (int n = 0; n < p.n; ++n)
+    for (int oh = 0; oh < p.p; ++oh)
+      for (int ow = 0; ow < p.q; ++ow)
+        for (int k = 0; k < p.k; ++k) {
+          double s = bias.empty() ? 0.0 : bias[k], a = 0;
+          for (int r = 0; r < p.r; ++r) {
+            const int ih = oh * p.stride_h - p.pad_h + r * p.dil_h;
+            if (ih < 0 || ih >= p.h) continue;
+            for (int t = 0; t < p.s; ++t) {
+              const int iw = ow * p.stride_w - p.pad_w + t * p.dil_w;
+              if (iw < 0 || iw >= p.w) continue;
+              const float* xp = &x[((size_t(n) * p.h + ih) * p.w + iw) * p.c];
+              const float* wp = &w[((size_t(k) * p.r + r) * p.s + t) * p.c];
+              for (int c = 0; c < p.c; ++c) {
+                s += double(xp[c]) * wp[c];
+                a += std::fabs(double(xp[c]) * wp[c]);
+              }
+            }
+          }
+          const size_t i = ((size_t(n) * p.p + oh) * p.q + ow) * p.k + k;
+          (*y)[i] = s;
+          (*scale)[i] = a;
+        }
+}
+
+template <class T>
+T* upload(const std::vector<T>& v) {
+  T* d = nullptr;
+  EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), std::max<size_t>(v.size(), 1) * sizeof(T)), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  return d;
+}
+
+class CudaConvTf32Test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    AOTIRT_REQUIRE_GPU();
+    if (cuda_conv_tf32_config_count() == 0) GTEST_SKIP() << "this build has no TF32 convolution kernels (no CUTLASS)";
+    for (int i = 0; i < cuda_conv_tf32_config_count(); ++i) {
+      int blocks = 0;
+      // Also raises each kernel's shared-memory limit, as the shim's table does.
+      ASSERT_EQ(cuda_conv_tf32_blocks_per_sm(i, &blocks), cudaSuccess);
+      ASSERT_GE(blocks, 1);
+    }
+  }
+};
+
+TEST_F(CudaConvTf32Test, KernelsRefuseWhatTheyCannotTake) {
+  CudaConvProblem p = conv(1, 8, 8, 8, 16, 3, 3, 1, 1);
+  std::vector<float> buf(4096);
+  float* d = upload(buf);
+  p.x = p.filter = d;
+  p.y = d;
+  for (int i = 0; i < cuda_conv_tf32_config_count(); ++i) {
+    const bool fixed = cuda_conv_tf32_config(i).fixed_channels != 0;
+    SCOPED_TRACE("kernel " + std::to_string(i));
+    EXPECT_EQ(cuda_conv_tf32_check(i, p, 1) == cudaSuccess, !fixed);  // 8 channels: not the stem kernels'
+    CudaConvProblem q = p;
+    q.k = 18;  // the epilogue writes 4 channels at a time
+    EXPECT_EQ(cuda_conv_tf32_check(i, q, 1), cudaErrorInvalidValue);
+    q = p;
+    q.x = d + 1;  // not 16-byte aligned
+    EXPECT_EQ(cuda_conv_tf32_check(i, q, 1), cudaErrorInvalidValue);
+    q = p;
+    q.y = nullptr;
+    EXPECT_EQ(cuda_conv_tf32_check(i, q, 1), cudaErrorInvalidValue);
+    // 8 channels are one k step: no second slice to give.
+    EXPECT_EQ(cuda_conv_tf32_check(i, p, 2), cudaErrorInvalidValue);
+    q = conv(1, 8, 8, 6, 16, 3, 3, 1, 1);
+    q.x = q.filter = q.y = d;
+    EXPECT_EQ(cuda_conv_tf32_check(i, q, 1), cudaErrorInvalidValue);
+    EXPECT_EQ(cuda_conv_tf32_launch(i, q, 1, nullptr, nullptr), cudaErrorInvalidValue);
+    // 3 channels: the shim pads them to 4 first; 4 every kernel takes.
+    q = conv(1, 8, 8, 3, 16, 3, 3, 1, 1);
+    q.x = q.filter = q.y = d;
+    EXPECT_EQ(cuda_conv_tf32_check(i, q, 1), cudaErrorInvalidValue);
+    q.c = 4;
+    EXPECT_EQ(cuda_conv_tf32_check(i, q, 1), cudaSuccess);
+  }
+  EXPECT_EQ(cuda_conv_tf32_check(-1, p, 1), cudaErrorInvalidValue);
+  EXPECT_EQ(cuda_conv_tf32_launch(cuda_conv_tf32_config_count(), p, 1, nullptr, nullptr), cudaErrorInvalidValue);
+  cudaFree(d);
+}
+
+TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
+  struct Case {
+    CudaConvProblem p;
+    bool bias;
+    const char* what;
+  };
+  const Case cases[] = {
+      {conv(2, 9, 11, 64, 68, 3, 3, 1, 1), true, "3x3, padded, edges"},
+      {conv(1, 13, 13, 128, 64, 3, 3, 2, 1), false, "3x3 stride 2"},
+      {conv(2, 10, 10, 96, 32, 1, 1, 1, 0), true, "1x1"},
+      {conv(1, 12, 12, 64, 128, 1, 1, 2, 0), false, "1x1 stride 2 (downsample)"},
+      {conv(1, 12, 10, 32, 20, 3, 3, 1, 2, 2), true, "dilation 2"},
+      {conv(1, 7, 7, 256, 64, 3, 3, 1, 1), false, "deep and small (splits)"},
+      {conv(2, 30, 30, 4, 64, 7, 7, 2, 3), true, "a 4-channel stem"},
+      {conv(1, 17, 15, 4, 8, 5, 5, 1, 2), false, "a 4-channel 5x5"},
+  };
+  int* sem = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&sem), 1 << 16), cudaSuccess);
+  ASSERT_EQ(cudaMemset(sem, 0, 1 << 16), cudaSuccess);
+  std::vector<int> ran(cuda_conv_tf32_config_count(), 0);
+  int split_runs = 0;
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> u(-1.f, 1.f), ub(2.f, 3.f);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    CudaConvProblem p = c.p;
+    std::vector<float> x(size_t(p.n) * p.h * p.w * p.c), w(size_t(p.k) * p.r * p.s * p.c), bias;
+    for (float& v : x) v = u(gen);
+    for (float& v : w) v = u(gen);
+    if (c.bias) {
+      bias.resize(p.k);
+      for (float& v : bias) v = ub(gen);  // far above the tolerance: a dropped bias fails
+    }
+    std::vector<double> want, scale;
+    reference(p, x, w, bias, &want, &scale);
+    float *dx = upload(x), *dw = upload(w), *db = c.bias ? upload(bias) : nullptr, *dy = nullptr;
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), want.size() * sizeof(float)), cudaSuccess);
+    p.x = dx;
+    p.filter = dw;
+    p.bias = db;
+    p.y = dy;
+    for (int i = 0; i < cuda_conv_tf32_config_count(); ++i)
+      for (int split : {1, 2, 3, 8}) {
+        if (cuda_conv_tf32_check(i, p, split) != cudaSuccess) continue;
+        SCOPED_TRACE("kernel " + std::to_string(i) + " split " + std::to_string(split));
+        ASSERT_EQ(cudaMemset(dy, 0xff, want.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
+        ASSERT_EQ(cuda_conv_tf32_launch(i, p, split, sem, nullptr), cudaSuccess);
+        std::vector<float> got(want.size());
+        ASSERT_EQ(cudaMemcpy(got.data(), dy, got.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+        double worst = 0;
+        size_t worst_at = 0;
+        for (size_t j = 0; j < got.size(); ++j) {
+          // TF32 keeps 11 significand bits of each operand: each product is
+          // off by at most about 2^-10 of its size.
+          const double e = std::fabs(got[j] - want[j]) / (1e-3 * scale[j] + 1e-5);
+          const double ee = std::isfinite(e) ? e : 1e30;
+          if (ee > worst) {
+            worst = ee;
+            worst_at = j;
+          }
+        }
+        EXPECT_LE(worst, 1.0) << "at " << worst_at << ": " << got[worst_at] << " against " << want[worst_at];
+        std::vector<int> left(1 << 14);
+        ASSERT_EQ(cudaMemcpy(left.data(), sem, left.size() * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+        EXPECT_TRUE(std::all_of(left.begin(), left.end(), [](int v) { return v == 0; }))
+            << "the semaphores were not left zero";
+        ++ran[i];
+        if (split > 1) ++split_runs;
+      }
+    cudaFree(dx);
+    cudaFree(dw);
+    cudaFree(db);
+    cudaFree(dy);
+  }
+  for (int i = 0; i < cuda_conv_tf32_config_count(); ++i) EXPECT_GT(ran[i], 0) << "kernel " << i << " never ran";
+  EXPECT_GT(split_runs, 0);
+  cudaFree(sem);
+}
+
+// Through the shim, as a channels-last model calls it.
+struct ShimCase {
+  int64_t n, c, h, w, k, r, stride, pad;
+  bool bias;
+};
+
+struct ShimResult {
+  TensorImpl out;
+  double own_launches = 0, cudnn_calls = 0;
+  double worst = 0;
+};
+
+ShimResult run_shim(const ShimCase& c, uint32_t seed) {
+  ShimResult res;
+  std::mt19937 rng(seed);
+  const DimVector xs{c.n, c.c, c.h, c.w}, ws{c.k, c.c, c.r, c.r};
+  TensorImpl hx = host_random(xs, DType::kFloat32, rng());
+  TensorImpl hw = host_random(ws, DType::kFloat32, rng());
+  TensorImpl hb = host_random(DimVector{c.k}, DType::kFloat32, rng(), 2.0, 3.0);
+  TensorImpl dx = to_device(hx, cuda_channels_last_strides(xs));
+  TensorImpl dw = to_device(hw, cuda_channels_last_strides(ws));
+  TensorImpl db = to_device(hb);
+  OwnedHandle bias_h(db);
+  AtenTensorHandle bias_raw = bias_h;
+  const int64_t stride[2] = {c.stride, c.stride}, pad[2] = {c.pad, c.pad}, dil[2] = {1, 1}, outpad[2] = {0, 0};
+  AtenTensorHandle out_h = nullptr;
+  set_shim_profiling(true);
+  shim_profile(true);
+  EXPECT_EQ(aoti_torch_cuda_convolution(handle(dx), handle(dw), c.bias ? &bias_raw : nullptr, stride, 2, pad, 2, dil,
+                                        2, 0, outpad, 2, 1, &out_h),
+            0)
+      << last_error_text();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto prof = shim_profile(true);
+  set_shim_profiling(false);
+  if (!out_h) return res;
+  res.out = take(out_h);
+  res.own_launches = profiled_calls(prof, "TF32 kernel");
+  res.cudnn_calls = profiled_calls(prof, "cuDNN") + profiled_calls(prof, "cudnnBackendExecute");
+  // The CPU op in float64 is the reference.
+  TensorImpl hx64 = host_empty(xs, DType::kFloat64), hw64 = host_empty(ws, DType::kFloat64),
+             hb64 = host_empty(hb.sizes(), DType::kFloat64);
+  EXPECT_TRUE(copy_tensor(hx64, hx, false).ok());
+  EXPECT_TRUE(copy_tensor(hw64, hw, false).ok());
+  EXPECT_TRUE(copy_tensor(hb64, hb, false).ok());
+  OwnedHandle ref_bias(hb64);
+  AtenTensorHandle ref_bias_raw = ref_bias;
+  AtenTensorHandle ref_h = nullptr;
+  EXPECT_EQ(aoti_torch_cpu_convolution(handle(hx64), handle(hw64), c.bias ? &ref_bias_raw : nullptr, stride, 2, pad,
+                                       2, dil, 2, 0, outpad, 2, 1, &ref_h),
+            0)
+      << last_error_text();
+  if (!ref_h) return res;
+  TensorImpl ref = take(ref_h);
+  const std::vector<double> got = values(res.out), want = values(ref);
+  // Products of values in [-1, 1]: TF32 rounding stays within about 2^-10
+  // of sqrt(c * r * r) for random signs; 1e-3 of the whole sum of |x w|
+  // bounds it outright.
+  const double bound = 1e-3 * double(c.c * c.r * c.r) * 0.25 + 1e-5;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i)
+    res.worst = std::max(res.worst, std::isfinite(got[i]) ? std::fabs(got[i] - want[i]) / bound : 1e30);
+  return res;
+}
+
+const ShimCase kShimCases[] = {
+    {2, 64, 14, 14, 64, 3, 1, 1, true},    // bias in the epilogue
+    {1, 256, 7, 7, 128, 3, 1, 1, false},   // split channels
+    {2, 3, 32, 32, 16, 7, 2, 3, false},    // a stem, padded to 4 channels
+    {1, 1, 9, 11, 8, 3, 1, 1, true},       // one channel, padded
+    {1, 64, 12, 12, 256, 1, 2, 0, false},  // strided 1x1
+};
+
+std::string conv_mode_env() {
+  const char* v = std::getenv("AOTIRT_CUDA_CONV");
+  return v ? v : "";
+}
+
+TEST(CudaConvTf32Shim, ChannelsLastFloat32TakesTheKernels) {
+  AOTIRT_REQUIRE_GPU();
+  if (cuda_conv_tf32_config_count() == 0) GTEST_SKIP() << "this build has no TF32 convolution kernels (no CUTLASS)";
+  if (!cuda_conv_allow_tf32())
+    GTEST_SKIP() << "TF32 convolutions are off (AOTIRT_CUDA_ALLOW_TF32=0); ctest runs this test again with it on";
+  if (conv_mode_env() == "cudnn") GTEST_SKIP() << "AOTIRT_CUDA_CONV=cudnn";
+  if (conv_mode_env() != "aotirt" && cudnn_api_if_loaded())
+    GTEST_SKIP() << "an earlier test loaded cuDNN, so the automatic choice is cuDNN: run CudaConvTf32Shim.* alone "
+                    "(as ctest does) or with AOTIRT_CUDA_CONV=aotirt";
+  uint32_t seed = 31;
+  for (const ShimCase& c : kShimCases) {
+    SCOPED_TRACE("n=" + std::to_string(c.n) + " c=" + std::to_string(c.c) + " k=" + std::to_string(c.k) +
+                 " r=" + std::to_string(c.r));
+    ShimResult r = run_shim(c, seed++);
+    ASSERT_TRUE(r.out.defined());
+    EXPECT_EQ(r.own_launches, 1.0);
+    EXPECT_EQ(r.cudnn_calls, 0.0);
+    EXPECT_EQ(r.out.strides(), cuda_channels_last_strides(r.out.sizes()));
+    EXPECT_LE(r.worst, 1.0);
+  }
+}
+
+// The automatic choice: once cuDNN is loaded (by this test here; by a
+// grouped or a contiguous convolution in a model), its kernels take the
+// channels-last convolutions too. Runs after the test above.
+TEST(CudaConvTf32Shim, AutoMovesToCudnnOnceItIsLoaded) {
+  AOTIRT_REQUIRE_CUDNN();
+  if (cuda_conv_tf32_config_count() == 0) GTEST_SKIP() << "this build has no TF32 convolution kernels (no CUTLASS)";
+  if (!cuda_conv_allow_tf32()) GTEST_SKIP() << "TF32 convolutions are off (AOTIRT_CUDA_ALLOW_TF32=0)";
+  if (!conv_mode_env().empty() && conv_mode_env() != "auto") GTEST_SKIP() << "AOTIRT_CUDA_CONV=" << conv_mode_env();
+  ASSERT_TRUE(cudnn_api().ok());
+  ShimResult r = run_shim(kShimCases[0], 11);
+  ASSERT_TRUE(r.out.defined());
+  EXPECT_EQ(r.own_launches, 0.0);
+  EXPECT_GT(r.cudnn_calls, 0.0);
+  EXPECT_EQ(r.out.strides(), cuda_channels_last_strides(r.out.sizes()));
+  EXPECT_LE(r.worst, 1.0);
+}
+
+TEST(CudaConvTf32Shim, StrictFloat32StaysOffTheKernels) {
+  AOTIRT_REQUIRE_CUDNN();
+  if (cuda_conv_allow_tf32()) GTEST_SKIP() << "TF32 convolutions are allowed here";
+  ShimResult r = run_shim(kShimCases[0], 7);
+  ASSERT_TRUE(r.out.defined());
+  EXPECT_EQ(r.own_launches, 0.0);
+  // cuDNN without TF32: float32 accuracy.
+  EXPECT_LE(r.worst, 1e-2);
+}
+
+// Every built kernel and split on ResNet-50's convolutions at batch 1 and
+// 32, against the chooser's pick and the shim (whatever runs it in this
+// process: AOTIRT_CUDA_ALLOW_TF32=1 for aotirt's kernels, with
+// AOTIRT_CUDA_CONV=cudnn for cuDNN's TF32 ones). For tuning
+// cuda_conv_tf32_choose; it fails only on a launch error.
+TEST_F(CudaConvTf32Test, Timing) {
+  struct Shape {
+    int h, c, k, r, stride;
+  };
+  // Input size, channels in and out, kernel, stride (padding r / 2).
+  const Shape shapes[] = {{224, 3, 64, 7, 2},   {56, 64, 64, 1, 1},    {56, 64, 64, 3, 1},    {56, 64, 256, 1, 1},
+                          {56, 256, 64, 1, 1},  {56, 256, 128, 1, 1},  {56, 128, 128, 3, 2},  {28, 128, 512, 1, 1},
+                          {56, 256, 512, 1, 2}, {28, 512, 128, 1, 1},  {28, 128, 128, 3, 1},  {28, 512, 256, 1, 1},
+                          {28, 256, 256, 3, 2}, {14, 256, 1024, 1, 1}, {28, 512, 1024, 1, 2}, {14, 1024, 256, 1, 1},
+                          {14, 256, 256, 3, 1}, {14, 1024, 512, 1, 1}, {14, 512, 512, 3, 2},  {7, 512, 2048, 1, 1},
+                          {14, 1024, 2048, 1, 2}, {7, 2048, 512, 1, 1}, {7, 512, 512, 3, 1}};
+  int dev = 0, sms = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  const int count = cuda_conv_tf32_config_count();
+  std::vector<CudaConvConfig> configs(count);
+  std::vector<int> blocks(count);
+  for (int i = 0; i < count; ++i) {
+    configs[i] = cuda_conv_tf32_config(i);
+    ASSERT_EQ(cuda_conv_tf32_blocks_per_sm(i, &blocks[i]), cudaSuccess);
+  }
+  int* sem = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&sem), 1 << 20), cudaSuccess);
+  ASSERT_EQ(cudaMemset(sem, 0, 1 << 20), cudaSuccess);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  auto time_us = [&](auto&& launch) {
+    for (int w = 0; w < 3; ++w) launch();
+    const int iters = 20;
+    cudaEventRecord(e0);
+    for (int it = 0; it < iters; ++it) launch();
+    cudaEventRecord(e1);
+    EXPECT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    return 1000.0 * ms / iters;
+  };
+  double sum_best[2] = {0, 0}, sum_pick[2] = {0, 0}, sum_shim[2] = {0, 0};
+  for (int bi = 0; bi < 2; ++bi) {
+    const int n = bi == 0 ? 1 : 32;
+    for (const Shape& s : shapes) {
+      // The kernels take a stem padded to 4 channels, as the shim gives it.
+      CudaConvProblem p = conv(n, s.h, s.h, std::max(s.c, kCudaConvStemChannels), s.k, s.r, s.r, s.stride, s.r / 2);
+      const size_t xn = size_t(p.n) * p.h * p.w * p.c, wn = size_t(p.k) * p.r * p.s * p.c,
+                   yn = size_t(p.n) * p.p * p.q * p.k;
+      float *dx = nullptr, *dw = nullptr, *dy = nullptr;
+      ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dx), xn * 4), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dw), wn * 4), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), yn * 4), cudaSuccess);
+      cudaMemset(dx, 0, xn * 4);
+      cudaMemset(dw, 0, wn * 4);
+      p.x = dx;
+      p.filter = dw;
+      p.y = dy;
+      bool takes[16] = {};
+      for (int i = 0; i < count && i < 16; ++i) takes[i] = cuda_conv_tf32_check(i, p, 1) == cudaSuccess;
+      const CudaConvChoice pick = cuda_conv_tf32_choose(p, sms, configs.data(), blocks.data(), takes, count);
+      double best = 1e30, picked = 0;
+      std::string best_name;
+      for (int i = 0; i < count; ++i)
+        for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
+          if (cuda_conv_tf32_check(i, p, split) != cudaSuccess) continue;
+          const double us = time_us([&] { cuda_conv_tf32_launch(i, p, split, sem, nullptr); });
+          ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+          const std::string name = std::to_string(configs[i].tile_m) + "x" + std::to_string(configs[i].tile_n) +
+                                   (configs[i].fixed_channels ? "f" : "") + "/" + std::to_string(split);
+          std::printf("[ timing ] conv n=%d %dx%d c=%d k=%d r=%d s=%d %s: %.1f us\n", n, s.h, s.h, s.c, s.k, s.r,
+                      s.stride, name.c_str(), us);
+          if (us < best) {
+            best = us;
+            best_name = name;
+          }
+          if (i == pick.config && split == pick.split) picked = us;
+        }
+      // The shim on the same problem, channels-last, no bias.
+      TensorImpl x = device_empty(DimVector{p.n, s.c, p.h, p.w}, DType::kFloat32,
+                                  cuda_channels_last_strides(DimVector{p.n, s.c, p.h, p.w}));
+      TensorImpl w = device_empty(DimVector{p.k, s.c, p.r, p.s}, DType::kFloat32,
+                                  cuda_channels_last_strides(DimVector{p.k, s.c, p.r, p.s}));
+      cudaMemset(x.data_ptr(), 0, x.nbytes());
+      cudaMemset(w.data_ptr(), 0, w.nbytes());
+      const int64_t st[2] = {s.stride, s.stride}, pd[2] = {s.r / 2, s.r / 2}, dl[2] = {1, 1}, op[2] = {0, 0};
+      void* stream = nullptr;
+      ASSERT_EQ(aoti_torch_get_current_cuda_stream(0, &stream), 0);
+      OwnedHandle xh(x), wh(w);
+      bool shim_ok = true;
+      auto shim = [&] {
+        AtenTensorHandle out_h = nullptr;
+        if (aoti_torch_cuda_convolution(xh, wh, nullptr, st, 2, pd, 2, dl, 2, 0, op, 2, 1, &out_h) != 0) {
+          shim_ok = false;
+          return;
+        }
+        aoti_torch_delete_tensor_object(out_h);
+      };
+      for (int w2 = 0; w2 < 3; ++w2) shim();
+      cudaEventRecord(e0, static_cast<cudaStream_t>(stream));
+      for (int it = 0; it < 20; ++it) shim();
+      cudaEventRecord(e1, static_cast<cudaStream_t>(stream));
+      ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+      ASSERT_TRUE(shim_ok) << last_error_text();
+      float shim_ms = 0;
+      cudaEventElapsedTime(&shim_ms, e0, e1);
+      const double shim_us = 1000.0 * shim_ms / 20;
+      std::printf("[ timing ] conv n=%d %dx%d c=%d k=%d r=%d s=%d: best %s %.1f us; chosen %s/%d %.1f us; shim %.1f us\n",
+                  n, s.h, s.h, s.c, s.k, s.r, s.stride, best_name.c_str(), best,
+                  pick.config >= 0 ? (std::to_string(configs[pick.config].tile_m) + "x" +
+                                      std::to_string(configs[pick.config].tile_n)).c_str()
+                                   : "none",
+                  pick.split, picked, shim_us);
+      sum_best[bi] += best;
+      sum_pick[bi] += picked;
+      sum_shim[bi] += shim_us;
+      cudaFree(dx);
+      cudaFree(dw);
+      cudaFree(dy);
+    }
+    std::printf("[ timing ] conv batch %d, one of each ResNet-50 shape: best %.1f us, chosen %.1f us, shim %.1f us\n", n,
+                sum_best[bi], sum_pick[bi], sum_shim[bi]);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaFree(sem);
+}
+
+}  // namespace
+}  // namespace aotirt
