@@ -320,20 +320,8 @@ ShimResult run_shim(const ShimCase& c, uint32_t seed) {
   res.own_launches = profiled_calls(prof, "TF32 kernel");
   res.cudnn_calls = profiled_calls(prof, "cuDNN") + profiled_calls(prof, "cudnnBackendExecute");
   // The CPU op in float64 is the reference.
-  TensorImpl hx64 = host_empty(xs, DType::kFloat64), hw64 = host_empty(ws, DType::kFloat64),
-             hb64 = host_empty(hb.sizes(), DType::kFloat64);
-  EXPECT_TRUE(copy_tensor(hx64, hx, false).ok());
-  EXPECT_TRUE(copy_tensor(hw64, hw, false).ok());
-  EXPECT_TRUE(copy_tensor(hb64, hb, false).ok());
-  OwnedHandle ref_bias(hb64);
-  AtenTensorHandle ref_bias_raw = ref_bias;
-  AtenTensorHandle ref_h = nullptr;
-  EXPECT_EQ(aoti_torch_cpu_convolution(handle(hx64), handle(hw64), c.bias ? &ref_bias_raw : nullptr, stride, 2, pad,
-                                       2, dil, 2, 0, outpad, 2, 1, &ref_h),
-            0)
-      << last_error_text();
-  if (!ref_h) return res;
-  TensorImpl ref = take(ref_h);
+  TensorImpl ref = reference_conv2d(hx, hw, c.bias ? &hb : nullptr, stride, pad, dil);
+  if (!ref.defined()) return res;
   const std::vector<double> got = values(res.out), want = values(ref);
   // Products of values in [-1, 1]: TF32 rounding stays within about 2^-10
   // of sqrt(c * r * r) for random signs; 1e-3 of the whole sum of |x w|

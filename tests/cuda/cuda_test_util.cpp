@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <ostream>
 #include <random>
 
@@ -154,6 +155,30 @@ double max_scaled_error(const TensorImpl& a, const TensorImpl& b, double atol, d
     worst = std::max(worst, std::fabs(va[i] - vb[i]) / (atol + rtol * std::fabs(vb[i])));
   }
   return worst;
+}
+
+TensorImpl reference_conv2d(const TensorImpl& x, const TensorImpl& w, const TensorImpl* bias, const int64_t stride[2],
+                            const int64_t padding[2], const int64_t dilation[2]) {
+  auto as_f64 = [](const TensorImpl& t) {
+    TensorImpl out = host_empty(t.sizes(), DType::kFloat64);
+    Status s = copy_tensor(out, t, false);
+    EXPECT_TRUE(s.ok()) << s.to_string();
+    return out;
+  };
+  TensorImpl x64 = as_f64(x), w64 = as_f64(w);
+  std::unique_ptr<OwnedHandle> bias_h;
+  AtenTensorHandle bias_raw = nullptr;
+  if (bias) {
+    bias_h = std::make_unique<OwnedHandle>(as_f64(*bias));
+    bias_raw = *bias_h;
+  }
+  const int64_t output_padding[2] = {0, 0};
+  AtenTensorHandle out = nullptr;
+  EXPECT_EQ(aoti_torch_cpu_convolution(handle(x64), handle(w64), bias ? &bias_raw : nullptr, stride, 2, padding, 2,
+                                       dilation, 2, 0, output_padding, 2, 1, &out),
+            0)
+      << last_error_text();
+  return out ? take(out) : TensorImpl();
 }
 
 TensorImpl take(AtenTensorHandle h) {

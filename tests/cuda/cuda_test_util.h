@@ -92,6 +92,13 @@ double max_scaled_error(const TensorImpl& a, const TensorImpl& b, double atol, d
 // Takes the handle's tensor (the handle is deleted).
 TensorImpl take(AtenTensorHandle h);
 
+// A 2-d convolution of host |x| and |w| (any float dtypes, any strides), with
+// |bias| when not null, through the CPU op in float64: the reference the
+// CUDA convolution tests compare with. Undefined (with a test failure) when
+// the CPU op refuses it.
+TensorImpl reference_conv2d(const TensorImpl& x, const TensorImpl& w, const TensorImpl* bias, const int64_t stride[2],
+                            const int64_t padding[2], const int64_t dilation[2]);
+
 // A handle sharing a tensor, deleted when this object goes away; converts to
 // AtenTensorHandle, so handle(t) can be passed straight to a shim.
 class OwnedHandle {

@@ -507,13 +507,13 @@ struct OwnConvPlan {
 
 Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p) {
   static std::mutex mutex;
-  static auto* plans = new std::map<std::array<int64_t, 17>, std::unique_ptr<OwnConvPlan>>();  // leaked
+  static auto* plans = new std::map<std::array<int64_t, 18>, std::unique_ptr<OwnConvPlan>>();  // leaked
   // Alignment decides which kernels take a problem, so it is part of the key.
   const int64_t align = std::min({cuda_pointer_alignment(p.x), cuda_pointer_alignment(p.filter),
                                   cuda_pointer_alignment(p.y), p.bias ? cuda_pointer_alignment(p.bias) : 256});
-  const std::array<int64_t, 17> key = {device,   p.n,      p.h,        p.w,        p.c,     p.k,
-                                       p.r,      p.s,      p.p,        p.q,        p.pad_h, p.pad_w,
-                                       p.stride_h, p.stride_w, p.dil_h * 65536 + p.dil_w, p.bias != nullptr, align};
+  const std::array<int64_t, 18> key = {device,  p.n,     p.h,        p.w,        p.c,   p.k,
+                                       p.r,     p.s,     p.p,        p.q,        p.pad_h, p.pad_w,
+                                       p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.bias != nullptr, align};
   std::lock_guard<std::mutex> lock(mutex);
   auto it = plans->find(key);
   if (it != plans->end()) return it->second.get();
@@ -521,12 +521,10 @@ Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p) {
   const KernelTable<CudaConvConfig>& t = conv_tf32_device(device);
   const int count = static_cast<int>(t.configs.size());
   if (count > 0) {
-    std::vector<char> takes(count);
+    std::unique_ptr<bool[]> takes(new bool[count]);
     for (int i = 0; i < count; ++i) takes[i] = cuda_conv_tf32_check(t.index[i], p, 1) == cudaSuccess;
-    bool takes_b[16] = {};
-    for (int i = 0; i < count && i < 16; ++i) takes_b[i] = takes[i] != 0;
-    const CudaConvChoice choice = cuda_conv_tf32_choose(p, t.sm_count, t.configs.data(), t.blocks.data(), takes_b,
-                                                        std::min(count, 16));
+    const CudaConvChoice choice =
+        cuda_conv_tf32_choose(p, t.sm_count, t.configs.data(), t.blocks.data(), takes.get(), count);
     if (choice.config >= 0 && cuda_conv_tf32_check(t.index[choice.config], p, choice.split) == cudaSuccess) {
       plan->index = t.index[choice.config];
       plan->split = choice.split;
