@@ -1,10 +1,11 @@
-// aotirt's own float32 2-d convolutions on TF32 tensor cores: CUTLASS's
-// Ampere implicit-GEMM convolution (mma.sync m16n8k8) on channels-last
-// (NHWC) inputs and filters. PyTorch lets cuDNN use TF32 for float32
-// convolutions by default; these kernels do the same arithmetic, so a
-// channels-last float32 CNN (ResNet-50 as inductor exports it) runs without
-// cuDNN, and without the ~350 MiB of host memory and the ~0.3 s of start-up
-// that cuDNN's libraries (and the cuBLASLt they open) cost once loaded.
+// aotirt's own float32 2-d convolutions on tensor cores: CUTLASS's Ampere
+// implicit-GEMM convolution (mma.sync m16n8k8) on channels-last (NHWC)
+// inputs and filters. PyTorch lets cuDNN use TF32 for float32 convolutions
+// by default; the TF32 kernels do the same arithmetic, and 3xTF32 ones keep
+// float32 accuracy where TF32 is off. So a channels-last float32 CNN
+// (ResNet-50 as inductor exports it) runs without cuDNN, and without the
+// ~350 MiB of host memory and the ~0.3 s of start-up that cuDNN's libraries
+// (and the cuBLASLt they open) cost once loaded.
 //
 // The kernels are built only where CUTLASS's headers were found at
 // configure time (ops/cutlass/); otherwise cuda_conv_tf32_config_count() is
@@ -47,6 +48,9 @@ struct CudaConvConfig {
   int threads = 0;
   int smem_bytes = 0;
   int fixed_channels = 0;
+  // 3xTF32 (float32 accuracy: each operand split into a TF32 head and rest,
+  // three TF32 products each), for when TF32 is not allowed; else TF32.
+  bool three_pass = false;
 };
 
 // The channel count stems of 1-3 channels are padded to (with zeros in the
@@ -77,8 +81,9 @@ int64_t cuda_conv_tf32_tiles(const CudaConvProblem& p, const CudaConvConfig& con
 
 // The choice of kernel shape and split for |p| on |sm_count|
 // multiprocessors, among |count| configs with their blocks per
-// multiprocessor (|blocks|) and whether each takes |p| at all (|takes|).
-// config -1: none does.
+// multiprocessor (|blocks|) and whether each takes |p| at all (|takes|: the
+// caller also leaves out the kind of kernel, TF32 or 3xTF32, it does not
+// want). config -1: none does.
 struct CudaConvChoice {
   int config = -1;
   int split = 1;

@@ -1,7 +1,9 @@
 // aoti_torch_cuda_convolution through cuDNN's convolution API: 1-d (run as
 // 2-d with a unit height), 2-d and 3-d, grouped, strided, padded, dilated and
 // transposed (as cuDNN's backward-data pass); float32 patch embeddings
-// (stride equal to the kernel) as a copy and a GEMM on aotirt's own kernels.
+// (stride equal to the kernel) as a copy and a GEMM on aotirt's own kernels;
+// float32 channels-last 2-d convolutions on aotirt's TF32 or 3xTF32 kernels
+// (cuda_conv_tf32.h).
 //
 // The output is laid out as PyTorch's CUDA convolution lays it out, because
 // the generated code assumes those strides: channels-last when the input or
@@ -502,18 +504,19 @@ struct OwnConvPlan {
   int index = -1;  // among the build's kernels; -1: none takes the problem
   int split = 1;
   size_t tiles = 0;
-  CudaOpReplay replay{"aoti_torch_cuda_convolution / TF32 kernel replay"};
+  CudaOpReplay replay{"aoti_torch_cuda_convolution / TF32 kernel replay"};  // 3xTF32 ones too
 };
 
-Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p) {
+// The plan for |p| on TF32 kernels, or on 3xTF32 ones with |three_pass|.
+Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p, bool three_pass) {
   static std::mutex mutex;
-  static auto* plans = new std::map<std::array<int64_t, 18>, std::unique_ptr<OwnConvPlan>>();  // leaked
+  static auto* plans = new std::map<std::array<int64_t, 19>, std::unique_ptr<OwnConvPlan>>();  // leaked
   // Alignment decides which kernels take a problem, so it is part of the key.
   const int64_t align = std::min({cuda_pointer_alignment(p.x), cuda_pointer_alignment(p.filter),
                                   cuda_pointer_alignment(p.y), p.bias ? cuda_pointer_alignment(p.bias) : 256});
-  const std::array<int64_t, 18> key = {device,  p.n,     p.h,        p.w,        p.c,   p.k,
-                                       p.r,     p.s,     p.p,        p.q,        p.pad_h, p.pad_w,
-                                       p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.bias != nullptr, align};
+  const std::array<int64_t, 19> key = {device,     p.n,        p.h,     p.w,     p.c,   p.k,   p.r,
+                                       p.s,        p.p,        p.q,     p.pad_h, p.pad_w, p.stride_h,
+                                       p.stride_w, p.dil_h,    p.dil_w, p.bias != nullptr, align, three_pass};
   std::lock_guard<std::mutex> lock(mutex);
   auto it = plans->find(key);
   if (it != plans->end()) return it->second.get();
@@ -522,15 +525,17 @@ Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p) {
   const int count = static_cast<int>(t.configs.size());
   if (count > 0) {
     std::unique_ptr<bool[]> takes(new bool[count]);
-    for (int i = 0; i < count; ++i) takes[i] = cuda_conv_tf32_check(t.index[i], p, 1) == cudaSuccess;
+    for (int i = 0; i < count; ++i)
+      takes[i] = t.configs[i].three_pass == three_pass && cuda_conv_tf32_check(t.index[i], p, 1) == cudaSuccess;
     const CudaConvChoice choice =
         cuda_conv_tf32_choose(p, t.sm_count, t.configs.data(), t.blocks.data(), takes.get(), count);
     if (choice.config >= 0 && cuda_conv_tf32_check(t.index[choice.config], p, choice.split) == cudaSuccess) {
       plan->index = t.index[choice.config];
       plan->split = choice.split;
       plan->tiles = static_cast<size_t>(cuda_conv_tf32_tiles(p, t.configs[choice.config]));
-      AOTIRT_LOG(kDebug, "convolution {}x{}x{}x{} * {}x{}x{}x{}: TF32 kernel {}x{} split {}", p.n, p.h, p.w, p.c, p.k,
-                 p.r, p.s, p.c, t.configs[choice.config].tile_m, t.configs[choice.config].tile_n, choice.split);
+      AOTIRT_LOG(kDebug, "convolution {}x{}x{}x{} * {}x{}x{}x{}: {} kernel {}x{} split {}", p.n, p.h, p.w, p.c, p.k,
+                 p.r, p.s, p.c, three_pass ? "3xTF32" : "TF32", t.configs[choice.config].tile_m,
+                 t.configs[choice.config].tile_n, choice.split);
     }
   }
   if (plans->size() > 4096) {
@@ -545,17 +550,19 @@ Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p) {
 
 // A float32 2-d channels-last convolution (one group, not transposed) on
 // aotirt's TF32 kernels when TF32 is allowed (PyTorch's default for
-// convolutions) and one takes it: a CNN exported channels-last (ResNet-50,
-// say) then never loads cuDNN. The bias, if any, is added in the kernel's
+// convolutions), on its 3xTF32 ones when it is not, if one takes it: a CNN
+// exported channels-last (ResNet-50, say) then never loads cuDNN. The bias, if any, is added in the kernel's
 // epilogue (|bias_done|); a stem of 1-3 channels is padded to 4. Answers
 // false, with nothing queued, otherwise.
 Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, const TensorImpl& weight,
                              const TensorImpl* bias, const DimVector& stride, const DimVector& padding,
                              const DimVector& dilation, int64_t groups, bool transposed, bool channels_last,
                              const TensorImpl& out, bool* bias_done) {
-  if (!own_conv_enabled() || !cuda_conv_allow_tf32() || cuda_conv_tf32_config_count() == 0 || transposed ||
-      groups != 1 || !channels_last || input.dim() != 4 || input.dtype() != DType::kFloat32)
+  if (!own_conv_enabled() || cuda_conv_tf32_config_count() == 0 || transposed || groups != 1 || !channels_last ||
+      input.dim() != 4 || input.dtype() != DType::kFloat32)
     return false;
+  // Strict float32 (AOTIRT_CUDA_ALLOW_TF32=0) takes the 3xTF32 kernels.
+  const bool three_pass = !cuda_conv_allow_tf32();
   const int device = scope.device();
   const DimVector& xs = input.sizes();
   const DimVector& ws = weight.sizes();
@@ -590,7 +597,7 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
   q.x = q.filter = reinterpret_cast<const float*>(uintptr_t{256});
   q.y = reinterpret_cast<float*>(uintptr_t{256});
   q.bias = bias ? q.x : nullptr;
-  AOTIRT_ASSIGN_OR_RETURN(OwnConvPlan * shape_plan, own_conv_plan(device, q));
+  AOTIRT_ASSIGN_OR_RETURN(OwnConvPlan * shape_plan, own_conv_plan(device, q, three_pass));
   if (shape_plan->index < 0) return false;
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, dense_as(input, true, device));
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl w, dense_as(weight, true, device));
@@ -608,7 +615,7 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
   q.filter = pad ? static_cast<const float*>(padded.data_ptr()) + x_floats : static_cast<const float*>(w.data_ptr());
   q.y = static_cast<float*>(out.data_ptr());
   q.bias = bias ? static_cast<const float*>(b.data_ptr()) : nullptr;
-  AOTIRT_ASSIGN_OR_RETURN(OwnConvPlan * plan, own_conv_plan(device, q));
+  AOTIRT_ASSIGN_OR_RETURN(OwnConvPlan * plan, own_conv_plan(device, q, three_pass));
   if (plan->index < 0) return false;  // the operands' alignment rules it out
   int* semaphores = nullptr;
   if (plan->split > 1) {
@@ -621,7 +628,8 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
                                     pad ? reinterpret_cast<uintptr_t>(q.filter) : reinterpret_cast<uintptr_t>(semaphores),
                                     reinterpret_cast<uintptr_t>(pad ? q.x : nullptr)};
   AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, scope.stream(), [&](cudaStream_t s) -> Status {
-    ShimProfileScope profile("aoti_torch_cuda_convolution / TF32 kernel launch");
+    ShimProfileScope profile(three_pass ? "aoti_torch_cuda_convolution / 3xTF32 kernel launch"
+                                        : "aoti_torch_cuda_convolution / TF32 kernel launch");
     if (pad) {
       AOTIRT_CUDA_RETURN_IF_ERROR(
           cuda_launch_pad_channels(x.data_ptr(), x_rows, p.c, q.c, const_cast<float*>(q.x), s));

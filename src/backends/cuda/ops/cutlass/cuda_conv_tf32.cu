@@ -1,7 +1,9 @@
-// The TF32 convolution kernels of cuda_conv_tf32.h, from CUTLASS's Ampere
+// The convolution kernels of cuda_conv_tf32.h, from CUTLASS's Ampere
 // implicit-GEMM forward convolution (cp.async into shared memory, mma.sync
-// m16n8k8 on TF32 with float32 accumulators; each float32 operand rounded to
-// TF32 as it is read), which runs on sm_80 and later. The GEMM is
+// m16n8k8 on TF32 with float32 accumulators), which runs on sm_80 and later:
+// TF32 ones (each float32 operand rounded to TF32 as it is read) and 3xTF32
+// ones at float32 accuracy (OpMultiplyAddFastF32, each warp step's products
+// in fresh accumulators: cuda_cutlass_fresh_sum.h). The GEMM is
 // [n * p * q, r * s * c] x [r * s * c, k]; a channel split is serial (each
 // slice adds its tile into y after the one before, ordered by a semaphore
 // per output tile).
@@ -10,14 +12,17 @@
 #include <cutlass/conv/convolution.h>
 #include <cutlass/conv/kernel/default_conv2d_fprop.h>
 #include <cutlass/conv/kernel/implicit_gemm_convolution.h>
+#include <cutlass/conv/threadblock/implicit_gemm_multistage.h>
 #include <cutlass/device_kernel.h>
 #include <cutlass/epilogue/thread/linear_combination.h>
 #include <cutlass/gemm/threadblock/threadblock_swizzle.h>
 
 #include <limits>
+#include <type_traits>
 
 #include "backends/cuda/ops/cuda_conv_tf32.h"
 #include "backends/cuda/ops/cuda_kernel_occupancy.h"
+#include "backends/cuda/ops/cutlass/cuda_cutlass_fresh_sum.h"
 
 namespace aotirt {
 namespace {
@@ -25,21 +30,40 @@ namespace {
 using Nhwc = cutlass::layout::TensorNHWC;
 using cutlass::conv::IteratorAlgorithm;
 
+// CUTLASS's conv mainloop |M| with FreshSumMma as its warp step.
+template <class M>
+using FreshSumConvMainloop = cutlass::conv::threadblock::ImplicitGemmMultistage<
+    typename M::Shape, typename M::IteratorA, typename M::SmemIteratorA, M::kCacheOpA, typename M::IteratorB,
+    typename M::SmemIteratorB, M::kCacheOpB,
+    cutlass::gemm::threadblock::MmaPolicy<FreshSumMma<typename M::Policy::Operator>,
+                                          typename M::Policy::SmemPaddingA, typename M::Policy::SmemPaddingB,
+                                          M::Policy::kPartitionsK>,
+    M::kStages>;
+
 // A kernel shape: TM x TN output tiles of WM x WN warp tiles, TK of the
 // reduction per k step, |Stages| deep; FixedChannels 0 for CUTLASS's
 // optimized iterators (any multiple of 4 channels), else its fixed-channels
-// ones for exactly that many. Every access is 4 floats.
-template <int TM, int TN, int TK, int WM, int WN, int Stages, int FixedChannels>
+// ones for exactly that many; ThreePass for 3xTF32. Every access is 4
+// floats.
+template <int TM, int TN, int TK, int WM, int WN, int Stages, int FixedChannels, bool ThreePass = false>
 struct Shape {
   static constexpr IteratorAlgorithm kAlgorithm =
       FixedChannels == 0 ? IteratorAlgorithm::kOptimized : IteratorAlgorithm::kFixedChannels;
   using Epilogue = cutlass::epilogue::thread::LinearCombination<float, 4, float, float>;
-  using Kernel = typename cutlass::conv::kernel::DefaultConv2dFprop<
+  using MathOp = std::conditional_t<ThreePass, cutlass::arch::OpMultiplyAddFastF32, cutlass::arch::OpMultiplyAdd>;
+  using Default = typename cutlass::conv::kernel::DefaultConv2dFprop<
       float, Nhwc, float, Nhwc, float, Nhwc, float, cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80,
       cutlass::gemm::GemmShape<TM, TN, TK>, cutlass::gemm::GemmShape<WM, WN, TK>, cutlass::gemm::GemmShape<16, 8, 8>,
-      Epilogue, cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>, Stages,
-      cutlass::arch::OpMultiplyAdd, kAlgorithm, cutlass::conv::StrideSupport::kStrided, 4, 4>::Kernel;
+      Epilogue, cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>, Stages, MathOp, kAlgorithm,
+      cutlass::conv::StrideSupport::kStrided, 4, 4>::Kernel;
+  using Kernel = std::conditional_t<
+      ThreePass,
+      cutlass::conv::kernel::ImplicitGemmConvolution<FreshSumConvMainloop<typename Default::Mma>,
+                                                     typename Default::Epilogue, typename Default::ThreadblockSwizzle,
+                                                     cutlass::conv::Operator::kFprop>,
+      Default>;
   static constexpr int kFixedChannels = FixedChannels;
+  static constexpr bool kThreePass = ThreePass;
   static constexpr int kSmem = static_cast<int>(sizeof(typename Kernel::SharedStorage));
 };
 
@@ -122,6 +146,7 @@ Entry entry() {
   c.threads = S::Kernel::kThreadCount;
   c.smem_bytes = S::kSmem;
   c.fixed_channels = S::kFixedChannels;
+  c.three_pass = S::kThreePass;
   return Entry{c, reinterpret_cast<const void*>(cutlass::Kernel<typename S::Kernel>), &check<S>, &launch<S>};
 }
 
@@ -136,10 +161,13 @@ const Entry* entries() {
       entry<Shape<128, 128, 32, 64, 64, 3, 0>>(), entry<Shape<128, 64, 32, 64, 32, 4, 0>>(),
       entry<Shape<64, 64, 32, 32, 32, 5, 0>>(),   entry<Shape<32, 64, 32, 32, 32, 4, 0>>(),
       entry<Shape<128, 64, 32, 64, 32, 4, kCudaConvStemChannels>>(),
-      entry<Shape<64, 64, 32, 32, 32, 4, kCudaConvStemChannels>>()};
+      entry<Shape<64, 64, 32, 32, 32, 4, kCudaConvStemChannels>>(),
+      // 3xTF32: 32x32 warp tiles (with the fresh sums, 64x64 ones would spill).
+      entry<Shape<64, 64, 32, 32, 32, 4, 0, true>>(), entry<Shape<32, 64, 32, 32, 32, 5, 0, true>>(),
+      entry<Shape<64, 64, 32, 32, 32, 4, kCudaConvStemChannels, true>>()};
   return table;
 }
-constexpr int kEntries = 8;
+constexpr int kEntries = 11;
 
 }  // namespace
 

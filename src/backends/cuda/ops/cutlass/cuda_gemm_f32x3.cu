@@ -7,8 +7,8 @@
 // accumulators with truncation, so a single accumulator per output drifts
 // toward zero by about k * 2^-24 of the sum (a hand-written 3xTF32 GEMM with
 // one accumulator was 30 times less accurate than cuBLAS's float32 GEMM at
-// 197x768x3072: 1.1e-3 against 3.5e-5, bench/notes.md). FreshSumMma below
-// takes each warp step (8 values of k, three mma each) into zeroed
+// 197x768x3072: 1.1e-3 against 3.5e-5, bench/notes.md). FreshSumMma
+// (cuda_cutlass_fresh_sum.h) takes each warp step (8 values of k, three mma each) into zeroed
 // accumulators and adds them to the running sums with a rounded float32 add.
 #include <cutlass/cutlass.h>
 #include <cutlass/device_kernel.h>
@@ -23,29 +23,10 @@
 
 #include "backends/cuda/ops/cuda_gemm_f32x3.h"
 #include "backends/cuda/ops/cuda_kernel_occupancy.h"
+#include "backends/cuda/ops/cutlass/cuda_cutlass_fresh_sum.h"
 
 namespace aotirt {
 namespace {
-
-// CUTLASS's warp-level 3xTF32 mma with the products of each step summed in
-// fresh accumulators and added to the running sums in float32.
-template <class Base>
-class FreshSumMma : public Base {
- public:
-  using typename Base::FragmentC;
-  using typename Base::TransformedFragmentA;
-  using typename Base::TransformedFragmentB;
-
-  CUTLASS_DEVICE
-  void operator()(FragmentC& d, TransformedFragmentA const& a, TransformedFragmentB const& b,
-                  FragmentC const& c) const {
-    FragmentC part;
-    part.clear();
-    Base::operator()(part, a, b, part);
-    CUTLASS_PRAGMA_UNROLL
-    for (int i = 0; i < FragmentC::kElements; ++i) d[i] = c[i] + part[i];
-  }
-};
 
 // CUTLASS's default multistage mainloop |M| with FreshSumMma as its warp step.
 template <class M>
