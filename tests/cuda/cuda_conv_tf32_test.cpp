@@ -362,15 +362,23 @@ std::string conv_mode_env() {
   return v ? v : "";
 }
 
+// Why the shim would not take aotirt's kernels in this process ("" when it
+// would): the build, the convolution mode, cuDNN already loaded in auto mode.
+std::string own_kernels_off_reason() {
+  if (cuda_conv_tf32_config_count() == 0) return "this build has no TF32 convolution kernels (no CUTLASS)";
+  if (conv_mode_env() == "cudnn") return "AOTIRT_CUDA_CONV=cudnn";
+  if (conv_mode_env() != "aotirt" && cudnn_api_if_loaded())
+    return "an earlier test loaded cuDNN, so the automatic choice is cuDNN: run CudaConvTf32Shim.* alone (as ctest "
+           "does) or with AOTIRT_CUDA_CONV=aotirt";
+  return "";
+}
+
 TEST(CudaConvTf32Shim, ChannelsLastFloat32TakesTheKernels) {
   AOTIRT_REQUIRE_GPU();
-  if (cuda_conv_tf32_config_count() == 0) GTEST_SKIP() << "this build has no TF32 convolution kernels (no CUTLASS)";
   if (!cuda_conv_allow_tf32())
     GTEST_SKIP() << "TF32 convolutions are off (AOTIRT_CUDA_ALLOW_TF32=0); ctest runs this test again with it on";
-  if (conv_mode_env() == "cudnn") GTEST_SKIP() << "AOTIRT_CUDA_CONV=cudnn";
-  if (conv_mode_env() != "aotirt" && cudnn_api_if_loaded())
-    GTEST_SKIP() << "an earlier test loaded cuDNN, so the automatic choice is cuDNN: run CudaConvTf32Shim.* alone "
-                    "(as ctest does) or with AOTIRT_CUDA_CONV=aotirt";
+  const std::string off = own_kernels_off_reason();
+  if (!off.empty()) GTEST_SKIP() << off;
   uint32_t seed = 31;
   for (const ShimCase& c : kShimCases) {
     SCOPED_TRACE("n=" + std::to_string(c.n) + " c=" + std::to_string(c.c) + " k=" + std::to_string(c.k) +
@@ -407,12 +415,9 @@ TEST(CudaConvTf32Shim, AutoMovesToCudnnOnceItIsLoaded) {
 // them at its float32 tolerances too).
 TEST(CudaConvTf32Shim, StrictFloat32TakesTheThreePassKernels) {
   AOTIRT_REQUIRE_GPU();
-  if (cuda_conv_tf32_config_count() == 0) GTEST_SKIP() << "this build has no TF32 convolution kernels (no CUTLASS)";
   if (cuda_conv_allow_tf32()) GTEST_SKIP() << "TF32 convolutions are allowed here";
-  if (conv_mode_env() == "cudnn") GTEST_SKIP() << "AOTIRT_CUDA_CONV=cudnn";
-  if (conv_mode_env() != "aotirt" && cudnn_api_if_loaded())
-    GTEST_SKIP() << "an earlier test loaded cuDNN, so the automatic choice is cuDNN: run CudaConvTf32Shim.* alone "
-                    "or with AOTIRT_CUDA_CONV=aotirt";
+  const std::string off = own_kernels_off_reason();
+  if (!off.empty()) GTEST_SKIP() << off;
   uint32_t seed = 7;
   for (const ShimCase& c : kShimCases) {
     SCOPED_TRACE("n=" + std::to_string(c.n) + " c=" + std::to_string(c.c) + " k=" + std::to_string(c.k) +
