@@ -615,8 +615,15 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
   q.filter = pad ? static_cast<const float*>(padded.data_ptr()) + x_floats : static_cast<const float*>(w.data_ptr());
   q.y = static_cast<float*>(out.data_ptr());
   q.bias = bias ? static_cast<const float*>(b.data_ptr()) : nullptr;
-  AOTIRT_ASSIGN_OR_RETURN(OwnConvPlan * plan, own_conv_plan(device, q, three_pass));
-  if (plan->index < 0) return false;  // the operands' alignment rules it out
+  // The shape plan was made for 256-byte-aligned operands; only less aligned
+  // ones (views at an offset) need a plan, and a map lookup, of their own.
+  OwnConvPlan* plan = shape_plan;
+  const bool aligned = std::min({cuda_pointer_alignment(q.x), cuda_pointer_alignment(q.filter),
+                                 cuda_pointer_alignment(q.y), q.bias ? cuda_pointer_alignment(q.bias) : 256}) >= 256;
+  if (!aligned) {
+    AOTIRT_ASSIGN_OR_RETURN(plan, own_conv_plan(device, q, three_pass));
+    if (plan->index < 0) return false;  // the operands' alignment rules it out
+  }
   int* semaphores = nullptr;
   if (plan->split > 1) {
     AOTIRT_ASSIGN_OR_RETURN(semaphores, cuda_op_semaphores(device, scope.stream(), plan->tiles));
