@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -114,6 +115,39 @@ TEST(CudaConvTf32Choice, ThreePassKernelsPreferTheirLargerTile) {
   EXPECT_EQ(c.split, 1);
 }
 
+TEST(CudaConvTf32Choice, HopperKernelsTakeLargeProblemsWholeAndLeaveSmallOnesToSplits) {
+  // The Ampere shapes plus Hopper ones (one block an SM, no channel split).
+  std::vector<CudaConvConfig> all(kShapes, kShapes + kCount);
+  std::vector<int> blocks(kBlocks, kBlocks + kCount);
+  for (int tn : {128, 64}) {
+    CudaConvConfig h = shape(128, tn, 256, 0);
+    h.sm90 = true;
+    all.push_back(h);
+    blocks.push_back(1);
+  }
+  std::unique_ptr<bool[]> takes(new bool[all.size()]);
+  std::fill(takes.get(), takes.get() + all.size(), true);
+  auto pick = [&](const CudaConvProblem& p) {
+    return cuda_conv_tf32_choose(p, 132, all.data(), blocks.data(), takes.get(), static_cast<int>(all.size()));
+  };
+  // Batch 32's 14x14 1x1, 1024 -> 512 channels: 49 x 4 tiles of whole
+  // 1024-long reductions.
+  CudaConvChoice c = pick(conv(32, 14, 14, 1024, 512, 1, 1, 1, 0));
+  ASSERT_GE(c.config, kCount);
+  EXPECT_EQ(c.split, 1);
+  // Batch 1's last 3x3: 8 tiles; split Ampere tiles fill more SMs.
+  c = pick(conv(1, 7, 7, 512, 512, 3, 3, 1, 1));
+  ASSERT_GE(c.config, 0);
+  EXPECT_LT(c.config, kCount);
+  EXPECT_GT(c.split, 1);
+  // Where the caller rules the Hopper ones out (a bias, another GPU), the
+  // large problem goes to an Ampere shape.
+  takes[kCount] = takes[kCount + 1] = false;
+  c = pick(conv(32, 14, 14, 1024, 512, 1, 1, 1, 0));
+  ASSERT_GE(c.config, 0);
+  EXPECT_LT(c.config, kCount);
+}
+
 TEST(CudaConvTf32Choice, NoneWhenNoKernelTakesIt) {
   CudaConvProblem p = conv(1, 8, 8, 6, 16, 3, 3, 1, 1);  // 6 channels: neither kind
   EXPECT_EQ(choose(p).config, -1);
@@ -168,13 +202,28 @@ class CudaConvTf32Test : public ::testing::Test {
   void SetUp() override {
     AOTIRT_REQUIRE_GPU();
     if (cuda_conv_tf32_config_count() == 0) GTEST_SKIP() << "this build has no TF32 convolution kernels (no CUTLASS)";
+    int dev = 0, major = 0, minor = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    runs_.assign(cuda_conv_tf32_config_count(), true);
     for (int i = 0; i < cuda_conv_tf32_config_count(); ++i) {
+      // sm_90a code runs on compute capability 9.0 alone.
+      if (cuda_conv_tf32_config(i).sm90 && (major != 9 || minor != 0)) {
+        runs_[i] = false;
+        continue;
+      }
       int blocks = 0;
       // Also raises each kernel's shared-memory limit, as the shim's table does.
-      ASSERT_EQ(cuda_conv_tf32_blocks_per_sm(i, &blocks), cudaSuccess);
+      ASSERT_EQ(cuda_conv_tf32_blocks_per_sm(i, &blocks), cudaSuccess) << "kernel " << i;
       ASSERT_GE(blocks, 1);
     }
   }
+  // Whether kernel |i| has an image for this GPU.
+  bool runs(int i) const { return runs_[i]; }
+
+ private:
+  std::vector<bool> runs_;
 };
 
 TEST_F(CudaConvTf32Test, KernelsRefuseWhatTheyCannotTake) {
@@ -208,6 +257,21 @@ TEST_F(CudaConvTf32Test, KernelsRefuseWhatTheyCannotTake) {
     EXPECT_EQ(cuda_conv_tf32_check(i, q, 1), cudaErrorInvalidValue);
     q.c = 4;
     EXPECT_EQ(cuda_conv_tf32_check(i, q, 1), cudaSuccess);
+    if (cuda_conv_tf32_config(i).sm90) {
+      // No bias and no channel split on the Hopper kernels, and an output
+      // of the size the convolution gives.
+      q = conv(1, 8, 8, 64, 16, 3, 3, 1, 1);
+      q.x = q.filter = q.y = d;
+      EXPECT_EQ(cuda_conv_tf32_check(i, q, 1), cudaSuccess);
+      EXPECT_EQ(cuda_conv_tf32_check(i, q, 2), cudaErrorInvalidValue);
+      CudaConvProblem b = q;
+      b.bias = d;
+      EXPECT_EQ(cuda_conv_tf32_check(i, b, 1), cudaErrorInvalidValue);
+      b = q;
+      b.p = 7;
+      EXPECT_EQ(cuda_conv_tf32_check(i, b, 1), cudaErrorInvalidValue);
+      EXPECT_FALSE(cuda_conv_tf32_config(i).three_pass);
+    }
   }
   EXPECT_EQ(cuda_conv_tf32_check(-1, p, 1), cudaErrorInvalidValue);
   EXPECT_EQ(cuda_conv_tf32_launch(cuda_conv_tf32_config_count(), p, 1, nullptr, nullptr), cudaErrorInvalidValue);
@@ -257,7 +321,7 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
     p.y = dy;
     for (int i = 0; i < cuda_conv_tf32_config_count(); ++i)
       for (int split : {1, 2, 3, 8}) {
-        if (cuda_conv_tf32_check(i, p, split) != cudaSuccess) continue;
+        if (!runs(i) || cuda_conv_tf32_check(i, p, split) != cudaSuccess) continue;
         SCOPED_TRACE("kernel " + std::to_string(i) + " split " + std::to_string(split));
         ASSERT_EQ(cudaMemset(dy, 0xff, want.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
         ASSERT_EQ(cuda_conv_tf32_launch(i, p, split, sem, nullptr), cudaSuccess);
@@ -291,7 +355,10 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
     cudaFree(db);
     cudaFree(dy);
   }
-  for (int i = 0; i < cuda_conv_tf32_config_count(); ++i) EXPECT_GT(ran[i], 0) << "kernel " << i << " never ran";
+  for (int i = 0; i < cuda_conv_tf32_config_count(); ++i)
+    if (runs(i)) {
+      EXPECT_GT(ran[i], 0) << "kernel " << i << " never ran";
+    }
   EXPECT_GT(split_runs, 0);
   cudaFree(sem);
 }
@@ -455,7 +522,9 @@ TEST_F(CudaConvTf32Test, Timing) {
   std::vector<int> blocks(count);
   for (int i = 0; i < count; ++i) {
     configs[i] = cuda_conv_tf32_config(i);
-    ASSERT_EQ(cuda_conv_tf32_blocks_per_sm(i, &blocks[i]), cudaSuccess);
+    if (runs(i)) {
+      ASSERT_EQ(cuda_conv_tf32_blocks_per_sm(i, &blocks[i]), cudaSuccess);
+    }
   }
   int* sem = nullptr;
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&sem), 1 << 20), cudaSuccess);
@@ -463,16 +532,31 @@ TEST_F(CudaConvTf32Test, Timing) {
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
+  // Each kernel's GPU time: 20 launches recorded as one CUDA graph and
+  // replayed, as the shim replays them (timed one by one, the small
+  // problems measured the host's launch cost instead).
+  cudaStream_t ts = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&ts, cudaStreamNonBlocking), cudaSuccess);
   auto time_us = [&](auto&& launch) {
-    for (int w = 0; w < 3; ++w) launch();
     const int iters = 20;
-    cudaEventRecord(e0);
-    for (int it = 0; it < iters; ++it) launch();
-    cudaEventRecord(e1);
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    launch(ts);  // outside the capture: a first launch's setup
+    EXPECT_EQ(cudaStreamBeginCapture(ts, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    for (int it = 0; it < iters; ++it) launch(ts);
+    EXPECT_EQ(cudaStreamEndCapture(ts, &graph), cudaSuccess);
+    EXPECT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    cudaGraphLaunch(exec, ts);
+    cudaEventRecord(e0, ts);
+    cudaGraphLaunch(exec, ts);
+    cudaGraphLaunch(exec, ts);
+    cudaEventRecord(e1, ts);
     EXPECT_EQ(cudaEventSynchronize(e1), cudaSuccess);
     float ms = 0;
     cudaEventElapsedTime(&ms, e0, e1);
-    return 1000.0 * ms / iters;
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    return 1000.0 * ms / (2 * iters);
   };
   double sum_best[2] = {0, 0}, sum_pick[2] = {0, 0}, sum_shim[2] = {0, 0};
   for (int bi = 0; bi < 2; ++bi) {
@@ -491,20 +575,22 @@ TEST_F(CudaConvTf32Test, Timing) {
       p.x = dx;
       p.filter = dw;
       p.y = dy;
-      bool takes[16] = {};
+      std::unique_ptr<bool[]> takes(new bool[count]);
       // As the shim chooses: TF32 kernels where TF32 is allowed, else 3xTF32.
-      for (int i = 0; i < count && i < 16; ++i)
-        takes[i] = configs[i].three_pass == !cuda_conv_allow_tf32() && cuda_conv_tf32_check(i, p, 1) == cudaSuccess;
-      const CudaConvChoice pick = cuda_conv_tf32_choose(p, sms, configs.data(), blocks.data(), takes, count);
+      for (int i = 0; i < count; ++i)
+        takes[i] = runs(i) && configs[i].three_pass == !cuda_conv_allow_tf32() &&
+                   cuda_conv_tf32_check(i, p, 1) == cudaSuccess;
+      const CudaConvChoice pick = cuda_conv_tf32_choose(p, sms, configs.data(), blocks.data(), takes.get(), count);
       double best = 1e30, picked = 0;
       std::string best_name;
       for (int i = 0; i < count; ++i)
         for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
-          if (cuda_conv_tf32_check(i, p, split) != cudaSuccess) continue;
-          const double us = time_us([&] { cuda_conv_tf32_launch(i, p, split, sem, nullptr); });
+          if (!runs(i) || cuda_conv_tf32_check(i, p, split) != cudaSuccess) continue;
+          const double us = time_us([&](cudaStream_t st) { cuda_conv_tf32_launch(i, p, split, sem, st); });
           ASSERT_EQ(cudaGetLastError(), cudaSuccess);
           const std::string name = std::to_string(configs[i].tile_m) + "x" + std::to_string(configs[i].tile_n) +
-                                   (configs[i].fixed_channels ? "f" : "") + (configs[i].three_pass ? "x3" : "") + "/" + std::to_string(split);
+                                   (configs[i].fixed_channels ? "f" : "") + (configs[i].three_pass ? "x3" : "") +
+                                   (configs[i].sm90 ? "h" + std::to_string(blocks[i]) : "") + "/" + std::to_string(split);
           std::printf("[ timing ] conv n=%d %dx%d c=%d k=%d r=%d s=%d %s: %.1f us\n", n, s.h, s.h, s.c, s.k, s.r,
                       s.stride, name.c_str(), us);
           if (us < best) {
@@ -545,7 +631,9 @@ TEST_F(CudaConvTf32Test, Timing) {
       std::printf("[ timing ] conv n=%d %dx%d c=%d k=%d r=%d s=%d: best %s %.1f us; chosen %s/%d %.1f us; shim %.1f us\n",
                   n, s.h, s.h, s.c, s.k, s.r, s.stride, best_name.c_str(), best,
                   pick.config >= 0 ? (std::to_string(configs[pick.config].tile_m) + "x" +
-                                      std::to_string(configs[pick.config].tile_n)).c_str()
+                                      std::to_string(configs[pick.config].tile_n) +
+                                      (configs[pick.config].sm90 ? "h" : ""))
+                                         .c_str()
                                    : "none",
                   pick.split, picked, shim_us);
       sum_best[bi] += best;
@@ -560,6 +648,7 @@ TEST_F(CudaConvTf32Test, Timing) {
   }
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
+  cudaStreamDestroy(ts);
   cudaFree(sem);
 }
 

@@ -51,6 +51,9 @@ struct CudaConvConfig {
   // 3xTF32 (float32 accuracy: each operand split into a TF32 head and rest,
   // three TF32 products each), for when TF32 is not allowed; else TF32.
   bool three_pass = false;
+  // A Hopper kernel (sm_90a: TMA loads, wgmma), persistent: one block per
+  // multiprocessor walks the output tiles; TF32 only, no bias, no split.
+  bool sm90 = false;
 };
 
 // The channel count stems of 1-3 channels are padded to (with zeros in the

@@ -492,6 +492,16 @@ bool own_conv_enabled() {
   }
 }
 
+// AOTIRT_CUDA_CONV_SM90=0 leaves the Hopper kernels out of the choice (to
+// compare with the Ampere ones, or to step around one).
+bool conv_sm90_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("AOTIRT_CUDA_CONV_SM90");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
 const KernelTable<CudaConvConfig>& conv_tf32_device(int device) {
   return kernel_table<CudaConvConfig, cuda_conv_tf32_config_count, cuda_conv_tf32_config,
                       cuda_conv_tf32_blocks_per_sm>(device, "no TF32 convolution kernels (convolutions on cuDNN)");
@@ -526,16 +536,17 @@ Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p, bool th
   if (count > 0) {
     std::unique_ptr<bool[]> takes(new bool[count]);
     for (int i = 0; i < count; ++i)
-      takes[i] = t.configs[i].three_pass == three_pass && cuda_conv_tf32_check(t.index[i], p, 1) == cudaSuccess;
+      takes[i] = t.configs[i].three_pass == three_pass && (!t.configs[i].sm90 || conv_sm90_enabled()) &&
+                 cuda_conv_tf32_check(t.index[i], p, 1) == cudaSuccess;
     const CudaConvChoice choice =
         cuda_conv_tf32_choose(p, t.sm_count, t.configs.data(), t.blocks.data(), takes.get(), count);
     if (choice.config >= 0 && cuda_conv_tf32_check(t.index[choice.config], p, choice.split) == cudaSuccess) {
       plan->index = t.index[choice.config];
       plan->split = choice.split;
       plan->tiles = static_cast<size_t>(cuda_conv_tf32_tiles(p, t.configs[choice.config]));
-      AOTIRT_LOG(kDebug, "convolution {}x{}x{}x{} * {}x{}x{}x{}: {} kernel {}x{} split {}", p.n, p.h, p.w, p.c, p.k,
-                 p.r, p.s, p.c, three_pass ? "3xTF32" : "TF32", t.configs[choice.config].tile_m,
-                 t.configs[choice.config].tile_n, choice.split);
+      AOTIRT_LOG(kDebug, "convolution {}x{}x{}x{} * {}x{}x{}x{}: {} kernel {}x{}{} split {}", p.n, p.h, p.w, p.c,
+                 p.k, p.r, p.s, p.c, three_pass ? "3xTF32" : "TF32", t.configs[choice.config].tile_m,
+                 t.configs[choice.config].tile_n, t.configs[choice.config].sm90 ? " (sm_90a)" : "", choice.split);
     }
   }
   if (plans->size() > 4096) {

@@ -19,9 +19,11 @@
 
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "backends/cuda/ops/cuda_conv_tf32.h"
 #include "backends/cuda/ops/cuda_kernel_occupancy.h"
+#include "backends/cuda/ops/cutlass/cuda_conv_tf32_entry.h"
 #include "backends/cuda/ops/cutlass/cuda_cutlass_fresh_sum.h"
 
 namespace aotirt {
@@ -130,15 +132,8 @@ cudaError_t launch(const CudaConvProblem& p, int split, int* semaphores, cudaStr
   return cudaGetLastError();
 }
 
-struct Entry {
-  CudaConvConfig config;
-  const void* kernel;
-  cudaError_t (*check)(const CudaConvProblem&, int);
-  cudaError_t (*launch)(const CudaConvProblem&, int, int*, cudaStream_t);
-};
-
 template <class S>
-Entry entry() {
+CudaConvKernelEntry entry() {
   CudaConvConfig c;
   c.tile_m = S::Kernel::Mma::Shape::kM;
   c.tile_n = S::Kernel::Mma::Shape::kN;
@@ -147,50 +142,59 @@ Entry entry() {
   c.smem_bytes = S::kSmem;
   c.fixed_channels = S::kFixedChannels;
   c.three_pass = S::kThreePass;
-  return Entry{c, reinterpret_cast<const void*>(cutlass::Kernel<typename S::Kernel>), &check<S>, &launch<S>};
+  return CudaConvKernelEntry{c, reinterpret_cast<const void*>(cutlass::Kernel<typename S::Kernel>), &check<S>,
+                             &launch<S>};
 }
 
 // The shapes built: eight warps a block for the largest tiles, four for the
 // 128- and 64-wide ones, two for the 32x64 one (few output pixels, as at
 // batch 1 in a CNN's last stages, where the channel split fills the GPU),
 // and two fixed-channels kernels for stems (3 channels padded to 4: CUTLASS's few-channels iterator read them
-// one float at a time, 6x slower than cuDNN on ResNet-50's stem).
-const Entry* entries() {
-  static const Entry table[] = {
-      entry<Shape<256, 128, 32, 64, 64, 3, 0>>(), entry<Shape<128, 256, 32, 64, 64, 3, 0>>(),
-      entry<Shape<128, 128, 32, 64, 64, 3, 0>>(), entry<Shape<128, 64, 32, 64, 32, 4, 0>>(),
-      entry<Shape<64, 64, 32, 32, 32, 5, 0>>(),   entry<Shape<32, 64, 32, 32, 32, 4, 0>>(),
-      entry<Shape<128, 64, 32, 64, 32, 4, kCudaConvStemChannels>>(),
-      entry<Shape<64, 64, 32, 32, 32, 4, kCudaConvStemChannels>>(),
-      // 3xTF32: 32x32 warp tiles (with the fresh sums, 64x64 ones would spill).
-      entry<Shape<64, 64, 32, 32, 32, 4, 0, true>>(), entry<Shape<32, 64, 32, 32, 32, 5, 0, true>>(),
-      entry<Shape<64, 64, 32, 32, 32, 4, kCudaConvStemChannels, true>>()};
+// one float at a time, 6x slower than cuDNN on ResNet-50's stem); then the
+// Hopper kernels (cuda_conv_tf32_sm90.cu).
+const std::vector<CudaConvKernelEntry>& entries() {
+  static const std::vector<CudaConvKernelEntry> table = [] {
+    std::vector<CudaConvKernelEntry> t = {
+        entry<Shape<256, 128, 32, 64, 64, 3, 0>>(), entry<Shape<128, 256, 32, 64, 64, 3, 0>>(),
+        entry<Shape<128, 128, 32, 64, 64, 3, 0>>(), entry<Shape<128, 64, 32, 64, 32, 4, 0>>(),
+        entry<Shape<64, 64, 32, 32, 32, 5, 0>>(),   entry<Shape<32, 64, 32, 32, 32, 4, 0>>(),
+        entry<Shape<128, 64, 32, 64, 32, 4, kCudaConvStemChannels>>(),
+        entry<Shape<64, 64, 32, 32, 32, 4, kCudaConvStemChannels>>(),
+        // 3xTF32: 32x32 warp tiles (with the fresh sums, 64x64 ones would spill).
+        entry<Shape<64, 64, 32, 32, 32, 4, 0, true>>(), entry<Shape<32, 64, 32, 32, 32, 5, 0, true>>(),
+        entry<Shape<64, 64, 32, 32, 32, 4, kCudaConvStemChannels, true>>()};
+    int hopper = 0;
+    const CudaConvKernelEntry* h = cuda_conv_tf32_sm90_entries(&hopper);
+    t.insert(t.end(), h, h + hopper);
+    return t;
+  }();
   return table;
 }
-constexpr int kEntries = 11;
+
+int entry_count() { return static_cast<int>(entries().size()); }
 
 }  // namespace
 
-int cuda_conv_tf32_config_count() { return kEntries; }
+int cuda_conv_tf32_config_count() { return entry_count(); }
 
 CudaConvConfig cuda_conv_tf32_config(int index) {
-  return index >= 0 && index < kEntries ? entries()[index].config : CudaConvConfig{};
+  return index >= 0 && index < entry_count() ? entries()[index].config : CudaConvConfig{};
 }
 
 cudaError_t cuda_conv_tf32_blocks_per_sm(int index, int* blocks) {
-  if (index < 0 || index >= kEntries) return cudaErrorInvalidValue;
-  const Entry& e = entries()[index];
+  if (index < 0 || index >= entry_count()) return cudaErrorInvalidValue;
+  const CudaConvKernelEntry& e = entries()[index];
   return cuda_kernel_blocks_per_sm(e.kernel, e.config.threads, e.config.smem_bytes, blocks);
 }
 
 cudaError_t cuda_conv_tf32_check(int index, const CudaConvProblem& p, int split) {
-  if (index < 0 || index >= kEntries) return cudaErrorInvalidValue;
+  if (index < 0 || index >= entry_count()) return cudaErrorInvalidValue;
   return entries()[index].check(p, split);
 }
 
 cudaError_t cuda_conv_tf32_launch(int index, const CudaConvProblem& p, int split, int* semaphores,
                                   cudaStream_t stream) {
-  if (index < 0 || index >= kEntries) return cudaErrorInvalidValue;
+  if (index < 0 || index >= entry_count()) return cudaErrorInvalidValue;
   return entries()[index].launch(p, split, semaphores, stream);
 }
 

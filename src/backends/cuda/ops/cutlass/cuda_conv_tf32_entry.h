@@ -1,0 +1,25 @@
+// One compiled kernel of cuda_conv_tf32.h's table: its shape and the two
+// calls behind cuda_conv_tf32_check and cuda_conv_tf32_launch. Shared by
+// the Ampere kernels' file (cuda_conv_tf32.cu), which owns the table, and
+// the Hopper kernels' (cuda_conv_tf32_sm90.cu), which is built for sm_90a
+// alone and hands its entries over.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "backends/cuda/ops/cuda_conv_tf32.h"
+
+namespace aotirt {
+
+struct CudaConvKernelEntry {
+  CudaConvConfig config;
+  const void* kernel;  // for the occupancy query: no image on a GPU that cannot run it
+  cudaError_t (*check)(const CudaConvProblem&, int split);
+  cudaError_t (*launch)(const CudaConvProblem&, int split, int* semaphores, cudaStream_t stream);
+};
+
+// The Hopper kernels (|*count| of them; 0 where the toolkit cannot build
+// them). The table is static: borrowed for the life of the process.
+const CudaConvKernelEntry* cuda_conv_tf32_sm90_entries(int* count);
+
+}  // namespace aotirt

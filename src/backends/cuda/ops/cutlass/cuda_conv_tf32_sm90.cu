@@ -1,0 +1,175 @@
+// The Hopper kernels of cuda_conv_tf32.h: CUTLASS's sm_90 implicit-GEMM
+// forward convolution, whose producer warp loads the input through the
+// tensor memory accelerator in im2col mode (and the filters in tiled mode)
+// while two consumer warpgroups multiply on wgmma (TF32, float32
+// accumulators), persistent over the output tiles. Ampere's mma.sync
+// kernels (cuda_conv_tf32.cu) reach about 150 TFLOP/s on ResNet-50's
+// batch-32 convolutions on an H200 machine; these are for the large ones.
+//
+// This file is built for sm_90a only (wgmma and the im2col loads are not
+// part of compute_90): on any other GPU its kernels have no image and the
+// kernel table leaves them out. The tensor maps are encoded on the host by
+// the driver, which CUTLASS reaches through cudaGetDriverEntryPoint: this
+// library links no libcuda. TF32 only, no bias and no channel split: such
+// problems stay on the Ampere kernels.
+#include <cutlass/cutlass.h>
+// Before the collectives, which use it without including it.
+#include <cutlass/kernel_hardware_info.hpp>
+
+#include <cute/tensor.hpp>
+#include <cutlass/conv/collective/collective_builder.hpp>
+#include <cutlass/conv/convnd_problem_shape.hpp>
+#include <cutlass/conv/device/conv_universal_adapter.hpp>
+#include <cutlass/conv/dispatch_policy.hpp>
+#include <cutlass/conv/kernel/conv_universal.hpp>
+#include <cutlass/epilogue/collective/collective_builder.hpp>
+
+#include <array>
+#include <cstdint>
+
+#include "backends/cuda/ops/cutlass/cuda_conv_tf32_entry.h"
+
+namespace aotirt {
+namespace {
+
+using namespace cute;
+using Nhwc = cutlass::layout::TensorNHWC;
+
+// A TM x TN output tile, 32 channels per k step (one 128-byte swizzle row of
+// floats), one-SM clusters, |Stages| deep (0: as many as shared memory
+// holds, one block an SM; fewer let two blocks share an SM, so one's
+// epilogue overlaps the other's loads). CUTLASS 4.2 has no persistent or
+// cooperative schedule for convolutions: a block is one producer warp
+// (TMA) and one consumer warpgroup, a tile each.
+template <int TM, int TN, int Stages>
+struct Sm90Shape {
+  using Tile = Shape<Int<TM>, Int<TN>, Shape<_32>>;
+  using Cluster = Shape<_1, _1, _1>;
+  // No C operand (void): the output is alpha * the accumulators.
+  using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
+      float, float, void, Nhwc, 4, float, Nhwc, 4, cutlass::epilogue::TmaWarpSpecialized>::CollectiveOp;
+  using StageCount =
+      std::conditional_t<Stages == 0,
+                         cutlass::conv::collective::StageCountAutoCarveout<static_cast<int>(
+                             sizeof(typename Epilogue::SharedStorage))>,
+                         cutlass::conv::collective::StageCount<(Stages > 0 ? Stages : 1)>>;
+  using Mainloop = typename cutlass::conv::collective::CollectiveBuilder<
+      cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, cutlass::conv::Operator::kFprop, float, Nhwc, 4, float, Nhwc,
+      4, float, Tile, Cluster, StageCount, cutlass::conv::KernelImplicitTmaWarpSpecializedSm90>::CollectiveOp;
+  using Problem = cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, 2>;
+  using Kernel = cutlass::conv::kernel::ConvUniversal<Problem, Mainloop, Epilogue>;
+  using Conv = cutlass::conv::device::ConvUniversalAdapter<Kernel>;
+  static constexpr int kTileM = TM, kTileN = TN, kTileK = 32;
+};
+
+template <class S>
+typename S::Problem problem_shape(const CudaConvProblem& p) {
+  return typename S::Problem(cutlass::conv::Mode::kCrossCorrelation, {p.n, p.h, p.w, p.c}, {p.k, p.r, p.s, p.c},
+                             {p.pad_h, p.pad_w}, {p.pad_h, p.pad_w}, {p.stride_h, p.stride_w}, {p.dil_h, p.dil_w},
+                             /*groups=*/1);
+}
+
+int sm_count() {
+  int device = 0, count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return 0;
+  return count;
+}
+
+template <class S>
+typename S::Conv::Arguments arguments(const CudaConvProblem& p, const typename S::Problem& shape) {
+  using StrideD = typename S::Kernel::StrideD;
+  StrideD stride_d{};
+  // The output's strides, outermost mode first in ConvProblemShape and
+  // innermost first in the epilogue's stride.
+  cute::for_each(cute::make_seq<cute::rank<0>(StrideD{})>{},
+                 [&](auto i) { cute::get<0, i>(stride_d) = shape.stride_C[S::Problem::RankT - 2 - i]; });
+  typename S::Conv::Arguments args{
+      shape,
+      {p.x, p.filter},
+      {{1.f, 0.f}, nullptr, typename S::Kernel::StrideC{}, p.y, stride_d}};
+  args.hw_info.sm_count = sm_count();
+  cudaGetDevice(&args.hw_info.device_id);
+  return args;
+}
+
+bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+
+// The checks that need no driver call: sizes, alignment, a problem CUTLASS
+// takes (padding and corner limits of the im2col loads), an output of the
+// size PyTorch computed.
+template <class S>
+cudaError_t check_shape(const CudaConvProblem& p, int split, typename S::Conv::Arguments* args) {
+  if (p.n <= 0 || p.h <= 0 || p.w <= 0 || p.c <= 0 || p.k <= 0 || p.r <= 0 || p.s <= 0 || p.p <= 0 || p.q <= 0 ||
+      split != 1 || p.bias || !p.x || !p.filter || !p.y || p.c % 4 != 0 || p.k % 4 != 0 || !aligned16(p.x) ||
+      !aligned16(p.filter) || !aligned16(p.y))
+    return cudaErrorInvalidValue;
+  // The tensor maps index each dimension with 32 bits.
+  const uint64_t limit = uint64_t(1) << 31;
+  if (uint64_t(p.n) * p.h * p.w * p.c >= limit || uint64_t(p.k) * p.r * p.s * p.c >= limit ||
+      uint64_t(p.n) * p.p * p.q * p.k >= limit)
+    return cudaErrorInvalidValue;
+  const typename S::Problem shape = problem_shape<S>(p);
+  if (shape.shape_C[0] != p.n || shape.shape_C[1] != p.p || shape.shape_C[2] != p.q || shape.shape_C[3] != p.k)
+    return cudaErrorInvalidValue;
+  *args = arguments<S>(p, shape);
+  if (S::Conv::can_implement(*args) != cutlass::Status::kSuccess || S::Conv::get_workspace_size(*args) != 0)
+    return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+// Also has the driver encode the tensor maps (host work only, no launch),
+// so a problem the driver refuses is refused here, not at the launch.
+template <class S>
+cudaError_t check(const CudaConvProblem& p, int split) {
+  typename S::Conv::Arguments args;
+  const cudaError_t ok = check_shape<S>(p, split, &args);
+  if (ok != cudaSuccess) return ok;
+  typename S::Conv conv;
+  return conv.initialize(args, nullptr, nullptr) == cutlass::Status::kSuccess ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+template <class S>
+cudaError_t launch(const CudaConvProblem& p, int split, int* semaphores, cudaStream_t stream) {
+  typename S::Conv::Arguments args;
+  const cudaError_t ok = check_shape<S>(p, split, &args);
+  if (ok != cudaSuccess) return ok;
+  typename S::Conv conv;
+  if (conv.initialize(args, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
+  if (conv.run(stream) != cutlass::Status::kSuccess) {
+    const cudaError_t err = cudaGetLastError();
+    return err != cudaSuccess ? err : cudaErrorLaunchFailure;
+  }
+  return cudaGetLastError();
+}
+
+template <class S>
+CudaConvKernelEntry entry() {
+  CudaConvConfig c;
+  c.tile_m = S::kTileM;
+  c.tile_n = S::kTileN;
+  c.tile_k = S::kTileK;
+  c.threads = static_cast<int>(S::Kernel::MaxThreadsPerBlock);
+  c.smem_bytes = static_cast<int>(S::Kernel::SharedStorageSize);
+  c.sm90 = true;
+  return CudaConvKernelEntry{c, reinterpret_cast<const void*>(cutlass::device_kernel<typename S::Kernel>), &check<S>,
+                             &launch<S>};
+}
+
+}  // namespace
+
+const CudaConvKernelEntry* cuda_conv_tf32_sm90_entries(int* count) {
+  // 128x128 tiles, as deep a pipeline as fits (one block an SM: a second
+  // one's registers do not fit either); 128x64 and 64x128 for 64-channel
+  // layers and fewer output pixels; 64x256 for wide layers with few pixels;
+  // 64x64 for the smallest, three blocks an SM.
+  static const CudaConvKernelEntry table[] = {entry<Sm90Shape<128, 128, 0>>(), entry<Sm90Shape<128, 64, 4>>(),
+                                              entry<Sm90Shape<64, 128, 4>>(), entry<Sm90Shape<64, 256, 3>>(),
+                                              entry<Sm90Shape<64, 64, 4>>()};
+  *count = static_cast<int>(sizeof(table) / sizeof(table[0]));
+  return table;
+}
+
+}  // namespace aotirt
