@@ -1,8 +1,9 @@
 // aotirt's own float32 2-d convolutions on tensor cores: CUTLASS's Ampere
-// implicit-GEMM convolution (mma.sync m16n8k8) on channels-last (NHWC)
-// inputs and filters. PyTorch lets cuDNN use TF32 for float32 convolutions
-// by default; the TF32 kernels do the same arithmetic, and 3xTF32 ones keep
-// float32 accuracy where TF32 is off. So a channels-last float32 CNN
+// implicit-GEMM convolution (mma.sync m16n8k8), and on Hopper its sm_90 one
+// (TMA, wgmma), on channels-last (NHWC) inputs and filters. PyTorch lets
+// cuDNN use TF32 for float32 convolutions by default; the TF32 kernels do
+// the same arithmetic, and 3xTF32 ones keep float32 accuracy where TF32 is
+// off. So a channels-last float32 CNN
 // (ResNet-50 as inductor exports it) runs without cuDNN, and without the
 // ~350 MiB of host memory and the ~0.3 s of start-up that cuDNN's libraries
 // (and the cuBLASLt they open) cost once loaded.
@@ -51,8 +52,8 @@ struct CudaConvConfig {
   // 3xTF32 (float32 accuracy: each operand split into a TF32 head and rest,
   // three TF32 products each), for when TF32 is not allowed; else TF32.
   bool three_pass = false;
-  // A Hopper kernel (sm_90a: TMA loads, wgmma), persistent: one block per
-  // multiprocessor walks the output tiles; TF32 only, no bias, no split.
+  // A Hopper kernel (sm_90a: TMA loads, wgmma; a block a tile, as the
+  // Ampere ones): TF32 only, no bias, no channel split.
   bool sm90 = false;
 };
 

@@ -37,8 +37,8 @@ using Nhwc = cutlass::layout::TensorNHWC;
 
 // A TM x TN output tile, 32 channels per k step (one 128-byte swizzle row of
 // floats), one-SM clusters, |Stages| deep (0: as many as shared memory
-// holds, one block an SM; fewer let two blocks share an SM, so one's
-// epilogue overlaps the other's loads). CUTLASS 4.2 has no persistent or
+// holds; fewer let the small tiles put two or three blocks on an SM, so one's
+// epilogue overlaps another's loads). CUTLASS 4.2 has no persistent or
 // cooperative schedule for convolutions: a block is one producer warp
 // (TMA) and one consumer warpgroup, a tile each.
 template <int TM, int TN, int Stages>
