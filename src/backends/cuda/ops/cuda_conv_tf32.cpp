@@ -16,34 +16,57 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // split (CudaConvTf32Test.Timing: each launch replayed in a CUDA graph after
 // an eviction of the L2 cache, as the weights come from memory in a model):
 // a block runs at its shape's rate of multiply-adds a microsecond, the
-// blocks an SM holds at once share at most kSmMacsPerUs, and the busiest SM
-// runs its waves one after another. A launch costs about 3.6 us, each
-// further channel slice about 2 us (it waits for the slice before it to add
-// its tile into the output), and every byte of input and output passes
-// through memory at about 2.7 TB/s at best (problems under that floor tie,
-// and the first kernel in the table's order wins). With the Hopper rates
-// below, the choices over those 46 problems take 1195 us in all, where the
-// best measured ones take 1177 (the rates fitted with warm caches chose
-// 1209). The fit favours the Hopper kernels' problems: among the Ampere
-// kernels alone (other GPUs, AOTIRT_CUDA_CONV_SM90=0) its choices take 1584
-// us where the best take 1398.
-constexpr double kSmMacsPerUs = 0.28e6;
-constexpr double kLaunchUs = 3.6;
-constexpr double kSliceUs = 2.0;
-constexpr double kBytesPerUs = 2.66e6;
+// blocks an SM holds at once share at most |sm_macs_per_us|, and the
+// busiest SM runs its waves one after another; a launch costs |launch_us|,
+// each further channel slice |slice_us| (it waits for the slice before it
+// to add its tile into the output), and every byte of input and output
+// passes through memory at |bytes_per_us| at best (problems under that
+// floor tie, and the first kernel in the table's order wins).
+struct Rate {
+  int m, n;
+  double macs_per_us;
+};
+struct Terms {
+  double sm_macs_per_us, launch_us, slice_us, bytes_per_us;
+  Rate rates[6];
+};
+
+// Ampere's kernels beside Hopper's, fitted with the Hopper rates below: over
+// those 46 problems the choices take 1195 us in all, where the best measured
+// ones take 1177 (rates fitted with warm caches chose 1209). These terms
+// favour the problems the Hopper kernels do not win, so they are used only
+// when a Hopper kernel is among the candidates.
+constexpr Terms kBesideSm90 = {0.28e6, 3.6, 2.0, 2.66e6,
+                               {{256, 128, 0.25e6},
+                                {128, 256, 0.22e6},
+                                {128, 128, 0.84e6},
+                                {128, 64, 0.22e6},
+                                {64, 64, 0.25e6},
+                                {32, 64, 0.29e6}}};
+// Ampere's kernels alone (other GPUs, AOTIRT_CUDA_CONV_SM90=0, a bias),
+// fitted on their own rows of the same table: their choices take 1405 us
+// where the best take 1398 (kBesideSm90's chose 1584).
+constexpr Terms kAmpereAlone = {0.73e6, 3.1, 4.5, 3.8e6,
+                                {{256, 128, 0.23e6},
+                                 {128, 256, 0.29e6},
+                                 {128, 128, 1.39e6},
+                                 {128, 64, 0.24e6},
+                                 {64, 64, 0.15e6},
+                                 {32, 64, 0.10e6}}};
+// 3xTF32 kernels (three tensor-core products for each one of TF32), fitted
+// on their own timings of the same problems (by direct launches, warm
+// caches): the TF32 rates taken three times slower chose 3457 us in all
+// (measured); these choose 3198-3372 us by the same table, depending on the
+// blocks per SM the device reports (2-4 for 64x64, 2-6 for 32x64); the best
+// choices take 3185.
+constexpr Terms kThreePass = {0.4e6 / 3, 2.0, 3.0, 3.0e6, {{64, 64, 0.4e6 / 3}, {32, 64, 0.2e6 / 3}}};
+
 constexpr int kMaxSplit = 16;
 // Slices shorter than this spend more on the prologue and the ordered
 // epilogue than they save.
 constexpr int64_t kMinSliceK = 512;
 
-// 3xTF32 kernels (three tensor-core products for each one of TF32), refit
-// on their own timings of the same problems: the TF32 rates taken three
-// times slower chose 3457 us in all (measured); these choose 3198-3372 us
-// by the same table, depending on the blocks per SM the device reports
-// (2-4 for 64x64, 2-6 for 32x64); the best choices take 3185.
-constexpr double kThreePassSmMacsPerUs = 0.4e6 / 3;
-
-// Hopper's wgmma kernels (sm90), fitted with the rest: a block's rate
+// Hopper's wgmma kernels (sm90), fitted with kBesideSm90: a block's rate
 // alone on an SM, and what the blocks on one SM share (the H200's TF32 peak
 // is about 1.9e6 multiply-adds a microsecond per SM).
 struct Sm90Rates {
@@ -63,24 +86,26 @@ Sm90Rates sm90_rates(const CudaConvConfig& c) {
   return {c.tile_m, c.tile_n, std::min(1.9e6, 0.72e6 * area), 1.9e6};
 }
 
-double block_rate(const CudaConvConfig& c) {
-  struct Rate {
-    int m, n;
-    double macs_per_us;
-  };
-  static const Rate kRates[] = {{256, 128, 0.25e6}, {128, 256, 0.22e6}, {128, 128, 0.84e6},
-                                {128, 64, 0.22e6},  {64, 64, 0.25e6},   {32, 64, 0.29e6}};
-  static const Rate kThreePassRates[] = {{64, 64, 0.4e6 / 3}, {32, 64, 0.2e6 / 3}};
-  if (c.three_pass) {
-    for (const Rate& r : kThreePassRates)
-      if (r.m == c.tile_m && r.n == c.tile_n) return r.macs_per_us;
-    return std::min(0.4e6, 0.2e6 * c.tile_m * c.tile_n / (32.0 * 64.0)) / 3;
+// A block's rate and what the blocks on an SM share, for config |c| under
+// |t| (or the Hopper rates).
+void rates(const CudaConvConfig& c, const Terms& t, double* block, double* sm) {
+  if (c.sm90) {
+    const Sm90Rates r = sm90_rates(c);
+    *block = r.block;
+    *sm = r.sm;
+    return;
   }
-  if (c.sm90) return sm90_rates(c).block;
-  for (const Rate& r : kRates)
-    if (r.m == c.tile_m && r.n == c.tile_n) return r.macs_per_us;
-  // A shape not measured: by its area, as the small tiles scale.
-  return std::min(0.84e6, 0.25e6 * c.tile_m * c.tile_n / (64.0 * 64.0));
+  *sm = t.sm_macs_per_us;
+  for (const Rate& r : t.rates)
+    if (r.m > 0 && r.m == c.tile_m && r.n == c.tile_n) {
+      *block = r.macs_per_us;
+      return;
+    }
+  // A shape not measured: by its area, from the table's 64x64 rate.
+  double base = t.rates[0].macs_per_us * 4096.0 / (t.rates[0].m * t.rates[0].n);
+  for (const Rate& r : t.rates)
+    if (r.m == 64 && r.n == 64) base = r.macs_per_us;
+  *block = std::min(t.sm_macs_per_us, base * c.tile_m * c.tile_n / 4096.0);
 }
 
 }  // namespace
@@ -98,10 +123,16 @@ CudaConvChoice cuda_conv_tf32_choose(const CudaConvProblem& p, int sm_count, con
   const int64_t taps = static_cast<int64_t>(p.r) * p.s;
   const double bytes = 4.0 * (static_cast<double>(p.n) * p.h * p.w * p.c + static_cast<double>(p.n) * p.p * p.q * p.k +
                               static_cast<double>(p.k) * taps * p.c);
+  // Which terms the candidates are judged by (see above).
+  bool any_sm90 = false;
+  for (int i = 0; i < count; ++i) any_sm90 |= takes[i] && blocks[i] >= 1 && configs[i].sm90;
   double best_us = 0;
   for (int i = 0; i < count; ++i) {
     const CudaConvConfig& c = configs[i];
     if (!takes[i] || blocks[i] < 1 || c.tile_m <= 0 || c.tile_n <= 0 || c.tile_k <= 0) continue;
+    const Terms& t = c.three_pass ? kThreePass : any_sm90 ? kBesideSm90 : kAmpereAlone;
+    double block_rate = 0, sm_rate = 0;
+    rates(c, t, &block_rate, &sm_rate);
     const int64_t tiles = cuda_conv_tf32_tiles(p, c);
     const int64_t steps = ceil_div(p.c, c.tile_k);  // k steps per filter tap
     const int max_split =
@@ -112,11 +143,10 @@ CudaConvChoice cuda_conv_tf32_choose(const CudaConvProblem& p, int sm_count, con
                                              : taps * ceil_div(steps, split) * c.tile_k;
       if (split > 1 && slice < kMinSliceK) break;
       const int64_t resident = std::min<int64_t>(blocks[i], ceil_div(tiles * split, sm_count));
-      const double sm_rate = c.three_pass ? kThreePassSmMacsPerUs : c.sm90 ? sm90_rates(c).sm : kSmMacsPerUs;
-      const double rate = std::min(block_rate(c), sm_rate / static_cast<double>(resident));
+      const double rate = std::min(block_rate, sm_rate / static_cast<double>(resident));
       const int64_t waves = ceil_div(tiles * split, static_cast<int64_t>(sm_count) * blocks[i]);
       const double compute = static_cast<double>(waves) * c.tile_m * c.tile_n * slice / rate;
-      const double us = std::max(compute, bytes / kBytesPerUs) + kLaunchUs + (split - 1) * kSliceUs;
+      const double us = std::max(compute, bytes / t.bytes_per_us) + t.launch_us + (split - 1) * t.slice_us;
       if (best.config < 0 || us < best_us) {
         best.config = i;
         best.split = split;
