@@ -33,7 +33,10 @@ struct Terms {
 
 // Ampere's kernels beside Hopper's, fitted with the Hopper rates below: over
 // those 46 problems the choices take 1195 us in all, where the best measured
-// ones take 1177 (rates fitted with warm caches chose 1209). These terms
+// ones take 1177 (rates fitted with warm caches chose 1209). These sums are
+// reckoned on the measured table, with the Ampere shapes' blocks per SM
+// taken as 1 (256x128, 128x256), 2 (128x128, 128x64, 64x64) and 4 (32x64);
+// on the GPU the occupancy query gives them. These terms
 // favour the problems the Hopper kernels do not win, so they are used only
 // when a Hopper kernel is among the candidates.
 constexpr Terms kBesideSm90 = {0.28e6, 3.6, 2.0, 2.66e6,
