@@ -67,24 +67,35 @@ CudaConvProblem conv(int n, int h, int w, int c, int k, int r, int s, int stride
 }
 
 // The chooser with the kernels that take |p| by channel count alone.
-CudaConvChoice choose(const CudaConvProblem& p) {
+CudaConvChoice choose(const CudaConvProblem& p, uint64_t max_partial_floats = kCudaConvMaxPartialFloats) {
   bool takes[kCount];
   for (int i = 0; i < kCount; ++i) takes[i] = kShapes[i].fixed_channels ? p.c == kShapes[i].fixed_channels : p.c % 4 == 0;
-  return cuda_conv_tf32_choose(p, 132, kShapes, kBlocks, takes, kCount);
+  return cuda_conv_tf32_choose(p, 132, kShapes, kBlocks, takes, kCount, max_partial_floats);
 }
 
 TEST(CudaConvTf32Choice, SplitsChannelsWhenFewTilesAndNotWhenMany) {
   // ResNet-50's last 3x3 convolution at batch 1: 49 output pixels by 512
   // channels is at most 8 tiles for 132 SMs, so the 4608-long reduction is
   // split.
+  // Its slices meet in a workspace: serial ones would each wait about
+  // 2-4 us for the one before (measured 22.8 us at 4 serial slices, 11.9 at
+  // 16 parallel ones).
   CudaConvChoice c = choose(conv(1, 7, 7, 512, 512, 3, 3, 1, 1));
   ASSERT_GE(c.config, 0);
-  EXPECT_GT(c.split, 1);
+  EXPECT_GE(c.split, 8);
+  EXPECT_TRUE(c.parallel);
   EXPECT_LE(kShapes[c.config].tile_m, 64);
+  // Without room for the parts, the split is serial and shallower.
+  c = choose(conv(1, 7, 7, 512, 512, 3, 3, 1, 1), /*max_partial_floats=*/0);
+  ASSERT_GE(c.config, 0);
+  EXPECT_GT(c.split, 1);
+  EXPECT_LT(c.split, 8);
+  EXPECT_FALSE(c.parallel);
   // The first 1x1 at batch 32: 100352 rows, many waves of whole reductions.
   c = choose(conv(32, 56, 56, 64, 256, 1, 1, 1, 0));
   ASSERT_GE(c.config, 0);
   EXPECT_EQ(c.split, 1);
+  EXPECT_FALSE(c.parallel);
   EXPECT_GE(kShapes[c.config].tile_m, 128);
   // A reduction of one k step per tap is not cut.
   c = choose(conv(1, 7, 7, 32, 64, 1, 1, 1, 0));
@@ -135,11 +146,13 @@ TEST(CudaConvTf32Choice, HopperKernelsTakeLargeProblemsWholeAndLeaveSmallOnesToS
   CudaConvChoice c = pick(conv(32, 14, 14, 1024, 512, 1, 1, 1, 0));
   ASSERT_GE(c.config, kCount);
   EXPECT_EQ(c.split, 1);
-  // Batch 1's last 3x3: 8 tiles; split Ampere tiles fill more SMs.
+  // Batch 1's last 3x3: 8 tiles; Ampere tiles split in parallel fill more
+  // SMs.
   c = pick(conv(1, 7, 7, 512, 512, 3, 3, 1, 1));
   ASSERT_GE(c.config, 0);
   EXPECT_LT(c.config, kCount);
   EXPECT_GT(c.split, 1);
+  EXPECT_TRUE(c.parallel);
   // Where the caller rules the Hopper ones out (a bias, another GPU), the
   // Ampere shapes are judged by their own fitted terms: 128x128 tiles, as
   // measured fastest among them (the terms fitted beside the Hopper kernels
@@ -260,7 +273,7 @@ TEST_F(CudaConvTf32Test, KernelsRefuseWhatTheyCannotTake) {
     q = conv(1, 8, 8, 6, 16, 3, 3, 1, 1);
     q.x = q.filter = q.y = d;
     EXPECT_EQ(cuda_conv_tf32_check(i, q, 1), cudaErrorInvalidValue);
-    EXPECT_EQ(cuda_conv_tf32_launch(i, q, 1, nullptr, nullptr), cudaErrorInvalidValue);
+    EXPECT_EQ(cuda_conv_tf32_launch(i, q, 1, nullptr, nullptr, nullptr), cudaErrorInvalidValue);
     // 3 channels: the shim pads them to 4 first; 4 every kernel takes.
     q = conv(1, 8, 8, 3, 16, 3, 3, 1, 1);
     q.x = q.filter = q.y = d;
@@ -283,8 +296,23 @@ TEST_F(CudaConvTf32Test, KernelsRefuseWhatTheyCannotTake) {
       EXPECT_FALSE(cuda_conv_tf32_config(i).three_pass);
     }
   }
+  // A split needs its semaphores or its workspace, the workspace 16-byte
+  // aligned; the Hopper kernels take neither.
+  CudaConvProblem deep = conv(1, 4, 4, 64, 16, 1, 1, 1, 0);
+  deep.x = deep.filter = deep.y = d;
+  for (int i = 0; i < cuda_conv_tf32_config_count(); ++i) {
+    if (cuda_conv_tf32_check(i, deep, 2) != cudaSuccess) continue;
+    SCOPED_TRACE("kernel " + std::to_string(i) + ", two slices");
+    EXPECT_FALSE(cuda_conv_tf32_config(i).sm90);
+    EXPECT_EQ(cuda_conv_tf32_launch(i, deep, 2, nullptr, nullptr, nullptr), cudaErrorInvalidValue);
+    EXPECT_EQ(cuda_conv_tf32_launch(i, deep, 2, nullptr, d + 1, nullptr), cudaErrorInvalidValue);
+  }
+  EXPECT_EQ(cuda_conv_tf32_partial_floats(deep, 1), 0u);
+  EXPECT_EQ(cuda_conv_tf32_partial_floats(deep, 3), 3u * 4 * 4 * 16);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(cuda_conv_tf32_check(-1, p, 1), cudaErrorInvalidValue);
-  EXPECT_EQ(cuda_conv_tf32_launch(cuda_conv_tf32_config_count(), p, 1, nullptr, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(cuda_conv_tf32_launch(cuda_conv_tf32_config_count(), p, 1, nullptr, nullptr, nullptr),
+            cudaErrorInvalidValue);
   cudaFree(d);
 }
 
@@ -301,14 +329,18 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
       {conv(1, 12, 12, 64, 128, 1, 1, 2, 0), false, "1x1 stride 2 (downsample)"},
       {conv(1, 12, 10, 32, 20, 3, 3, 1, 2, 2), true, "dilation 2"},
       {conv(1, 7, 7, 256, 64, 3, 3, 1, 1), false, "deep and small (splits)"},
+      {conv(1, 5, 6, 128, 36, 3, 3, 1, 1), true, "deep and small with a bias (splits)"},
       {conv(2, 30, 30, 4, 64, 7, 7, 2, 3), true, "a 4-channel stem"},
       {conv(1, 17, 15, 4, 8, 5, 5, 1, 2), false, "a 4-channel 5x5"},
   };
   int* sem = nullptr;
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&sem), 1 << 16), cudaSuccess);
   ASSERT_EQ(cudaMemset(sem, 0, 1 << 16), cudaSuccess);
+  constexpr uint64_t kPartials = uint64_t(1) << 20;  // a parallel split's workspace
+  float* partials = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&partials), kPartials * sizeof(float)), cudaSuccess);
   std::vector<int> ran(cuda_conv_tf32_config_count(), 0);
-  int split_runs = 0;
+  int split_runs = 0, parallel_runs = 0;
   std::mt19937 gen(5);
   std::uniform_real_distribution<float> u(-1.f, 1.f), ub(2.f, 3.f);
   for (const Case& c : cases) {
@@ -330,11 +362,16 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
     p.bias = db;
     p.y = dy;
     for (int i = 0; i < cuda_conv_tf32_config_count(); ++i)
-      for (int split : {1, 2, 3, 8}) {
-        if (!runs(i) || cuda_conv_tf32_check(i, p, split) != cudaSuccess) continue;
-        SCOPED_TRACE("kernel " + std::to_string(i) + " split " + std::to_string(split));
+      for (int split : {1, 2, 3, 8})
+        for (const bool parallel : {false, true}) {
+        if (!runs(i) || cuda_conv_tf32_check(i, p, split) != cudaSuccess || (parallel && split == 1)) continue;
+        SCOPED_TRACE("kernel " + std::to_string(i) + " split " + std::to_string(split) +
+                     (parallel ? " parallel" : " serial"));
+        ASSERT_LE(cuda_conv_tf32_partial_floats(p, split), kPartials);
         ASSERT_EQ(cudaMemset(dy, 0xff, want.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
-        ASSERT_EQ(cuda_conv_tf32_launch(i, p, split, sem, nullptr), cudaSuccess);
+        ASSERT_EQ(cudaMemset(partials, 0xff, kPartials * sizeof(float)), cudaSuccess);
+        ASSERT_EQ(cuda_conv_tf32_launch(i, p, split, parallel ? nullptr : sem, parallel ? partials : nullptr, nullptr),
+                  cudaSuccess);
         std::vector<float> got(want.size());
         ASSERT_EQ(cudaMemcpy(got.data(), dy, got.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
         double worst = 0;
@@ -358,7 +395,7 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
         EXPECT_TRUE(std::all_of(left.begin(), left.end(), [](int v) { return v == 0; }))
             << "the semaphores were not left zero";
         ++ran[i];
-        if (split > 1) ++split_runs;
+        if (split > 1) ++(parallel ? parallel_runs : split_runs);
       }
     cudaFree(dx);
     cudaFree(dw);
@@ -370,7 +407,9 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
       EXPECT_GT(ran[i], 0) << "kernel " << i << " never ran";
     }
   EXPECT_GT(split_runs, 0);
+  EXPECT_GT(parallel_runs, 0);
   cudaFree(sem);
+  cudaFree(partials);
 }
 
 // Through the shim, as a channels-last model calls it.
@@ -429,6 +468,7 @@ ShimResult run_shim(const ShimCase& c, uint32_t seed) {
 const ShimCase kShimCases[] = {
     {2, 64, 14, 14, 64, 3, 1, 1, true},    // bias in the epilogue
     {1, 256, 7, 7, 128, 3, 1, 1, false},   // split channels
+    {1, 512, 7, 7, 64, 3, 1, 1, true},     // split channels and a bias (the parallel split's second kernel adds it)
     {2, 3, 32, 32, 16, 7, 2, 3, false},    // a stem, padded to 4 channels
     {1, 1, 9, 11, 8, 3, 1, 1, true},       // one channel, padded
     {1, 64, 12, 12, 256, 1, 2, 0, false},  // strided 1x1
@@ -539,6 +579,8 @@ TEST_F(CudaConvTf32Test, Timing) {
   int* sem = nullptr;
   ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&sem), 1 << 20), cudaSuccess);
   ASSERT_EQ(cudaMemset(sem, 0, 1 << 20), cudaSuccess);
+  float* partials = nullptr;  // parallel splits' workspace
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&partials), kCudaConvMaxPartialFloats * 4), cudaSuccess);
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
@@ -607,21 +649,26 @@ TEST_F(CudaConvTf32Test, Timing) {
       double best = 1e30, picked = 0;
       std::string best_name;
       for (int i = 0; i < count; ++i)
-        for (int split : {1, 2, 3, 4, 6, 8, 12, 16}) {
-          if (!runs(i) || cuda_conv_tf32_check(i, p, split) != cudaSuccess) continue;
-          const double us = time_us([&](cudaStream_t st) { cuda_conv_tf32_launch(i, p, split, sem, st); });
-          ASSERT_EQ(cudaGetLastError(), cudaSuccess);
-          const std::string name = std::to_string(configs[i].tile_m) + "x" + std::to_string(configs[i].tile_n) +
-                                   (configs[i].fixed_channels ? "f" : "") + (configs[i].three_pass ? "x3" : "") +
-                                   (configs[i].sm90 ? "h" + std::to_string(blocks[i]) : "") + "/" + std::to_string(split);
-          std::printf("[ timing ] conv n=%d %dx%d c=%d k=%d r=%d s=%d %s: %.1f us\n", n, s.h, s.h, s.c, s.k, s.r,
-                      s.stride, name.c_str(), us);
-          if (us < best) {
-            best = us;
-            best_name = name;
+        for (int split : {1, 2, 3, 4, 6, 8, 12, 16})
+          for (const bool parallel : {false, true}) {
+            if (!runs(i) || cuda_conv_tf32_check(i, p, split) != cudaSuccess) continue;
+            if (parallel && (split == 1 || cuda_conv_tf32_partial_floats(p, split) > kCudaConvMaxPartialFloats))
+              continue;
+            float* parts = parallel ? partials : nullptr;
+            const double us = time_us([&](cudaStream_t st) { cuda_conv_tf32_launch(i, p, split, sem, parts, st); });
+            ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+            const std::string name = std::to_string(configs[i].tile_m) + "x" + std::to_string(configs[i].tile_n) +
+                                     (configs[i].fixed_channels ? "f" : "") + (configs[i].three_pass ? "x3" : "") +
+                                     (configs[i].sm90 ? "h" + std::to_string(blocks[i]) : "") + "/" +
+                                     std::to_string(split) + (parallel ? "p" : "");
+            std::printf("[ timing ] conv n=%d %dx%d c=%d k=%d r=%d s=%d %s: %.1f us\n", n, s.h, s.h, s.c, s.k, s.r,
+                        s.stride, name.c_str(), us);
+            if (us < best) {
+              best = us;
+              best_name = name;
+            }
+            if (i == pick.config && split == pick.split && parallel == pick.parallel) picked = us;
           }
-          if (i == pick.config && split == pick.split) picked = us;
-        }
       // The shim on the same problem, channels-last, no bias.
       TensorImpl x = device_empty(DimVector{p.n, s.c, p.h, p.w}, DType::kFloat32,
                                   cuda_channels_last_strides(DimVector{p.n, s.c, p.h, p.w}));
@@ -660,14 +707,14 @@ TEST_F(CudaConvTf32Test, Timing) {
       };
       const double shim_us = stream_us(true) - stream_us(false);
       ASSERT_TRUE(shim_ok) << last_error_text();
-      std::printf("[ timing ] conv n=%d %dx%d c=%d k=%d r=%d s=%d: best %s %.1f us; chosen %s/%d %.1f us; shim %.1f us\n",
+      std::printf("[ timing ] conv n=%d %dx%d c=%d k=%d r=%d s=%d: best %s %.1f us; chosen %s/%d%s %.1f us; shim %.1f us\n",
                   n, s.h, s.h, s.c, s.k, s.r, s.stride, best_name.c_str(), best,
                   pick.config >= 0 ? (std::to_string(configs[pick.config].tile_m) + "x" +
                                       std::to_string(configs[pick.config].tile_n) +
                                       (configs[pick.config].sm90 ? "h" : ""))
                                          .c_str()
                                    : "none",
-                  pick.split, picked, shim_us);
+                  pick.split, pick.parallel ? "p" : "", picked, shim_us);
       sum_best[bi] += best;
       sum_pick[bi] += picked;
       sum_shim[bi] += shim_us;
@@ -683,6 +730,7 @@ TEST_F(CudaConvTf32Test, Timing) {
   cudaStreamDestroy(ts);
   cudaFree(flush);
   cudaFree(sem);
+  cudaFree(partials);
 }
 
 }  // namespace

@@ -31,9 +31,11 @@ struct Terms {
   Rate rates[6];
 };
 
-// Ampere's kernels beside Hopper's, fitted with the Hopper rates below: over
-// those 46 problems the choices take 1195 us in all, where the best measured
-// ones take 1177 (rates fitted with warm caches chose 1209). These sums are
+// Ampere's kernels beside Hopper's, fitted with the Hopper rates below (the
+// 64x64 and 32x64 rates refit with the parallel split, kParallel): over
+// those 46 problems the choices take 1138 us in all, where the best measured
+// ones take 1117 (batch 1: 192 against 189; before the parallel split the
+// choices took 1195, the best 1177). These sums are
 // reckoned on the measured table, with the Ampere shapes' blocks per SM
 // taken as 1 (256x128, 128x256), 2 (128x128, 128x64, 64x64) and 4 (32x64);
 // on the GPU the occupancy query gives them. These terms
@@ -44,11 +46,12 @@ constexpr Terms kBesideSm90 = {0.28e6, 3.6, 2.0, 2.66e6,
                                 {128, 256, 0.22e6},
                                 {128, 128, 0.84e6},
                                 {128, 64, 0.22e6},
-                                {64, 64, 0.25e6},
-                                {32, 64, 0.29e6}}};
+                                {64, 64, 0.15e6},
+                                {32, 64, 0.22e6}}};
 // Ampere's kernels alone (other GPUs, AOTIRT_CUDA_CONV_SM90=0, a bias),
-// fitted on their own rows of the same table: their choices take 1405 us
-// where the best take 1398 (kBesideSm90's chose 1584).
+// fitted on their own rows of the same table: their choices take 1346 us
+// where the best take 1327 (parallel splits included; 1405 against 1398
+// without them).
 constexpr Terms kAmpereAlone = {0.73e6, 3.1, 4.5, 3.8e6,
                                 {{256, 128, 0.23e6},
                                  {128, 256, 0.29e6},
@@ -63,6 +66,20 @@ constexpr Terms kAmpereAlone = {0.73e6, 3.1, 4.5, 3.8e6,
 // blocks per SM the device reports (2-4 for 64x64, 2-6 for 32x64); the best
 // choices take 3185.
 constexpr Terms kThreePass = {0.4e6 / 3, 2.0, 3.0, 3.0e6, {{64, 64, 0.4e6 / 3}, {32, 64, 0.2e6 / 3}}};
+
+// A parallel split (any Ampere-family kernel but the fixed-channels ones):
+// the slices run as the serial ones do but wait for none; the second kernel
+// and the parts it reads cost |fixed_us| plus the parts' bytes at
+// |bytes_per_us| (they come from L2); slices shorter than |min_slice_k| are
+// not worth a block. Fitted on the TF32 kernels' rows of the same table
+// (the 3xTF32 ones use them too, unmeasured): batch 1's deep 3x3
+// convolutions ran in 10-12 us on 8-16 parallel slices, where the serial
+// split took 16.7-22.8 and cuDNN 12.4-18.1.
+struct ParallelTerms {
+  double fixed_us, bytes_per_us;
+  int64_t min_slice_k;
+};
+constexpr ParallelTerms kParallel = {1.0, 2.0e6, 256};
 
 constexpr int kMaxSplit = 16;
 // Slices shorter than this spend more on the prologue and the ordered
@@ -113,13 +130,19 @@ void rates(const CudaConvConfig& c, const Terms& t, double* block, double* sm) {
 
 }  // namespace
 
+uint64_t cuda_conv_tf32_partial_floats(const CudaConvProblem& p, int split) {
+  if (split <= 1 || p.n <= 0 || p.p <= 0 || p.q <= 0 || p.k <= 0) return 0;
+  return static_cast<uint64_t>(split) * static_cast<uint64_t>(p.n) * static_cast<uint64_t>(p.p) *
+         static_cast<uint64_t>(p.q) * static_cast<uint64_t>(p.k);
+}
+
 int64_t cuda_conv_tf32_tiles(const CudaConvProblem& p, const CudaConvConfig& c) {
   if (c.tile_m <= 0 || c.tile_n <= 0) return 0;
   return ceil_div(static_cast<int64_t>(p.n) * p.p * p.q, c.tile_m) * ceil_div(p.k, c.tile_n);
 }
 
 CudaConvChoice cuda_conv_tf32_choose(const CudaConvProblem& p, int sm_count, const CudaConvConfig* configs,
-                                     const int* blocks, const bool* takes, int count) {
+                                     const int* blocks, const bool* takes, int count, uint64_t max_partial_floats) {
   CudaConvChoice best;
   if (p.n <= 0 || p.p <= 0 || p.q <= 0 || p.k <= 0 || p.c <= 0 || p.r <= 0 || p.s <= 0 || sm_count <= 0)
     return best;
@@ -140,21 +163,29 @@ CudaConvChoice cuda_conv_tf32_choose(const CudaConvProblem& p, int sm_count, con
     const int64_t steps = ceil_div(p.c, c.tile_k);  // k steps per filter tap
     const int max_split =
         c.fixed_channels || c.sm90 ? 1 : static_cast<int>(std::min<int64_t>(kMaxSplit, steps));
+    const double out_bytes = 4.0 * static_cast<double>(p.n) * p.p * p.q * p.k;
     for (int split = 1; split <= max_split; ++split) {
       // The padded reduction length one block runs.
       const int64_t slice = c.fixed_channels ? ceil_div(taps * p.c, c.tile_k) * c.tile_k
                                              : taps * ceil_div(steps, split) * c.tile_k;
-      if (split > 1 && slice < kMinSliceK) break;
+      if (split > 1 && slice < kParallel.min_slice_k) break;
       const int64_t resident = std::min<int64_t>(blocks[i], ceil_div(tiles * split, sm_count));
       const double rate = std::min(block_rate, sm_rate / static_cast<double>(resident));
       const int64_t waves = ceil_div(tiles * split, static_cast<int64_t>(sm_count) * blocks[i]);
       const double compute = static_cast<double>(waves) * c.tile_m * c.tile_n * slice / rate;
-      const double us = std::max(compute, bytes / t.bytes_per_us) + t.launch_us + (split - 1) * t.slice_us;
-      if (best.config < 0 || us < best_us) {
+      const double base = std::max(compute, bytes / t.bytes_per_us) + t.launch_us;
+      // Serial slices each wait for the one before; parallel ones pay the
+      // second kernel instead.
+      auto consider = [&](double us, bool parallel) {
+        if (best.config >= 0 && us >= best_us) return;
         best.config = i;
         best.split = split;
+        best.parallel = parallel;
         best_us = us;
-      }
+      };
+      if (split == 1 || slice >= kMinSliceK) consider(base + (split - 1) * t.slice_us, false);
+      if (split > 1 && cuda_conv_tf32_partial_floats(p, split) <= max_partial_floats)
+        consider(base + kParallel.fixed_us + split * out_bytes / kParallel.bytes_per_us, true);
     }
   }
   return best;

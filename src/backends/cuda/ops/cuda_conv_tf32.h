@@ -57,6 +57,10 @@ struct CudaConvConfig {
   bool sm90 = false;
 };
 
+// The largest parallel-split workspace the shim hands out (16 MiB): the
+// parts are meant to stay in L2 for the second kernel.
+constexpr uint64_t kCudaConvMaxPartialFloats = uint64_t(4) << 20;
+
 // The channel count stems of 1-3 channels are padded to (with zeros in the
 // input and the filters) for the fixed-channels kernels.
 constexpr int kCudaConvStemChannels = 4;
@@ -72,13 +76,22 @@ cudaError_t cuda_conv_tf32_blocks_per_sm(int index, int* blocks);
 // cudaErrorInvalidValue otherwise. Queues nothing.
 cudaError_t cuda_conv_tf32_check(int index, const CudaConvProblem& p, int split);
 
-// Queues |p| on config |index| with |split| serial slices (each adds its
-// part to y in float32 after the one before). With |split| > 1,
-// |semaphores| holds at least cuda_conv_tf32_tiles(...) zeroed ints, left
-// zero when the kernel ends. Returns cudaErrorInvalidValue where
+// Queues |p| on config |index| with its input channels in |split| slices.
+// With |partials| null the split is serial: each slice adds its part to y
+// in float32 after the one before, and with |split| > 1 |semaphores| holds
+// at least cuda_conv_tf32_tiles(...) zeroed ints, left zero when the kernel
+// ends. With |partials| (16-byte aligned, at least
+// cuda_conv_tf32_partial_floats(p, split) floats) and |split| > 1 it is
+// parallel: each slice writes its float32 sums to a part of |partials| of
+// its own, and a second kernel adds the parts in slice order (and the bias)
+// into y; |semaphores| is not used. Returns cudaErrorInvalidValue where
 // cuda_conv_tf32_check would.
-cudaError_t cuda_conv_tf32_launch(int index, const CudaConvProblem& p, int split, int* semaphores,
+cudaError_t cuda_conv_tf32_launch(int index, const CudaConvProblem& p, int split, int* semaphores, float* partials,
                                   cudaStream_t stream);
+
+// The workspace a parallel split of |p| in |split| slices writes: |split|
+// outputs' worth of floats (0 for one slice).
+uint64_t cuda_conv_tf32_partial_floats(const CudaConvProblem& p, int split);
 
 // Output tiles of |p| on a kernel of |config|.
 int64_t cuda_conv_tf32_tiles(const CudaConvProblem& p, const CudaConvConfig& config);
@@ -87,12 +100,15 @@ int64_t cuda_conv_tf32_tiles(const CudaConvProblem& p, const CudaConvConfig& con
 // multiprocessors, among |count| configs with their blocks per
 // multiprocessor (|blocks|) and whether each takes |p| at all (|takes|: the
 // caller also leaves out the kind of kernel, TF32 or 3xTF32, it does not
-// want). config -1: none does.
+// want). config -1: none does. A parallel split is chosen only where its
+// workspace is at most |max_partial_floats|.
 struct CudaConvChoice {
   int config = -1;
   int split = 1;
+  bool parallel = false;  // the split's slices meet in a workspace (see cuda_conv_tf32_launch)
 };
 CudaConvChoice cuda_conv_tf32_choose(const CudaConvProblem& p, int sm_count, const CudaConvConfig* configs,
-                                     const int* blocks, const bool* takes, int count);
+                                     const int* blocks, const bool* takes, int count,
+                                     uint64_t max_partial_floats = kCudaConvMaxPartialFloats);
 
 }  // namespace aotirt

@@ -502,6 +502,16 @@ bool conv_sm90_enabled() {
   return on;
 }
 
+// AOTIRT_CUDA_CONV_PARALLEL_SPLIT=0 keeps channel splits serial (no
+// workspace, no second kernel).
+bool conv_parallel_split_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("AOTIRT_CUDA_CONV_PARALLEL_SPLIT");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
 const KernelTable<CudaConvConfig>& conv_tf32_device(int device) {
   return kernel_table<CudaConvConfig, cuda_conv_tf32_config_count, cuda_conv_tf32_config,
                       cuda_conv_tf32_blocks_per_sm>(device, "no TF32 convolution kernels (convolutions on cuDNN)");
@@ -513,6 +523,7 @@ const KernelTable<CudaConvConfig>& conv_tf32_device(int device) {
 struct OwnConvPlan {
   int index = -1;  // among the build's kernels; -1: none takes the problem
   int split = 1;
+  bool parallel = false;  // the slices meet in a workspace (cuda_conv_tf32_launch)
   size_t tiles = 0;
   CudaOpReplay replay{"aoti_torch_cuda_convolution / TF32 kernel replay"};  // 3xTF32 ones too
 };
@@ -539,14 +550,17 @@ Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p, bool th
       takes[i] = t.configs[i].three_pass == three_pass && (!t.configs[i].sm90 || conv_sm90_enabled()) &&
                  cuda_conv_tf32_check(t.index[i], p, 1) == cudaSuccess;
     const CudaConvChoice choice =
-        cuda_conv_tf32_choose(p, t.sm_count, t.configs.data(), t.blocks.data(), takes.get(), count);
+        cuda_conv_tf32_choose(p, t.sm_count, t.configs.data(), t.blocks.data(), takes.get(), count,
+                              conv_parallel_split_enabled() ? kCudaConvMaxPartialFloats : 0);
     if (choice.config >= 0 && cuda_conv_tf32_check(t.index[choice.config], p, choice.split) == cudaSuccess) {
       plan->index = t.index[choice.config];
       plan->split = choice.split;
+      plan->parallel = choice.parallel;
       plan->tiles = static_cast<size_t>(cuda_conv_tf32_tiles(p, t.configs[choice.config]));
-      AOTIRT_LOG(kDebug, "convolution {}x{}x{}x{} * {}x{}x{}x{}: {} kernel {}x{}{} split {}", p.n, p.h, p.w, p.c,
+      AOTIRT_LOG(kDebug, "convolution {}x{}x{}x{} * {}x{}x{}x{}: {} kernel {}x{}{} split {}{}", p.n, p.h, p.w, p.c,
                  p.k, p.r, p.s, p.c, three_pass ? "3xTF32" : "TF32", t.configs[choice.config].tile_m,
-                 t.configs[choice.config].tile_n, t.configs[choice.config].sm90 ? " (sm_90a)" : "", choice.split);
+                 t.configs[choice.config].tile_n, t.configs[choice.config].sm90 ? " (sm_90a)" : "", choice.split,
+                 choice.parallel ? " (parallel)" : "");
     }
   }
   if (plans->size() > 4096) {
@@ -636,14 +650,23 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
     if (plan->index < 0) return false;  // the operands' alignment rules it out
   }
   int* semaphores = nullptr;
-  if (plan->split > 1) {
+  float* partials = nullptr;
+  TensorImpl graph_ws;  // a parallel split's workspace while a graph is recorded
+  if (plan->split > 1 && plan->parallel) {
+    AOTIRT_ASSIGN_OR_RETURN(void* ws, cuda_op_workspace(device, scope.stream(),
+                                                        cuda_conv_tf32_partial_floats(q, plan->split) * sizeof(float),
+                                                        &graph_ws));
+    partials = static_cast<float*>(ws);
+  } else if (plan->split > 1) {
     AOTIRT_ASSIGN_OR_RETURN(semaphores, cuda_op_semaphores(device, scope.stream(), plan->tiles));
   }
-  // Padded stems never split, so their two extra pointers take the
-  // semaphores' slot and the spare one.
+  // Padded stems never split, so their two extra pointers take the slot of
+  // the semaphores or the workspace, and the spare one.
+  const uintptr_t split_ptr =
+      partials ? reinterpret_cast<uintptr_t>(partials) : reinterpret_cast<uintptr_t>(semaphores);
   const CudaReplayKey replay_key = {reinterpret_cast<uintptr_t>(x.data_ptr()), reinterpret_cast<uintptr_t>(w.data_ptr()),
                                     reinterpret_cast<uintptr_t>(q.y), reinterpret_cast<uintptr_t>(q.bias),
-                                    pad ? reinterpret_cast<uintptr_t>(q.filter) : reinterpret_cast<uintptr_t>(semaphores),
+                                    pad ? reinterpret_cast<uintptr_t>(q.filter) : split_ptr,
                                     reinterpret_cast<uintptr_t>(pad ? q.x : nullptr)};
   AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, scope.stream(), [&](cudaStream_t s) -> Status {
     ShimProfileScope profile(three_pass ? "aoti_torch_cuda_convolution / 3xTF32 kernel launch"
@@ -654,7 +677,7 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
       AOTIRT_CUDA_RETURN_IF_ERROR(
           cuda_launch_pad_channels(w.data_ptr(), w_rows, p.c, q.c, const_cast<float*>(q.filter), s));
     }
-    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_conv_tf32_launch(plan->index, q, plan->split, semaphores, s));
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_conv_tf32_launch(plan->index, q, plan->split, semaphores, partials, s));
     return Status();
   }));
   *bias_done = bias != nullptr;

@@ -4,9 +4,12 @@
 // TF32 ones (each float32 operand rounded to TF32 as it is read) and 3xTF32
 // ones at float32 accuracy (OpMultiplyAddFastF32, each warp step's products
 // in fresh accumulators: cuda_cutlass_fresh_sum.h). The GEMM is
-// [n * p * q, r * s * c] x [r * s * c, k]; a channel split is serial (each
+// [n * p * q, r * s * c] x [r * s * c, k]. A channel split is serial (each
 // slice adds its tile into y after the one before, ordered by a semaphore
-// per output tile).
+// per output tile) or parallel (each slice writes its float32 sums to a
+// part of a workspace of its own, and add_slices_kernel adds the parts into
+// y): a serial slice waits about 2 us for the one before, so deep splits of
+// few tiles (batch 1's last stages) run parallel.
 #include <cutlass/cutlass.h>
 #include <cutlass/conv/conv2d_problem_size.h>
 #include <cutlass/conv/convolution.h>
@@ -17,6 +20,7 @@
 #include <cutlass/epilogue/thread/linear_combination.h>
 #include <cutlass/gemm/threadblock/threadblock_swizzle.h>
 
+#include <algorithm>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -107,28 +111,67 @@ cudaError_t check(const CudaConvProblem& p, int split) {
   return cudaSuccess;
 }
 
+// y = the |slices| parts of |parts| (|n4| float4s apart) added in slice
+// order, plus the bias (|k4| float4s a pixel) if any: a parallel split's
+// second kernel.
+__global__ void add_slices_kernel(const float4* __restrict__ parts, int64_t n4, int slices,
+                                  const float4* __restrict__ bias, int k4, float4* __restrict__ y) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n4; i += int64_t(gridDim.x) * blockDim.x) {
+    float4 a = parts[i];
+    for (int s = 1; s < slices; ++s) {
+      const float4 b = parts[s * n4 + i];
+      a.x += b.x;
+      a.y += b.y;
+      a.z += b.z;
+      a.w += b.w;
+    }
+    if (bias) {
+      const float4 b = bias[i % k4];
+      a.x += b.x;
+      a.y += b.y;
+      a.z += b.z;
+      a.w += b.w;
+    }
+    y[i] = a;
+  }
+}
+
 template <class S>
-cudaError_t launch(const CudaConvProblem& p, int split, int* semaphores, cudaStream_t stream) {
+cudaError_t launch(const CudaConvProblem& p, int split, int* semaphores, float* partials, cudaStream_t stream) {
   using Kernel = typename S::Kernel;
   const cudaError_t ok = check<S>(p, split);
   if (ok != cudaSuccess) return ok;
-  if (split > 1 && !semaphores) return cudaErrorInvalidValue;
+  const bool parallel = split > 1 && partials;
+  if (split > 1 && !parallel && !semaphores) return cudaErrorInvalidValue;
+  if (parallel && (!aligned(partials, 4) || cuda_conv_tf32_partial_floats(p, split) * 4 >= (uint64_t(1) << 31)))
+    return cudaErrorInvalidValue;
   const cutlass::conv::Conv2dProblemSize size = problem_size(p, split);
   // A bias is C with a zero stride (every output pixel reads the same k
-  // values) and beta 1; without one, beta 0 and C is not read.
+  // values) and beta 1; without one, beta 0 and C is not read. A parallel
+  // split's slices write their sums alone; the bias comes with their sum.
   const Nhwc out_layout = Nhwc::packed({p.n, p.p, p.q, p.k});
   const Nhwc bias_layout(typename Nhwc::Stride(0));
+  float* d = parallel ? partials : p.y;
+  const bool add_bias = p.bias && !parallel;
   typename Kernel::Arguments args(
       size, {const_cast<float*>(p.x), Nhwc::packed({p.n, p.h, p.w, p.c})},
       {const_cast<float*>(p.filter), Nhwc::packed({p.k, p.r, p.s, p.c})},
-      p.bias ? typename Kernel::TensorRefC(const_cast<float*>(p.bias), bias_layout)
-             : typename Kernel::TensorRefC(p.y, out_layout),
-      {p.y, out_layout}, typename S::Epilogue::Params(1.f, p.bias ? 1.f : 0.f),
-      cutlass::conv::SplitKMode::kSerial);
-  const typename Kernel::Params params(args, semaphores);
+      add_bias ? typename Kernel::TensorRefC(const_cast<float*>(p.bias), bias_layout)
+               : typename Kernel::TensorRefC(d, out_layout),
+      {d, out_layout}, typename S::Epilogue::Params(1.f, add_bias ? 1.f : 0.f),
+      parallel ? cutlass::conv::SplitKMode::kParallel : cutlass::conv::SplitKMode::kSerial);
+  const typename Kernel::Params params(args, parallel ? nullptr : semaphores);
   const dim3 grid =
       cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>().get_grid_shape(params.grid_tiled_shape);
   cutlass::Kernel<Kernel><<<grid, Kernel::kThreadCount, S::kSmem, stream>>>(params);
+  if (!parallel) return cudaGetLastError();
+  const cudaError_t queued = cudaGetLastError();
+  if (queued != cudaSuccess) return queued;
+  const int64_t n4 = int64_t(p.n) * p.p * p.q * p.k / 4;
+  const int blocks = static_cast<int>(std::min<int64_t>((n4 + 255) / 256, 4096));
+  add_slices_kernel<<<blocks, 256, 0, stream>>>(reinterpret_cast<const float4*>(partials), n4, split,
+                                                reinterpret_cast<const float4*>(p.bias), p.k / 4,
+                                                reinterpret_cast<float4*>(p.y));
   return cudaGetLastError();
 }
 
@@ -192,10 +235,10 @@ cudaError_t cuda_conv_tf32_check(int index, const CudaConvProblem& p, int split)
   return entries()[index].check(p, split);
 }
 
-cudaError_t cuda_conv_tf32_launch(int index, const CudaConvProblem& p, int split, int* semaphores,
+cudaError_t cuda_conv_tf32_launch(int index, const CudaConvProblem& p, int split, int* semaphores, float* partials,
                                   cudaStream_t stream) {
   if (index < 0 || index >= entry_count()) return cudaErrorInvalidValue;
-  return entries()[index].launch(p, split, semaphores, stream);
+  return entries()[index].launch(p, split, semaphores, partials, stream);
 }
 
 }  // namespace aotirt

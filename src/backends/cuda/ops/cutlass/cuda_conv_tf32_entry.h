@@ -15,7 +15,7 @@ struct CudaConvKernelEntry {
   CudaConvConfig config;
   const void* kernel;  // for the occupancy query: no image on a GPU that cannot run it
   cudaError_t (*check)(const CudaConvProblem&, int split);
-  cudaError_t (*launch)(const CudaConvProblem&, int split, int* semaphores, cudaStream_t stream);
+  cudaError_t (*launch)(const CudaConvProblem&, int split, int* semaphores, float* partials, cudaStream_t stream);
 };
 
 // The Hopper kernels (|*count| of them; 0 where the toolkit cannot build

@@ -8,7 +8,7 @@ int cuda_conv_tf32_config_count() { return 0; }
 CudaConvConfig cuda_conv_tf32_config(int) { return CudaConvConfig{}; }
 cudaError_t cuda_conv_tf32_blocks_per_sm(int, int*) { return cudaErrorNotSupported; }
 cudaError_t cuda_conv_tf32_check(int, const CudaConvProblem&, int) { return cudaErrorNotSupported; }
-cudaError_t cuda_conv_tf32_launch(int, const CudaConvProblem&, int, int*, cudaStream_t) {
+cudaError_t cuda_conv_tf32_launch(int, const CudaConvProblem&, int, int*, float*, cudaStream_t) {
   return cudaErrorNotSupported;
 }
 

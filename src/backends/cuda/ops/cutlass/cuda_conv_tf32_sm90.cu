@@ -132,7 +132,7 @@ cudaError_t check(const CudaConvProblem& p, int split) {
 }
 
 template <class S>
-cudaError_t launch(const CudaConvProblem& p, int split, int* semaphores, cudaStream_t stream) {
+cudaError_t launch(const CudaConvProblem& p, int split, int* /*semaphores*/, float* /*partials*/, cudaStream_t stream) {
   typename S::Conv::Arguments args;
   const cudaError_t ok = check_shape<S>(p, split, &args);
   if (ok != cudaSuccess) return ok;
