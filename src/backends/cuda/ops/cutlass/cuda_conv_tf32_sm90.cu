@@ -1,10 +1,10 @@
 // The Hopper kernels of cuda_conv_tf32.h: CUTLASS's sm_90 implicit-GEMM
 // forward convolution, whose producer warp loads the input through the
 // tensor memory accelerator in im2col mode (and the filters in tiled mode)
-// while two consumer warpgroups multiply on wgmma (TF32, float32
-// accumulators), persistent over the output tiles. Ampere's mma.sync
-// kernels (cuda_conv_tf32.cu) reach about 150 TFLOP/s on ResNet-50's
-// batch-32 convolutions on an H200 machine; these are for the large ones.
+// while one consumer warpgroup multiplies on wgmma (TF32, float32
+// accumulators), a block an output tile. Ampere's mma.sync kernels
+// (cuda_conv_tf32.cu) reach about 150 TFLOP/s on ResNet-50's batch-32
+// convolutions on an H200 machine; these are for the large ones.
 //
 // This file is built for sm_90a only (wgmma and the im2col loads are not
 // part of compute_90): on any other GPU its kernels have no image and the
