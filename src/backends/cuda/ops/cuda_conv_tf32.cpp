@@ -71,10 +71,12 @@ constexpr Terms kThreePass = {0.4e6 / 3, 2.0, 3.0, 3.0e6, {{64, 64, 0.4e6 / 3}, 
 // the slices run as the serial ones do but wait for none; the second kernel
 // and the parts it reads cost |fixed_us| plus the parts' bytes at
 // |bytes_per_us| (they come from L2); slices shorter than |min_slice_k| are
-// not worth a block. Fitted on the TF32 kernels' rows of the same table
-// (the 3xTF32 ones use them too, unmeasured): batch 1's deep 3x3
-// convolutions ran in 10-12 us on 8-16 parallel slices, where the serial
-// split took 16.7-22.8 and cuDNN 12.4-18.1.
+// not worth a block. Fitted on the TF32 kernels' rows of the same table:
+// batch 1's deep 3x3 convolutions ran in 10-12 us on 8-16 parallel slices,
+// where the serial split took 16.7-22.8 and cuDNN 12.4-18.1. The 3xTF32
+// kernels use them too: by their rows of that table, their choices for
+// batch 1 take 262 us with parallel splits against 362 with serial ones
+// alone (best 255; batch 32 unchanged).
 struct ParallelTerms {
   double fixed_us, bytes_per_us;
   int64_t min_slice_k;
