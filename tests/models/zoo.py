@@ -259,6 +259,32 @@ def _conv_transpose2d_inputs():
     return [(_randn(_gen(12), 2, 4, 5, 7),)]
 
 
+# --- a deep, small convolution -------------------------------------------------
+
+
+class DeepCnn(nn.Module):
+    """A CNN's last stage at batch 1: 7x7 pixels, 256 channels in and out of a
+    3x3 convolution with a bias. Few output tiles for a GPU, so aotirt's CUDA
+    convolution kernels split its channels (in parallel slices on an H200)."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(64, 256, 1)
+        self.conv2 = nn.Conv2d(256, 256, 3, padding=1)
+        self.conv3 = nn.Conv2d(256, 64, 1, bias=False)
+        self.head = nn.Linear(64, classes)
+
+    def forward(self, x):
+        y = F.relu(self.conv1(x))
+        y = F.relu(self.conv2(y))
+        y = F.relu(x + self.conv3(y))
+        return self.head(F.adaptive_avg_pool2d(y, 1).flatten(1))
+
+
+def _deep_cnn_inputs():
+    return [(_randn(_gen(13), 1, 64, 7, 7),)]
+
+
 MODELS = [
     ZooModel("mlp", _seeded(100, Mlp), _mlp_inputs),
     ZooModel(
@@ -290,6 +316,7 @@ MODELS = [
     ZooModel("conv1d", _seeded(107, Conv1dNet), _conv1d_inputs),
     ZooModel("conv3d", _seeded(108, Conv3dNet), _conv3d_inputs),
     ZooModel("conv_transpose2d", _seeded(109, ConvTranspose2dNet), _conv_transpose2d_inputs),
+    ZooModel("deep_cnn", _seeded(110, DeepCnn), _deep_cnn_inputs),
 ]
 
 BY_NAME = {m.name: m for m in MODELS}
