@@ -364,39 +364,39 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
     for (int i = 0; i < cuda_conv_tf32_config_count(); ++i)
       for (int split : {1, 2, 3, 8})
         for (const bool parallel : {false, true}) {
-        if (!runs(i) || cuda_conv_tf32_check(i, p, split) != cudaSuccess || (parallel && split == 1)) continue;
-        SCOPED_TRACE("kernel " + std::to_string(i) + " split " + std::to_string(split) +
-                     (parallel ? " parallel" : " serial"));
-        ASSERT_LE(cuda_conv_tf32_partial_floats(p, split), kPartials);
-        ASSERT_EQ(cudaMemset(dy, 0xff, want.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
-        ASSERT_EQ(cudaMemset(partials, 0xff, kPartials * sizeof(float)), cudaSuccess);
-        ASSERT_EQ(cuda_conv_tf32_launch(i, p, split, parallel ? nullptr : sem, parallel ? partials : nullptr, nullptr),
-                  cudaSuccess);
-        std::vector<float> got(want.size());
-        ASSERT_EQ(cudaMemcpy(got.data(), dy, got.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-        double worst = 0;
-        size_t worst_at = 0;
-        // TF32 keeps 11 significand bits of each operand: each product is off
-        // by at most about 2^-10 of its size. 3xTF32 keeps about 22: a TF32
-        // kernel fails its bound by some 50 times.
-        const bool three = cuda_conv_tf32_config(i).three_pass;
-        const double rel = three ? 1e-5 : 1e-3, abs_tol = three ? 1e-6 : 1e-5;
-        for (size_t j = 0; j < got.size(); ++j) {
-          const double e = std::fabs(got[j] - want[j]) / (rel * scale[j] + abs_tol);
-          const double ee = std::isfinite(e) ? e : 1e30;
-          if (ee > worst) {
-            worst = ee;
-            worst_at = j;
+          if (!runs(i) || cuda_conv_tf32_check(i, p, split) != cudaSuccess || (parallel && split == 1)) continue;
+          SCOPED_TRACE("kernel " + std::to_string(i) + " split " + std::to_string(split) +
+                       (parallel ? " parallel" : " serial"));
+          ASSERT_LE(cuda_conv_tf32_partial_floats(p, split), kPartials);
+          ASSERT_EQ(cudaMemset(dy, 0xff, want.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
+          ASSERT_EQ(cudaMemset(partials, 0xff, kPartials * sizeof(float)), cudaSuccess);
+          ASSERT_EQ(cuda_conv_tf32_launch(i, p, split, parallel ? nullptr : sem, parallel ? partials : nullptr, nullptr),
+                    cudaSuccess);
+          std::vector<float> got(want.size());
+          ASSERT_EQ(cudaMemcpy(got.data(), dy, got.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+          double worst = 0;
+          size_t worst_at = 0;
+          // TF32 keeps 11 significand bits of each operand: each product is off
+          // by at most about 2^-10 of its size. 3xTF32 keeps about 22: a TF32
+          // kernel fails its bound by some 50 times.
+          const bool three = cuda_conv_tf32_config(i).three_pass;
+          const double rel = three ? 1e-5 : 1e-3, abs_tol = three ? 1e-6 : 1e-5;
+          for (size_t j = 0; j < got.size(); ++j) {
+            const double e = std::fabs(got[j] - want[j]) / (rel * scale[j] + abs_tol);
+            const double ee = std::isfinite(e) ? e : 1e30;
+            if (ee > worst) {
+              worst = ee;
+              worst_at = j;
+            }
           }
+          EXPECT_LE(worst, 1.0) << "at " << worst_at << ": " << got[worst_at] << " against " << want[worst_at];
+          std::vector<int> left(1 << 14);
+          ASSERT_EQ(cudaMemcpy(left.data(), sem, left.size() * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+          EXPECT_TRUE(std::all_of(left.begin(), left.end(), [](int v) { return v == 0; }))
+              << "the semaphores were not left zero";
+          ++ran[i];
+          if (split > 1) ++(parallel ? parallel_runs : split_runs);
         }
-        EXPECT_LE(worst, 1.0) << "at " << worst_at << ": " << got[worst_at] << " against " << want[worst_at];
-        std::vector<int> left(1 << 14);
-        ASSERT_EQ(cudaMemcpy(left.data(), sem, left.size() * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
-        EXPECT_TRUE(std::all_of(left.begin(), left.end(), [](int v) { return v == 0; }))
-            << "the semaphores were not left zero";
-        ++ran[i];
-        if (split > 1) ++(parallel ? parallel_runs : split_runs);
-      }
     cudaFree(dx);
     cudaFree(dw);
     cudaFree(db);
