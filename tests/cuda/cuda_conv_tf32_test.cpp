@@ -370,8 +370,9 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
           ASSERT_LE(cuda_conv_tf32_partial_floats(p, split), kPartials);
           ASSERT_EQ(cudaMemset(dy, 0xff, want.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
           ASSERT_EQ(cudaMemset(partials, 0xff, kPartials * sizeof(float)), cudaSuccess);
-          ASSERT_EQ(cuda_conv_tf32_launch(i, p, split, parallel ? nullptr : sem, parallel ? partials : nullptr, nullptr),
-                    cudaSuccess);
+          int* const semaphores = parallel ? nullptr : sem;
+          float* const parts = parallel ? partials : nullptr;
+          ASSERT_EQ(cuda_conv_tf32_launch(i, p, split, semaphores, parts, nullptr), cudaSuccess);
           std::vector<float> got(want.size());
           ASSERT_EQ(cudaMemcpy(got.data(), dy, got.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
           double worst = 0;
