@@ -4,7 +4,9 @@
 // hex; our writer must reproduce them byte for byte.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -347,6 +349,87 @@ TEST_F(NpyTest, WritesNonContiguousInCOrder) {
   ASSERT_FALSE(t.is_contiguous());
   ASSERT_TRUE(write_npy(path("t.npy"), t).ok());
   EXPECT_EQ(read_bytes(path("t.npy")), fixture("transposed_f4_3x2"));
+}
+
+// write_npy_float32 against write_npy of the same tensor widened in one
+// conversion: byte for byte, for bfloat16 and float16, below one chunk
+// (262144 elements), across several with a partial last one, with one
+// thread and several, and for a strided view.
+TEST_F(NpyTest, Float32WriterMatchesOneConversion) {
+  std::vector<uint16_t> bits(3 * 262144 + 12345);
+  uint32_t x = 12345;
+  for (uint16_t& b : bits) {
+    x = x * 1664525u + 1013904223u;
+    b = static_cast<uint16_t>(x >> 16);
+    // No NaN patterns: float16 and bfloat16 NaN payloads widen alike either
+    // way, but the comparison below would need them spelled out.
+    if ((b & 0x7f80) == 0x7f80 || (b & 0x7c00) == 0x7c00) b &= 0xbfff;
+  }
+  struct Case {
+    DType dtype;
+    std::vector<int64_t> sizes;
+    std::vector<int64_t> strides;
+    int threads;
+  };
+  const int64_t big = static_cast<int64_t>(bits.size());
+  const Case cases[] = {{DType::kBFloat16, {big}, {}, 4},
+                        {DType::kBFloat16, {3, big / 3}, {}, 1},
+                        {DType::kFloat16, {big}, {}, 3},
+                        {DType::kBFloat16, {5, 7}, {}, 4},
+                        {DType::kFloat16, {7, 5}, {1, 7}, 2},
+                        {DType::kBFloat16, {1000, 300}, {1, 1000}, 4},
+                        {DType::kFloat32, {4, 4}, {}, 2}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(dtype_name(c.dtype)) + " " + std::to_string(c.sizes.back()) + " threads " +
+                 std::to_string(c.threads));
+    Tensor t = Tensor::from_blob(bits.data(), c.sizes, c.dtype, DeviceId{}, c.strides);
+    Result<Tensor> wide = t.to(DeviceId{}, DType::kFloat32);
+    ASSERT_TRUE(wide.ok()) << wide.status().to_string();
+    ASSERT_TRUE(write_npy(path("one.npy"), *wide).ok());
+    Status st = write_npy_float32(path("chunked.npy"), t, c.threads);
+    ASSERT_TRUE(st.ok()) << st.to_string();
+    const std::string want = read_bytes(path("one.npy"));
+    ASSERT_EQ(read_bytes(path("chunked.npy")).size(), want.size());
+    EXPECT_TRUE(read_bytes(path("chunked.npy")) == want);
+    Result<Tensor> back = read_npy(path("chunked.npy"));
+    ASSERT_TRUE(back.ok()) << back.status().to_string();
+    EXPECT_EQ(back->dtype(), DType::kFloat32);
+    EXPECT_EQ(back->sizes(), c.sizes);
+  }
+}
+
+// A write that fails part way (the file size limit: EFBIG) names the path,
+// and no partial file is left.
+TEST_F(NpyTest, Float32WriterFailsCleanly) {
+  std::vector<uint16_t> bits(4 * 262144, 0x3f80);
+  Tensor t = Tensor::from_blob(bits.data(), {static_cast<int64_t>(bits.size())}, DType::kBFloat16);
+  const std::string out = path("limited.npy");
+  struct rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  void (*old_handler)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 3 << 20;  // a 4 MiB file is refused from its fourth MiB on
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  Status st = write_npy_float32(out, t, 3);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(st.code(), StatusCode::kIoError) << st.to_string();
+  EXPECT_NE(st.message().find(out), std::string::npos) << st.to_string();
+  EXPECT_NE(st.message().find("write failed"), std::string::npos) << st.to_string();
+  EXPECT_FALSE(fs::exists(out));
+
+  const std::string unwritable = path("no/such/dir/out.npy");
+  Status missing = write_npy_float32(unwritable, t, 2);
+  EXPECT_EQ(missing.code(), StatusCode::kIoError);
+  EXPECT_NE(missing.message().find("cannot create"), std::string::npos) << missing.to_string();
+  EXPECT_EQ(write_npy_float32(path("u.npy"), Tensor(), 2).code(), StatusCode::kInvalidArgument);
+  Tensor on_gpu = Tensor::from_blob(bits.data(), {2}, DType::kBFloat16, DeviceId{DeviceType::kCuda, 0});
+  Status device = write_npy_float32(path("d.npy"), on_gpu, 2);
+  EXPECT_EQ(device.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(device.message().find("copy it to the CPU first"), std::string::npos) << device.to_string();
+  Tensor text = Tensor::from_blob(bits.data(), {2}, DType::kComplex32);
+  EXPECT_FALSE(write_npy_float32(path("c.npy"), text, 2).ok());
+  EXPECT_FALSE(fs::exists(path("c.npy")));
 }
 
 TEST_F(NpyTest, AcceptsNativeOrderDoubleQuotesAndPython2Longs) {

@@ -4,8 +4,12 @@
 // and string, True/False and integer-tuple values.
 #include "cli/npy.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
@@ -13,6 +17,8 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 namespace aotirt {
@@ -425,16 +431,16 @@ Result<Tensor> read_npy(const std::string& path) {
   return tensor;
 }
 
-Status write_npy(const std::string& path, const Tensor& tensor) {
-  if (!tensor.defined()) return file_error(StatusCode::kInvalidArgument, path, "cannot write an undefined tensor");
-  if (!tensor.device().is_cpu())
-    return file_error(StatusCode::kInvalidArgument, path, "the tensor is on {}; copy it to the CPU first",
-                      tensor.device().to_string());
-  Result<std::string> descr = npy_descr(tensor.dtype());
-  if (!descr.ok()) return file_error(descr.status().code(), path, "{}", descr.status().message());
+namespace {
 
-  const std::vector<int64_t> shape = tensor.sizes();
-  std::string header = format_header(descr.value(), shape);
+// Elements converted and written at a time by write_npy_float32 (1 MiB of
+// float32): small enough that the copies stay in cache.
+constexpr int64_t kWidenChunk = int64_t(1) << 18;
+
+// The magic string, version, header length and header dict of a C-order
+// array of |descr| and |shape|, padded so the data starts on kAlign bytes.
+std::string npy_prelude(const std::string& descr, const std::vector<int64_t>& shape) {
+  std::string header = format_header(descr, shape);
   // Version 1.0 stores the header length in 2 bytes; numpy switches to 2.0
   // only when the header does not fit.
   int version = 1;
@@ -454,6 +460,21 @@ Status write_npy(const std::string& path, const Tensor& tensor) {
   const uint32_t len = static_cast<uint32_t>(header.size());
   for (size_t i = 0; i < prelude - 8; ++i) out += static_cast<char>((len >> (8 * i)) & 0xff);
   out += header;
+  return out;
+}
+
+}  // namespace
+
+Status write_npy(const std::string& path, const Tensor& tensor) {
+  if (!tensor.defined()) return file_error(StatusCode::kInvalidArgument, path, "cannot write an undefined tensor");
+  if (!tensor.device().is_cpu())
+    return file_error(StatusCode::kInvalidArgument, path, "the tensor is on {}; copy it to the CPU first",
+                      tensor.device().to_string());
+  Result<std::string> descr = npy_descr(tensor.dtype());
+  if (!descr.ok()) return file_error(descr.status().code(), path, "{}", descr.status().message());
+
+  const std::vector<int64_t> shape = tensor.sizes();
+  const std::string out = npy_prelude(descr.value(), shape);
 
   // Non-contiguous views are gathered into C order first.
   const size_t nbytes = tensor.nbytes();
@@ -478,6 +499,79 @@ Status write_npy(const std::string& path, const Tensor& tensor) {
     return file_error(StatusCode::kIoError, path, "write failed: {}", std::strerror(err));
   }
   return Status();
+}
+
+Status write_npy_float32(const std::string& path, const Tensor& tensor, int threads) {
+  if (!tensor.defined()) return file_error(StatusCode::kInvalidArgument, path, "cannot write an undefined tensor");
+  if (!tensor.device().is_cpu())
+    return file_error(StatusCode::kInvalidArgument, path, "the tensor is on {}; copy it to the CPU first",
+                      tensor.device().to_string());
+  if (tensor.dtype() == DType::kFloat32 || !tensor.is_contiguous() || tensor.numel() < kWidenChunk) {
+    // Small or strided: one conversion, one write.
+    Result<Tensor> wide = tensor.to(DeviceId{}, DType::kFloat32);
+    if (!wide.ok()) return file_error(wide.status().code(), path, "{}", wide.status().message());
+    return write_npy(path, wide.value());
+  }
+  const std::string prelude = npy_prelude("<f4", tensor.sizes());
+  errno = 0;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return file_error(StatusCode::kIoError, path, "cannot create: {}", std::strerror(errno));
+
+  // Chunks of the source converted on |threads| threads into chunk-sized
+  // tensors and written at their offsets: no float32 copy of the whole
+  // output is made (a 512x50257 logits file is 103 MB), and the conversion
+  // overlaps the writes.
+  const int64_t numel = tensor.numel();
+  const int64_t chunks = (numel + kWidenChunk - 1) / kWidenChunk;
+  const size_t elem = dtype_size(tensor.dtype());
+  const char* src = static_cast<const char*>(tensor.data());
+  std::atomic<int64_t> next{0};
+  std::mutex error_mutex;
+  Status error;
+  auto fail = [&](Status s) {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    if (error.ok()) error = std::move(s);
+    next.store(chunks);
+  };
+  auto write_all = [&](const void* data, size_t n, off_t offset) {
+    const char* p = static_cast<const char*>(data);
+    while (n > 0) {
+      const ssize_t w = ::pwrite(fd, p, n, offset);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        fail(file_error(StatusCode::kIoError, path, "write failed: {}", std::strerror(w < 0 ? errno : EIO)));
+        return false;
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
+      offset += w;
+    }
+    return true;
+  };
+  auto work = [&] {
+    for (int64_t c = next++; c < chunks; c = next++) {
+      const int64_t first = c * kWidenChunk;
+      const int64_t n = std::min<int64_t>(kWidenChunk, numel - first);
+      Tensor part = Tensor::from_blob(const_cast<char*>(src) + first * elem, {n}, tensor.dtype());
+      Result<Tensor> wide = part.to(DeviceId{}, DType::kFloat32);
+      if (!wide.ok()) return fail(file_error(wide.status().code(), path, "{}", wide.status().message()));
+      if (!write_all(wide->data(), static_cast<size_t>(n) * 4,
+                     static_cast<off_t>(prelude.size() + static_cast<size_t>(first) * 4)))
+        return;
+    }
+  };
+  if (write_all(prelude.data(), prelude.size(), 0)) {
+    const int extra = static_cast<int>(std::min<int64_t>(std::max(threads, 1), chunks)) - 1;
+    std::vector<std::thread> pool;
+    pool.reserve(static_cast<size_t>(extra));
+    for (int i = 0; i < extra; ++i) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+  }
+  if (::close(fd) != 0 && error.ok())
+    error = file_error(StatusCode::kIoError, path, "write failed: {}", std::strerror(errno));
+  if (!error.ok()) std::remove(path.c_str());
+  return error;
 }
 
 }  // namespace cli

@@ -27,6 +27,14 @@ Result<Tensor> read_npy(const std::string& path);
 // kIoError naming |path| when the file cannot be written.
 Status write_npy(const std::string& path, const Tensor& tensor);
 
+// Writes |tensor| (a CPU tensor of any dtype that converts to float32) to
+// |path| as a float32 array in C order, the way numpy readers want bfloat16
+// and float16 outputs. A large contiguous tensor is converted in chunks on
+// up to |threads| threads and written as they finish, so no float32 copy of
+// the whole tensor is held. Errors as write_npy's; on any error no file is
+// left at |path|.
+Status write_npy_float32(const std::string& path, const Tensor& tensor, int threads);
+
 // The .npy dtype string for |dtype| ("<f4", "|u1", ...).
 Result<std::string> npy_descr(DType dtype);
 // The dtype for a .npy dtype string; "=" (native) is read as little-endian.
