@@ -4,8 +4,10 @@
 // the same bfloat16 inputs, at a tolerance of the output's rounding; refused
 // problems; and the shims taking them for GPT-2's layers (Conv1D weights,
 // the tied output layer of 50257 columns): the decode step's with no
-// cuBLASLt, larger ones as AOTIRT_CUDA_BF16_GEMM says. Skipped without
-// a GPU; the tensor-core tests also when the build has no CUTLASS kernels.
+// cuBLASLt, larger ones on the Hopper kernels where the GPU runs them,
+// else as AOTIRT_CUDA_BF16_GEMM says. Skipped without a GPU; the
+// tensor-core tests also when the build has no CUTLASS kernels, the Hopper
+// kernels' cases on other GPUs (printed).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -63,11 +65,71 @@ CudaBf16Choice choose(int m, int n, int k, bool b_row, int align = 8, int sms = 
   return cuda_bf16_choose(dims(m, n, k, b_row), align, sms, kShapes, count);
 }
 
+// The table with the Hopper kernels after it: 128x128 and 128x256, B
+// column-major, then row-major (indices 10-13).
+std::vector<CudaBf16Config> with_sm90() {
+  std::vector<CudaBf16Config> t(kShapes, kShapes + kCount);
+  for (bool row : {false, true})
+    for (int tn : {128, 256}) {
+      CudaBf16Config c = shape(128, tn, 8, row);
+      c.threads = 384;
+      c.sm90 = true;
+      t.push_back(c);
+    }
+  return t;
+}
+
+TEST(CudaBf16Choice, HopperKernelsTakeWhatTheyCan) {
+  const std::vector<CudaBf16Config> t = with_sm90();
+  auto pick = [&](CudaBf16Problem p, int align = 8) {
+    return cuda_bf16_choose(p, align, 132, t.data(), static_cast<int>(t.size()));
+  };
+  auto with_bias = [](CudaBf16Problem p) {
+    static int bias = 0;
+    p.c = &bias;
+    p.ldc = 0;
+    p.beta = 1.f;
+    return p;
+  };
+  // GPT-2's 512-token products as measured (CudaBf16Test.Timing): about a
+  // wave of 128x128 tiles on the Hopper kernel (qkv, fc), a few on Ampere's
+  // 64x64 tiles (the attention projection), a long k on k slices (the MLP
+  // projection).
+  EXPECT_EQ(pick(with_bias(dims(512, 2304, 768, true))).config, 12);
+  EXPECT_EQ(pick(with_bias(dims(512, 3072, 768, true))).config, 12);
+  EXPECT_EQ(pick(with_bias(dims(512, 768, 768, true))).config, 6);
+  const CudaBf16Choice proj = pick(with_bias(dims(512, 768, 3072, true)));
+  EXPECT_EQ(proj.config, 9);
+  EXPECT_EQ(proj.split, 5);
+  // The output layer as inductor pads it (50264 columns): the Hopper kernel.
+  EXPECT_EQ(pick(dims(512, 50264, 768, false)).config, 10);
+  // What they do not take goes to the Ampere kernels: an unaligned output,
+  // n not a multiple of 8, a full C, a bias scaled by beta.
+  EXPECT_EQ(pick(dims(512, 50257, 768, false), 1).config, 2);
+  EXPECT_LT(pick(dims(512, 50257, 768, false)).config, kCount);
+  int c_data = 0;
+  CudaBf16Problem full = dims(512, 2304, 768, true);
+  full.c = &c_data;
+  full.ldc = 2304;
+  full.beta = 1.f;
+  EXPECT_LT(pick(full).config, kCount);
+  CudaBf16Problem scaled = with_bias(dims(512, 2304, 768, true));
+  scaled.beta = 0.5f;
+  EXPECT_LT(pick(scaled).config, kCount);
+  // With the Hopper entries emptied (how cuda_matmul.cpp leaves them out):
+  // the Ampere choice as before.
+  std::vector<CudaBf16Config> off = t;
+  for (size_t i = kCount; i < off.size(); ++i) off[i].tile_m = off[i].tile_n = 0;
+  EXPECT_EQ(cuda_bf16_choose(dims(512, 2304, 768, true), 8, 132, off.data(), static_cast<int>(off.size())).config, 5);
+}
+
 TEST(CudaBf16Choice, ShapesFollowTheProblem) {
   // GPT-2 prefill's projections (few tiles), its output layer (an odd row
   // stride: an unaligned shape), and large products.
   EXPECT_EQ(choose(512, 768, 768, true).config, 6);
-  EXPECT_EQ(choose(512, 768, 3072, true).config, 6);
+  const CudaBf16Choice long_k = choose(512, 768, 3072, true);  // 24 big tiles, k 3072: 5 slices
+  EXPECT_EQ(long_k.config, 9);
+  EXPECT_EQ(long_k.split, 5);
   EXPECT_EQ(choose(512, 50257, 768, false, 1).config, 2);
   EXPECT_EQ(choose(4096, 4096, 1024, false).config, 0);
   EXPECT_EQ(choose(4096, 4096, 1024, true).config, 5);
@@ -94,6 +156,7 @@ struct Bf16Case {
   int c_kind;  // 0: no C, 1: a bias row, 2: a full C
   float alpha, beta;
   int64_t pad;  // extra elements per row of every operand
+  int64_t pad_d = -1;  // of D alone, where not -1
 };
 
 struct Bf16Data {
@@ -105,7 +168,7 @@ struct Bf16Data {
 Bf16Data make(const Bf16Case& t, uint32_t seed) {
   std::mt19937 rng(seed);
   Bf16Data x;
-  const int64_t lda = t.k + t.pad, ldd = t.n + t.pad;
+  const int64_t lda = t.k + t.pad, ldd = t.n + (t.pad_d >= 0 ? t.pad_d : t.pad);
   const int64_t ldb = (t.b_row ? t.n : t.k) + t.pad, bcols = t.b_row ? t.k : t.n;
   TensorImpl ha = host_random(DimVector{t.m, lda}, DType::kBFloat16, rng());
   TensorImpl hb = host_random(DimVector{bcols, ldb}, DType::kBFloat16, rng());
@@ -149,7 +212,7 @@ Bf16Data make(const Bf16Case& t, uint32_t seed) {
 // result (2^-9 relative, here 2^-8) plus float32 sums' drift over k.
 double worst_error(const Bf16Data& x, const Bf16Case& t) {
   const std::vector<double> d = values(x.d);
-  const int64_t ldd = t.n + t.pad;
+  const int64_t ldd = t.n + (t.pad_d >= 0 ? t.pad_d : t.pad);
   const double atol = 1e-3 * std::sqrt(static_cast<double>(t.k)), rtol = 1.0 / 256;
   double worst = 0;
   for (int i = 0; i < t.m; ++i)
@@ -170,12 +233,23 @@ TEST_F(CudaBf16Test, EveryKernelMatchesFloat64) {
       {130, 72, 200, true, 2, 0.5f, -1.f, 8},  // full C, padded rows
       {257, 200, 64, false, 0, 1.f, 0.f, 0},
       {64, 96, 1024, true, 1, 1.f, 1.f, 0},    // long k
+      {300, 201, 136, false, 0, 0.5f, 0.f, 0, 7},  // odd n in 16-byte rows of D, alpha
+      {300, 208, 136, false, 0, 0.5f, 0.f, 0, 8},  // the same, n a multiple of 8
+      {256, 256, 4096, true, 1, 1.f, 1.f, 0},  // 2-4 tiles, a long k: the Hopper kernels' stream-K splits
   };
+  constexpr size_t kWorkspace = 16 << 20;
   float* ws = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&ws), 8 << 20), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&ws), kWorkspace), cudaSuccess);
   uint32_t seed = 1;
   for (int idx = 0; idx < cuda_bf16_config_count(); ++idx) {
     const CudaBf16Config cfg = cuda_bf16_config(idx);
+    int blocks = 0;
+    if (cuda_bf16_blocks_per_sm(idx, &blocks) != cudaSuccess || blocks < 1) {
+      cudaGetLastError();
+      std::printf("[ SKIPPED  ] config %d (%dx%d%s): no image for this GPU\n", idx, cfg.tile_m, cfg.tile_n,
+                  cfg.sm90 ? ", sm_90a" : "");
+      continue;
+    }
     for (const Bf16Case& t : cases)
       for (int split : cfg.split_k ? std::vector<int>{2, 3, 5} : std::vector<int>{1}) {
         SCOPED_TRACE("config " + std::to_string(idx) + " (" + std::to_string(cfg.tile_m) + "x" +
@@ -183,10 +257,21 @@ TEST_F(CudaBf16Test, EveryKernelMatchesFloat64) {
                      std::to_string(split) + ") " + std::to_string(t.m) + "x" + std::to_string(t.n) + "x" +
                      std::to_string(t.k) + (t.b_row ? " B row-major" : " B column-major"));
         Bf16Data x = make(t, seed++);
-        ASSERT_LE(cuda_bf16_workspace_floats(x.p, split) * 4, 8 << 20);
+        // The layout, more slices than k steps, or what the Hopper kernels
+        // do not take (a full C, a bias row scaled by beta, n % 8).
+        const bool refused = cfg.b_row_major != t.b_row || t.k / 32 < split ||
+                             (cfg.sm90 && (t.c_kind == 2 || (t.c_kind == 1 && t.beta != 1.f) || t.n % 8 != 0));
+        size_t bytes = 0;
+        const cudaError_t sized = cuda_bf16_workspace_bytes(idx, x.p, split, &bytes);
+        if (!refused) {
+          ASSERT_EQ(sized, cudaSuccess);
+          ASSERT_LE(bytes, kWorkspace);
+        }
         ASSERT_EQ(cudaMemset(x.d.data_ptr(), 0xff, x.d.nbytes()), cudaSuccess);  // NaNs
+        // The workspace full of garbage: a launch clears what it needs.
+        ASSERT_EQ(cudaMemset(ws, 0x5a, kWorkspace), cudaSuccess);
         const cudaError_t err = cuda_bf16_launch(idx, x.p, split, ws, nullptr);
-        if (cfg.b_row_major != t.b_row || t.k / 32 < split) {  // the layout, or more slices than k steps
+        if (refused) {
           EXPECT_EQ(err, cudaErrorInvalidValue);
           continue;
         }
@@ -250,21 +335,32 @@ TEST_F(CudaBf16Test, BadProblemsAreRefused) {
 // token (the decode step) and at more.
 TEST_F(CudaBf16Test, Gpt2LayersTakeAotirtsKernels) {
   if (bf16_mode() == "cublaslt") GTEST_SKIP() << "AOTIRT_CUDA_BF16_GEMM=cublaslt keeps bfloat16 GEMMs on cuBLASLt";
-  // Products of more than eight rows take the tensor-core kernels only with
-  // AOTIRT_CUDA_BF16_GEMM=aotirt; by default cuBLASLt takes them.
+  // Products of more than eight rows take aotirt's tensor-core kernels where
+  // the Hopper ones run (they or the Ampere ones, as the chooser models
+  // them) or with AOTIRT_CUDA_BF16_GEMM=aotirt; else cuBLASLt takes them.
   const bool own_large = bf16_mode() == "aotirt" && cuda_bf16_config_count() > 0;
+  bool hopper = false;
+  const char* sm90_env = std::getenv("AOTIRT_CUDA_BF16_SM90");
+  for (int i = 0; i < cuda_bf16_config_count() && !(sm90_env && std::string(sm90_env) == "0"); ++i) {
+    int blocks = 0;
+    if (cuda_bf16_config(i).sm90 && cuda_bf16_blocks_per_sm(i, &blocks) == cudaSuccess && blocks > 0) hopper = true;
+    cudaGetLastError();
+  }
+  if (!hopper) std::printf("[ SKIPPED  ] no Hopper bfloat16 kernels on this GPU or in this build: not checked here\n");
   const bool have_cublaslt = cublaslt_unavailable_reason().empty();
   struct Case {
     int64_t tokens, in, out;
     bool tied;
   };
-  const Case cases[] = {{1, 768, 2304, false},  {1, 3072, 768, false}, {1, 768, 50257, true},
-                        {130, 768, 3072, false}, {9, 768, 50257, true}};
+  const Case cases[] = {{1, 768, 2304, false},   {1, 3072, 768, false},  {1, 768, 50257, true},
+                        {130, 768, 3072, false}, {9, 768, 50257, true},  {200, 3072, 768, false},
+                        {40, 768, 1024, true}};
   std::mt19937 rng(5);
   for (const Case& c : cases) {
     SCOPED_TRACE(std::to_string(c.tokens) + "x" + std::to_string(c.in) + "->" + std::to_string(c.out));
     const bool few = c.tokens <= kCudaBf16GemvMaxRows;
-    if (!few && !own_large && !have_cublaslt) {
+    const bool own = !few && (hopper || own_large);
+    if (!few && !own && !have_cublaslt) {
       std::printf("[ SKIPPED  ] %lld rows on cuBLASLt: %s\n", static_cast<long long>(c.tokens),
                   cublaslt_unavailable_reason().c_str());
       continue;
@@ -287,8 +383,8 @@ TEST_F(CudaBf16Test, Gpt2LayersTakeAotirtsKernels) {
     const auto prof = shim_profile(true);
     set_shim_profiling(false);
     EXPECT_EQ(profiled_calls(prof, "few-row bfloat16"), few ? 1.0 : 0.0);
-    EXPECT_EQ(profiled_calls(prof, "bfloat16 tensor-core"), !few && own_large ? 1.0 : 0.0);
-    EXPECT_EQ(profiled_calls(prof, "cublasLtMatmul"), !few && !own_large ? 1.0 : 0.0);
+    EXPECT_EQ(profiled_calls(prof, "bfloat16 tensor-core"), own ? 1.0 : 0.0);
+    EXPECT_EQ(profiled_calls(prof, "cublasLtMatmul"), !few && !own ? 1.0 : 0.0);
     const std::vector<double> x = values(hx), w = values(hw), bias = values(hb), out = values(dout);
     double worst = 0;
     for (int64_t i = 0; i < c.tokens; ++i)
@@ -306,18 +402,23 @@ TEST_F(CudaBf16Test, Gpt2LayersTakeAotirtsKernels) {
 // Time per call of every built shape and split on GPT-2's prefill GEMMs
 // (512 tokens), and of the shim on the same problem (with
 // AOTIRT_CUDA_BF16_GEMM=cublaslt in a second process: cuBLASLt's time);
-// marks the chooser's pick. For tuning cuda_bf16_choose; it fails only on a
-// launch error.
+// marks the chooser's pick. Each kernel's 30 calls are recorded in a CUDA
+// graph and replayed, so the time is the GPU's, not the host's (a Hopper
+// launch has the driver encode its tensor maps). For tuning
+// cuda_bf16_choose; it fails only on a launch error.
 TEST_F(CudaBf16Test, Timing) {
   if (cuda_bf16_config_count() == 0) GTEST_SKIP() << "this build has no bfloat16 tensor-core kernels (no CUTLASS)";
   struct Shape {
     int m, n, k;
-    bool tied;  // mm(x, wte^T): B column-major, 50257 columns
+    bool tied;  // mm(x, wte^T): B column-major, 50257 columns (50264 as inductor pads them)
     const char* what;
+    int ldd_pad;  // D's rows padded by this many elements
   };
-  const Shape shapes[] = {{512, 2304, 768, false, "qkv"},  {512, 768, 768, false, "attn proj"},
-                          {512, 3072, 768, false, "fc"},   {512, 768, 3072, false, "mlp proj"},
-                          {512, 50257, 768, true, "lm head"}};
+  const Shape shapes[] = {{512, 2304, 768, false, "qkv", 0},       {512, 768, 768, false, "attn proj", 0},
+                          {512, 3072, 768, false, "fc", 0},        {512, 768, 3072, false, "mlp proj", 0},
+                          {512, 50257, 768, true, "lm head", 0},   {512, 50264, 768, true, "lm head, padded", 0}};
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   int dev = 0, sms = 0;
   cudaGetDevice(&dev);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
@@ -334,7 +435,7 @@ TEST_F(CudaBf16Test, Timing) {
     TensorImpl w = s.tied ? to_device(host_random(DimVector{s.n, s.k}, DType::kBFloat16, rng()))
                           : to_device(host_random(DimVector{s.k, s.n}, DType::kBFloat16, rng()));
     TensorImpl bias = to_device(host_random(DimVector{s.n}, DType::kBFloat16, rng()));
-    TensorImpl out = device_empty(DimVector{s.m, s.n}, DType::kBFloat16);
+    TensorImpl out = device_empty(DimVector{s.m, s.n}, DType::kBFloat16, DimVector{s.n + s.ldd_pad, 1});
     CudaBf16Problem q;
     q.m = s.m;
     q.n = s.n;
@@ -350,26 +451,43 @@ TEST_F(CudaBf16Test, Timing) {
       q.beta = 1.f;
     }
     q.d = out.data_ptr();
-    q.ldd = s.n;
-    const int align = s.n % 8 == 0 ? 8 : 1;
+    q.ldd = s.n + s.ldd_pad;
+    const int align = q.ldd % 8 == 0 ? 8 : 1;
     const CudaBf16Choice pick = cuda_bf16_choose(q, align, sms, configs.data(), int(configs.size()));
     double best = 1e30;
     std::string best_name, pick_line;
     for (size_t i = 0; i < configs.size(); ++i) {
-      if (configs[i].b_row_major != q.b_row_major || configs[i].out_align > align) continue;
+      int blocks = 0;
+      if (configs[i].b_row_major != q.b_row_major || configs[i].out_align > align ||
+          cuda_bf16_blocks_per_sm(int(i), &blocks) != cudaSuccess || blocks < 1) {
+        cudaGetLastError();
+        continue;
+      }
       for (int split = configs[i].split_k ? 2 : 1; split <= (configs[i].split_k ? 8 : 1); ++split) {
-        if (cuda_bf16_workspace_floats(q, split) * 4 > (64 << 20)) break;
-        for (int r = 0; r < 3; ++r) ASSERT_EQ(cuda_bf16_launch(int(i), q, split, ws, nullptr), cudaSuccess);
+        size_t bytes = 0;
+        if (cuda_bf16_workspace_bytes(int(i), q, split, &bytes) != cudaSuccess) break;  // not taken
+        if (bytes > (64 << 20)) break;
+        for (int r = 0; r < 3; ++r) ASSERT_EQ(cuda_bf16_launch(int(i), q, split, ws, stream), cudaSuccess);
         const int iters = 30;
-        cudaEventRecord(e0);
-        for (int it = 0; it < iters; ++it) cuda_bf16_launch(int(i), q, split, ws, nullptr);
-        cudaEventRecord(e1);
+        cudaGraph_t graph = nullptr;
+        cudaGraphExec_t exec = nullptr;
+        ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+        for (int it = 0; it < iters; ++it) cuda_bf16_launch(int(i), q, split, ws, stream);
+        ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+        ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+        ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+        cudaEventRecord(e0, stream);
+        ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+        cudaEventRecord(e1, stream);
         ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+        cudaGraphExecDestroy(exec);
+        cudaGraphDestroy(graph);
         float ms = 0;
         cudaEventElapsedTime(&ms, e0, e1);
         const double us = 1000.0 * ms / iters;
         const std::string name = std::to_string(configs[i].tile_m) + "x" + std::to_string(configs[i].tile_n) +
-                                 " align " + std::to_string(configs[i].out_align) + " split " + std::to_string(split);
+                                 (configs[i].sm90 ? " sm90" : "") + " align " + std::to_string(configs[i].out_align) +
+                                 " split " + std::to_string(split);
         std::printf("[ timing ] bf16 %s %s: %.1f us\n", s.what, name.c_str(), us);
         if (us < best) {
           best = us;
@@ -397,6 +515,7 @@ TEST_F(CudaBf16Test, Timing) {
   }
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
+  cudaStreamDestroy(stream);
   cudaFree(ws);
 }
 

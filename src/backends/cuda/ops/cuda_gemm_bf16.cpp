@@ -10,19 +10,38 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // A time model in microseconds: an SM runs its tiles one after another at
-// about 2.0M multiply-adds a microsecond in 128x128 tiles (64x64 warp
-// tiles) and 1.2M in 64x64 ones (32x32 warp tiles), plus the epilogue's
-// writes and a launch; a k split adds the reduction's launch and its reads
-// of the float32 slices. Small problems take small tiles or k slices, which
-// spread over more SMs; large ones the big tile, which reads each operand
-// half as often.
+// about 2.0M multiply-adds a microsecond in the Ampere kernels' 128x128
+// tiles (64x64 warp tiles), 1.0M in their 64x64 ones (32x32 warp tiles) and
+// 2.5M in the Hopper kernels' tiles, plus the epilogue's writes and a
+// launch; a k split adds the reduction's launch and its reads of the
+// float32 slices. Small problems take small tiles or k slices, which spread
+// over more SMs; large ones big tiles, which read each operand less often.
+// Fitted on an H200 machine to GPT-2's 512-token GEMMs, each kernel's calls
+// replayed from a CUDA graph (CudaBf16Test.Timing): the Hopper kernels
+// lead where a product has about a wave of 128x128 tiles (qkv, fc: 8.3 us
+// against 10.6 on Ampere's), the small Ampere tiles where it has a few
+// (the attention projection: 6.2 us against 10.3), a k split where k is
+// long too (the MLP projection: 14.0 us on 5 slices against 21.0). The
+// Hopper kernels' stream-K scheduler is not modelled: it leaves such
+// products (a wave or more, or k too short to share) data-parallel.
 constexpr double kBigMacsPerUs = 2.0e6;
-constexpr double kSmallMacsPerUs = 1.2e6;
+constexpr double kSmallMacsPerUs = 1.0e6;
+constexpr double kSm90MacsPerUs = 2.5e6;
 constexpr double kTileUs = 0.3 / (64 * 64);  // per output element
 constexpr double kLaunchUs = 2.0;
 constexpr double kReduceBytesPerUs = 2.0e6;
 constexpr int64_t kMinSliceK = 256;
 constexpr int kMaxSplit = 8;
+
+// Whether config |c| takes |p| by its layout and alignment; a Hopper one
+// also needs n a multiple of 8 (its tensor maps' rows) and no general C:
+// none, or a bias row added as it is.
+bool takes(const CudaBf16Config& c, const CudaBf16Problem& p, int out_align) {
+  if (c.tile_m <= 0 || c.tile_n <= 0 || c.out_align > out_align || c.b_row_major != p.b_row_major) return false;
+  if (!c.sm90) return true;
+  if (p.n % 8 != 0) return false;
+  return !p.c || p.beta == 0.f || (p.ldc == 0 && p.beta == 1.f);
+}
 
 }  // namespace
 
@@ -35,9 +54,9 @@ CudaBf16Choice cuda_bf16_choose(const CudaBf16Problem& p, int out_align, int sm_
   double best_us = 0;
   for (int i = 0; i < count; ++i) {
     const CudaBf16Config& c = configs[i];
-    if (c.tile_m <= 0 || c.tile_n <= 0 || c.out_align > out_align || c.b_row_major != p.b_row_major) continue;
+    if (!takes(c, p, out_align)) continue;
     const double tile = static_cast<double>(c.tile_m) * c.tile_n;
-    const double rate = tile >= 128 * 128 ? kBigMacsPerUs : kSmallMacsPerUs;
+    const double rate = c.sm90 ? kSm90MacsPerUs : tile >= 128 * 128 ? kBigMacsPerUs : kSmallMacsPerUs;
     const int64_t tiles = ceil_div(m, c.tile_m) * ceil_div(n, c.tile_n);
     for (int split = c.split_k ? 2 : 1; split <= (c.split_k ? kMaxSplit : 1); ++split) {
       const int64_t slice = ceil_div(ceil_div(k, 32), split) * 32;

@@ -2,14 +2,16 @@
 // takes products of one to eight rows, which are bound by reading the
 // weights: a bfloat16 decode step (GPT-2's, say) then loads no cuBLASLt and
 // none of the ~230 MiB of host memory it holds once loaded. Larger products
-// may run on CUTLASS's Ampere tensor-core GEMM (mma.sync m16n8k16, float32
-// accumulators, rounded to bfloat16 once), which cuda_matmul.cpp uses only
-// when asked (AOTIRT_CUDA_BF16_GEMM=aotirt): on an H200 machine cuBLAS's
-// Hopper kernels are about twice as fast at GPT-2's prefill shapes.
+// run on CUTLASS's Hopper GEMM (TMA loads, wgmma, a stream-K scheduler;
+// sm_90a only) where it takes them, so a bfloat16 package on an H100/H200
+// loads no cuBLASLt either; CUTLASS's Ampere tensor-core GEMM (mma.sync
+// m16n8k16, float32 accumulators, rounded to bfloat16 once) is there for
+// other GPUs and when asked (AOTIRT_CUDA_BF16_GEMM=aotirt). cuda_matmul.cpp
+// decides which applies.
 //
 // The tensor-core kernels are built only where CUTLASS's headers were found
 // at configure time (ops/cutlass/); otherwise cuda_bf16_config_count() is 0.
-// Plain C++ types only: cuda_matmul.cpp decides when they apply.
+// Plain C++ types only.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -47,6 +49,9 @@ struct CudaBf16Config {
   int out_align = 8;
   bool b_row_major = false;
   bool split_k = false;  // takes k in slices (split >= 2), through a workspace
+  // A Hopper kernel: splits k itself (split 1) and takes no general C, only
+  // none or a bias row (ldc 0, beta 1) with n a multiple of 8.
+  bool sm90 = false;
 };
 
 // A's and B's starts must be 16-byte aligned, their row strides and k
@@ -62,9 +67,14 @@ cudaError_t cuda_bf16_blocks_per_sm(int index, int* blocks);
 // Queues |p| with config |index|, with |split| k slices for a split_k
 // config (1 otherwise). A split config's slices write float32 sums to
 // |workspace|, which must hold cuda_bf16_workspace_floats(p, split), and a
-// second kernel adds them into D. Returns cudaErrorInvalidValue for a
-// problem the kernel cannot take (layout, alignment, split).
+// second kernel adds them into D; a Hopper kernel uses |workspace| as
+// cuda_bf16_workspace_bytes says. Returns cudaErrorInvalidValue for a
+// problem the kernel cannot take (layout, alignment, split, C).
 cudaError_t cuda_bf16_launch(int index, const CudaBf16Problem& p, int split, float* workspace, cudaStream_t stream);
+// The scratch memory a launch of config |index| with |split| needs (16-byte
+// aligned; 0: none): a split's float32 slices, or a Hopper kernel's
+// stream-K partial tiles and flags (which the launch clears itself).
+cudaError_t cuda_bf16_workspace_bytes(int index, const CudaBf16Problem& p, int split, size_t* bytes);
 // The row stride of a split's float32 slices, and the floats they take.
 inline int64_t cuda_bf16_workspace_ld(int n) { return (static_cast<int64_t>(n) + 3) / 4 * 4; }
 inline int64_t cuda_bf16_workspace_floats(const CudaBf16Problem& p, int split) {

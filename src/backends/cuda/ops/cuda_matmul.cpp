@@ -371,12 +371,16 @@ Result<bool> f32x3_gemm(int device, cudaStream_t stream, const LtGemm& g, bool d
 // ---- bfloat16 on aotirt's kernels (cuda_gemm_bf16.h) ----
 
 // Where bfloat16 GEMMs run (AOTIRT_CUDA_BF16_GEMM):
-// - auto (the default): products of up to eight rows on the few-row kernel,
-//   larger ones on cuBLASLt. On an H200 machine cuBLAS's Hopper kernels
-//   (wgmma) ran GPT-2's 512-token prefill GEMMs in 452 us by ncu, CUTLASS's
-//   Ampere ones (mma.sync) in 949.
-// - aotirt: larger ones on the CUTLASS kernels too, so that no bfloat16 GEMM
-//   loads cuBLASLt (and its ~230 MiB of host memory), at that cost in speed.
+// - auto (the default): products of up to eight rows on the few-row kernel;
+//   larger ones, on a GPU that runs CUTLASS's Hopper kernels (sm_90a;
+//   AOTIRT_CUDA_BF16_SM90=0 leaves them out), on those or the Ampere ones,
+//   as cuda_bf16_choose models them, so a bfloat16 package loads no
+//   cuBLASLt; on other GPUs on cuBLASLt. On an H200 machine cuBLAS's Hopper
+//   kernels ran GPT-2's 512-token prefill GEMMs in 452 us by ncu, CUTLASS's
+//   Ampere ones (mma.sync) alone in 949.
+// - aotirt: larger ones on CUTLASS's kernels on any GPU, so that no
+//   bfloat16 GEMM loads cuBLASLt (and its ~230 MiB of host memory), at that
+//   cost in speed where no Hopper kernel runs.
 // - cublaslt: all on cuBLASLt.
 enum class Bf16Mode { kAuto, kAotirt, kCublaslt };
 Bf16Mode bf16_mode() {
@@ -389,17 +393,40 @@ Bf16Mode bf16_mode() {
   return mode;
 }
 
+bool bf16_sm90_enabled() {
+  static const bool on = [] {
+    const char* s = std::getenv("AOTIRT_CUDA_BF16_SM90");
+    return !(s && std::strcmp(s, "0") == 0);
+  }();
+  return on;
+}
+
 // The bfloat16 tensor-core kernels that run on a device.
 const KernelTable<CudaBf16Config>& bf16_device(int device) {
   return kernel_table<CudaBf16Config, cuda_bf16_config_count, cuda_bf16_config, cuda_bf16_blocks_per_sm>(
       device, "no bfloat16 tensor-core GEMM kernels (bfloat16 GEMMs over 8 rows on cuBLASLt)");
 }
 
+// Of |bd|'s configs, those the chooser may take: the Hopper ones while
+// enabled, the Ampere ones beside them (each leads on some of GPT-2's
+// prefill products) or when asked for (mode aotirt). Where no Hopper kernel
+// runs, products of more than eight rows stay on cuBLASLt by default.
+std::vector<CudaBf16Config> bf16_candidates(const KernelTable<CudaBf16Config>& bd) {
+  std::vector<CudaBf16Config> out = bd.configs;
+  bool hopper = false;
+  for (const CudaBf16Config& c : out) hopper = hopper || (c.sm90 && bf16_sm90_enabled());
+  for (CudaBf16Config& c : out) {
+    const bool allowed = c.sm90 ? bf16_sm90_enabled() : hopper || bf16_mode() == Bf16Mode::kAotirt;
+    if (!allowed) c.tile_m = c.tile_n = 0;  // the chooser skips empty tiles
+  }
+  return out;
+}
+
 struct Bf16Plan {
   bool gemv = false;  // the few-row kernel, else tensor-core kernel |index|
   int index = -1;
   int split = 1;
-  size_t workspace_bytes = 0;  // of a split's float32 slices
+  size_t workspace_bytes = 0;  // a split's float32 slices, a Hopper kernel's stream-K tiles
   CudaOpReplay replay{"aoti_torch_cuda_*mm_out / bfloat16 kernel replay"};
 };
 
@@ -417,16 +444,18 @@ Result<Bf16Plan*> bf16_plan(int device, const CudaBf16Problem& p, int out_align)
   if (p.m <= kCudaBf16GemvMaxRows) {
     plan = std::make_unique<Bf16Plan>();
     plan->gemv = true;
-  } else if (bf16_mode() == Bf16Mode::kAotirt && aligned_ab && p.lda % kCudaBf16KMultiple == 0 &&
-             p.ldb % kCudaBf16KMultiple == 0) {
+  } else if (aligned_ab && p.lda % kCudaBf16KMultiple == 0 && p.ldb % kCudaBf16KMultiple == 0) {
     const KernelTable<CudaBf16Config>& bd = bf16_device(device);
+    const std::vector<CudaBf16Config> candidates = bf16_candidates(bd);
     const CudaBf16Choice choice =
-        cuda_bf16_choose(p, out_align, bd.sm_count, bd.configs.data(), static_cast<int>(bd.configs.size()));
-    if (choice.config >= 0) {
+        cuda_bf16_choose(p, out_align, bd.sm_count, candidates.data(), static_cast<int>(candidates.size()));
+    size_t bytes = 0;
+    if (choice.config >= 0 &&
+        cuda_bf16_workspace_bytes(bd.index[choice.config], p, choice.split, &bytes) == cudaSuccess) {
       plan = std::make_unique<Bf16Plan>();
       plan->index = bd.index[choice.config];
       plan->split = choice.split;
-      plan->workspace_bytes = static_cast<size_t>(cuda_bf16_workspace_floats(p, choice.split)) * sizeof(float);
+      plan->workspace_bytes = bytes;
     }
   }
   if (plans->size() > 4096) {

@@ -19,9 +19,11 @@
 
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include "backends/cuda/ops/cuda_gemm_bf16.h"
 #include "backends/cuda/ops/cuda_kernel_occupancy.h"
+#include "backends/cuda/ops/cutlass/cuda_gemm_bf16_entry.h"
 
 namespace aotirt {
 namespace {
@@ -131,14 +133,14 @@ cudaError_t launch(const CudaBf16Problem& p, int split, float* ws, cudaStream_t 
   return cudaGetLastError();
 }
 
-struct Entry {
-  CudaBf16Config config;
-  const void* kernel;
-  cudaError_t (*launch)(const CudaBf16Problem&, int, float*, cudaStream_t);
-};
+template <class S>
+cudaError_t workspace_bytes(const CudaBf16Problem& p, int split, size_t* bytes) {
+  *bytes = static_cast<size_t>(cuda_bf16_workspace_floats(p, S::kSplit ? split : 1)) * sizeof(float);
+  return cudaSuccess;
+}
 
 template <class S>
-Entry entry() {
+CudaBf16KernelEntry entry() {
   CudaBf16Config c;
   c.tile_m = S::Kernel::Mma::Shape::kM;
   c.tile_n = S::Kernel::Mma::Shape::kN;
@@ -147,7 +149,8 @@ Entry entry() {
   c.out_align = S::kOutAlign;
   c.b_row_major = S::kBRowMajor;
   c.split_k = S::kSplit;
-  return Entry{c, reinterpret_cast<const void*>(cutlass::Kernel<typename S::Kernel>), &launch<S>};
+  return CudaBf16KernelEntry{c, reinterpret_cast<const void*>(cutlass::Kernel<typename S::Kernel>), &launch<S>,
+                             &workspace_bytes<S>};
 }
 
 // 128x128 tiles of 64x64 warp tiles for large products, 64x64 tiles of
@@ -166,36 +169,47 @@ using SmallUnaligned = Shape<64, 64, 32, 32, 4, 1, LayoutB>;
 template <class LayoutB>
 using BigSplit = SplitShape<128, 128, 64, 64, 3, LayoutB>;
 
-const Entry* entries() {
-  static const Entry table[] = {
-      entry<Big<ColumnMajor>>(),          entry<Small<ColumnMajor>>(), entry<BigUnaligned<ColumnMajor>>(),
-      entry<SmallUnaligned<ColumnMajor>>(), entry<BigSplit<ColumnMajor>>(), entry<Big<RowMajor>>(),
-      entry<Small<RowMajor>>(),           entry<BigUnaligned<RowMajor>>(), entry<SmallUnaligned<RowMajor>>(),
-      entry<BigSplit<RowMajor>>()};
+// The Ampere kernels, then the Hopper ones.
+const std::vector<CudaBf16KernelEntry>& entries() {
+  static const std::vector<CudaBf16KernelEntry> table = [] {
+    std::vector<CudaBf16KernelEntry> t = {
+        entry<Big<ColumnMajor>>(),          entry<Small<ColumnMajor>>(), entry<BigUnaligned<ColumnMajor>>(),
+        entry<SmallUnaligned<ColumnMajor>>(), entry<BigSplit<ColumnMajor>>(), entry<Big<RowMajor>>(),
+        entry<Small<RowMajor>>(),           entry<BigUnaligned<RowMajor>>(), entry<SmallUnaligned<RowMajor>>(),
+        entry<BigSplit<RowMajor>>()};
+    int count = 0;
+    const CudaBf16KernelEntry* sm90 = cuda_gemm_bf16_sm90_entries(&count);
+    t.insert(t.end(), sm90, sm90 + count);
+    return t;
+  }();
   return table;
 }
-constexpr int kEntries = 10;
 
 }  // namespace
 
-int cuda_bf16_config_count() { return kEntries; }
+int cuda_bf16_config_count() { return static_cast<int>(entries().size()); }
 
 CudaBf16Config cuda_bf16_config(int index) {
-  return index >= 0 && index < kEntries ? entries()[index].config : CudaBf16Config{};
+  return index >= 0 && index < cuda_bf16_config_count() ? entries()[index].config : CudaBf16Config{};
 }
 
 cudaError_t cuda_bf16_blocks_per_sm(int index, int* blocks) {
-  if (index < 0 || index >= kEntries) return cudaErrorInvalidValue;
-  const Entry& e = entries()[index];
+  if (index < 0 || index >= cuda_bf16_config_count()) return cudaErrorInvalidValue;
+  const CudaBf16KernelEntry& e = entries()[index];
   return cuda_kernel_blocks_per_sm(e.kernel, e.config.threads, e.config.smem_bytes, blocks);
 }
 
 cudaError_t cuda_bf16_launch(int index, const CudaBf16Problem& p, int split, float* workspace,
                              cudaStream_t stream) {
-  if (index < 0 || index >= kEntries || p.m <= 0 || p.n <= 0 || p.k <= 0 || p.k % kCudaBf16KMultiple != 0 ||
-      p.lda % 8 != 0 || p.ldb % 8 != 0 || (p.beta != 0.f && !p.c))
+  if (index < 0 || index >= cuda_bf16_config_count() || p.m <= 0 || p.n <= 0 || p.k <= 0 ||
+      p.k % kCudaBf16KMultiple != 0 || p.lda % 8 != 0 || p.ldb % 8 != 0 || (p.beta != 0.f && !p.c))
     return cudaErrorInvalidValue;
   return entries()[index].launch(p, split, workspace, stream);
+}
+
+cudaError_t cuda_bf16_workspace_bytes(int index, const CudaBf16Problem& p, int split, size_t* bytes) {
+  if (index < 0 || index >= cuda_bf16_config_count() || p.m <= 0 || p.n <= 0 || p.k <= 0) return cudaErrorInvalidValue;
+  return entries()[index].workspace_bytes(p, split, bytes);
 }
 
 }  // namespace aotirt
