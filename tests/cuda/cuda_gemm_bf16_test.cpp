@@ -326,6 +326,10 @@ TEST_F(CudaBf16Test, BadProblemsAreRefused) {
     EXPECT_EQ(cuda_bf16_launch(i, x.p, c.split_k ? 1 : 2, nullptr, nullptr), cudaErrorInvalidValue) << i;
     if (c.split_k) {
       EXPECT_EQ(cuda_bf16_launch(i, x.p, 2, nullptr, nullptr), cudaErrorInvalidValue) << i;
+      // A workspace off 16 bytes (the reduction reads it in float4s); not
+      // dereferenced: the launch refuses it first.
+      float* misaligned = reinterpret_cast<float*>(static_cast<uintptr_t>(0x10004));
+      EXPECT_EQ(cuda_bf16_launch(i, x.p, 2, misaligned, nullptr), cudaErrorInvalidValue) << i;
     }
   }
 }

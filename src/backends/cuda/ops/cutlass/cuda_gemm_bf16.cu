@@ -18,6 +18,7 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <type_traits>
 #include <vector>
 
@@ -67,17 +68,33 @@ struct SplitShape {
   static constexpr int kSmem = static_cast<int>(sizeof(typename Kernel::SharedStorage));
 };
 
-// D = bf16(alpha * (sum of the slices) + beta * C): a thread per element.
+// D = bf16(alpha * (sum of the slices) + beta * C): a thread per four
+// columns of a row (one 16-byte load from each slice: |ldw| is a multiple
+// of 4), the rows strided over the grid's y blocks. By ncu on an H200
+// machine (caches flushed) GPT-2's 512x768 product on 5 slices takes 5.4-5.5
+// us; one element a thread, with a 64-bit division each, took 6.3.
 __global__ void reduce_slices_kernel(CudaBf16Problem p, int split, const float* ws, int64_t ldw) {
-  const int64_t total = static_cast<int64_t>(p.m) * p.n;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t i = e / p.n, j = e % p.n;
-    float sum = 0.f;
-    for (int s = 0; s < split; ++s) sum += ws[(s * static_cast<int64_t>(p.m) + i) * ldw + j];
-    float v = p.alpha * sum;
-    if (p.beta != 0.f) v += p.beta * __bfloat162float(static_cast<const __nv_bfloat16*>(p.c)[i * p.ldc + j]);
-    static_cast<__nv_bfloat16*>(p.d)[i * p.ldd + j] = __float2bfloat16_rn(v);
+  const int64_t j = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
+  if (j >= p.n) return;
+  const int64_t slice = static_cast<int64_t>(p.m) * ldw;
+  const __nv_bfloat16* c = static_cast<const __nv_bfloat16*>(p.c);
+  __nv_bfloat16* d = static_cast<__nv_bfloat16*>(p.d);
+  for (int64_t i = blockIdx.y; i < p.m; i += gridDim.y) {
+    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
+    const float* w = ws + i * ldw + j;
+    for (int s = 0; s < split; ++s, w += slice) {
+      const float4 v = *reinterpret_cast<const float4*>(w);
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    const float parts[4] = {sum.x, sum.y, sum.z, sum.w};
+    for (int t = 0; t < 4 && j + t < p.n; ++t) {
+      float v = p.alpha * parts[t];
+      if (p.beta != 0.f) v += p.beta * __bfloat162float(c[i * p.ldc + j + t]);
+      d[i * p.ldd + j + t] = __float2bfloat16_rn(v);
+    }
   }
 }
 
@@ -101,7 +118,8 @@ cudaError_t launch(const CudaBf16Problem& p, int split, float* ws, cudaStream_t 
   typename Kernel::Mma::IteratorB::TensorRef ref_b(static_cast<Bf16*>(const_cast<void*>(p.b)), LayoutB(p.ldb));
   const cutlass::gemm::GemmCoord tile{Kernel::Mma::Shape::kM, Kernel::Mma::Shape::kN, Kernel::Mma::Shape::kK};
   if constexpr (S::kSplit) {
-    if (split < 2 || !ws || p.k / 32 < split) return cudaErrorInvalidValue;
+    if (split < 2 || !ws || reinterpret_cast<uintptr_t>(ws) % 16 != 0 || p.k / 32 < split)
+      return cudaErrorInvalidValue;
     const int64_t ldw = cuda_bf16_workspace_ld(p.n);
     typename Kernel::Epilogue::OutputTileIterator::TensorRef ref_w(ws, RowMajor(ldw));
     typename Kernel::ThreadblockSwizzle swizzle;
@@ -111,9 +129,9 @@ cudaError_t launch(const CudaBf16Problem& p, int split, float* ws, cudaStream_t 
     cutlass::Kernel<Kernel><<<swizzle.get_grid_shape(tiled), Kernel::kThreadCount, S::kSmem, stream>>>(params);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) return err;
-    const int64_t total = static_cast<int64_t>(p.m) * p.n;
-    const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((total + 255) / 256, 1 << 16));
-    reduce_slices_kernel<<<blocks, 256, 0, stream>>>(p, split, ws, ldw);
+    const unsigned col_blocks = static_cast<unsigned>((ldw / 4 + 127) / 128);
+    const unsigned row_blocks = static_cast<unsigned>(std::min<int64_t>(p.m, 65535));
+    reduce_slices_kernel<<<dim3(col_blocks, row_blocks), 128, 0, stream>>>(p, split, ws, ldw);
   } else {
     if (split != 1) return cudaErrorInvalidValue;
     // With beta 0 the epilogue reads no source; D stands in for a null C.
