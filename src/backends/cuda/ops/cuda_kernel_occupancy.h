@@ -1,6 +1,7 @@
 // How many blocks of a kernel fit on one multiprocessor, for the choosers of
-// aotirt's GEMM kernels (cuda_gemm_f32x3.h, cuda_gemm_bf16.h). Plain CUDA
-// runtime calls, so the CUTLASS files include nothing else of aotirt's.
+// aotirt's GEMM kernels (cuda_gemm_f32x3.h, cuda_gemm_bf16.h), and how many
+// multiprocessors the current GPU has, for CUTLASS's Hopper kernels. Plain
+// CUDA runtime calls, so the CUTLASS files include nothing else of aotirt's.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,6 +18,15 @@ inline cudaError_t cuda_kernel_blocks_per_sm(const void* kernel, int threads, in
     if (err != cudaSuccess) return err;
   }
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, threads, smem_bytes);
+}
+
+// The current device's multiprocessors; 0 when the runtime cannot say.
+inline int cuda_current_sm_count() {
+  int device = 0, count = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return 0;
+  return count;
 }
 
 }  // namespace aotirt

@@ -27,6 +27,7 @@
 #include <array>
 #include <cstdint>
 
+#include "backends/cuda/ops/cuda_kernel_occupancy.h"
 #include "backends/cuda/ops/cutlass/cuda_conv_tf32_entry.h"
 
 namespace aotirt {
@@ -70,14 +71,6 @@ typename S::Problem problem_shape(const CudaConvProblem& p) {
                              /*groups=*/1);
 }
 
-int sm_count() {
-  int device = 0, count = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    return 0;
-  return count;
-}
-
 template <class S>
 typename S::Conv::Arguments arguments(const CudaConvProblem& p, const typename S::Problem& shape) {
   using StrideD = typename S::Kernel::StrideD;
@@ -90,7 +83,7 @@ typename S::Conv::Arguments arguments(const CudaConvProblem& p, const typename S
       shape,
       {p.x, p.filter},
       {{1.f, 0.f}, nullptr, typename S::Kernel::StrideC{}, p.y, stride_d}};
-  args.hw_info.sm_count = sm_count();
+  args.hw_info.sm_count = cuda_current_sm_count();
   cudaGetDevice(&args.hw_info.device_id);
   return args;
 }

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backends/cuda/ops/cuda_kernel_occupancy.h"
 #include "backends/cuda/ops/cutlass/cuda_gemm_bf16_entry.h"
 
 namespace aotirt {
@@ -69,14 +70,6 @@ struct Sm90Shape {
 
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
-int sm_count() {
-  int device = 0, count = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    return 0;
-  return count;
-}
-
 // The CUTLASS arguments for |p|, or an error for a problem these kernels
 // do not take: a general C (only none or a bias row), a split (the
 // scheduler splits k itself), misaligned operands, bias or output rows.
@@ -105,7 +98,7 @@ cudaError_t arguments(const CudaBf16Problem& p, int split, typename S::Gemm::Arg
   args->epilogue.thread.alpha = p.alpha;
   args->epilogue.thread.beta = 0.f;
   args->epilogue.thread.bias_ptr = bias ? static_cast<const Bf16*>(p.c) : nullptr;
-  args->hw_info.sm_count = sm_count();
+  args->hw_info.sm_count = cuda_current_sm_count();
   cudaGetDevice(&args->hw_info.device_id);
   args->scheduler.reduction_mode = cutlass::gemm::kernel::detail::ReductionMode::Deterministic;
   args->scheduler.decomposition_mode = cutlass::gemm::kernel::detail::DecompositionMode::Heuristic;
