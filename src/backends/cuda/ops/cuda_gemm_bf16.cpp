@@ -12,18 +12,18 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // A time model in microseconds: an SM runs its tiles one after another at
 // about 2.0M multiply-adds a microsecond in the Ampere kernels' 128x128
 // tiles (64x64 warp tiles), 1.0M in their 64x64 ones (32x32 warp tiles) and
-// 2.5M in the Hopper kernels' tiles, plus the epilogue's writes and a
-// launch; a k split adds the reduction's launch and its reads of the
+// 2.5M in the Hopper kernels' 64x128 tiles (counted a tile an SM at a time,
+// though two warpgroups take turns on two), plus the epilogue's writes and
+// a launch; a k split adds the reduction's launch and its reads of the
 // float32 slices. Small problems take small tiles or k slices, which spread
 // over more SMs; large ones big tiles, which read each operand less often.
 // Fitted on an H200 machine to GPT-2's 512-token GEMMs, each kernel's calls
-// replayed from a CUDA graph (CudaBf16Test.Timing): the Hopper kernels
-// lead where a product has about a wave of 128x128 tiles (qkv, fc: 8.3 us
-// against 10.6 on Ampere's), the small Ampere tiles where it has a few
-// (the attention projection: 6.2 us against 10.3), a k split where k is
-// long too (the MLP projection: 14.0 us on 5 slices against 21.0). The
-// Hopper kernels' stream-K scheduler is not modelled: it leaves such
-// products (a wave or more, or k too short to share) data-parallel.
+// replayed from a CUDA graph (CudaBf16Test.Timing), where the Hopper
+// kernel leads on all of them: qkv and fc 8.2-8.5 us (Ampere's best
+// 10.6-10.7), the attention projection 6.0 (6.1-6.3 on Ampere's 64x64),
+// the MLP projection 11.3 (13.3 on 5 Ampere slices), the padded output
+// layer 70.5 (106). The Ampere terms decide on other GPUs and with
+// AOTIRT_CUDA_BF16_GEMM=aotirt.
 constexpr double kBigMacsPerUs = 2.0e6;
 constexpr double kSmallMacsPerUs = 1.0e6;
 constexpr double kSm90MacsPerUs = 2.5e6;

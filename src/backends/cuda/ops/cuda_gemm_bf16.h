@@ -2,8 +2,8 @@
 // takes products of one to eight rows, which are bound by reading the
 // weights: a bfloat16 decode step (GPT-2's, say) then loads no cuBLASLt and
 // none of the ~230 MiB of host memory it holds once loaded. Larger products
-// run on CUTLASS's Hopper GEMM (TMA loads, wgmma, a stream-K scheduler;
-// sm_90a only) where it takes them, so a bfloat16 package on an H100/H200
+// run on CUTLASS's Hopper GEMM (TMA loads, ping-pong wgmma warpgroups,
+// persistent blocks; sm_90a only) where it takes them, so a bfloat16 package on an H100/H200
 // loads no cuBLASLt either; CUTLASS's Ampere tensor-core GEMM (mma.sync
 // m16n8k16, float32 accumulators, rounded to bfloat16 once) is there for
 // other GPUs and when asked (AOTIRT_CUDA_BF16_GEMM=aotirt). cuda_matmul.cpp
@@ -49,8 +49,8 @@ struct CudaBf16Config {
   int out_align = 8;
   bool b_row_major = false;
   bool split_k = false;  // takes k in slices (split >= 2), through a workspace
-  // A Hopper kernel: splits k itself (split 1) and takes no general C, only
-  // none or a bias row (ldc 0, beta 1) with n a multiple of 8.
+  // A Hopper kernel: no k split (split 1), no general C (only none or a
+  // bias row: ldc 0, beta 1), n a multiple of 8.
   bool sm90 = false;
 };
 
@@ -72,8 +72,8 @@ cudaError_t cuda_bf16_blocks_per_sm(int index, int* blocks);
 // problem the kernel cannot take (layout, alignment, split, C).
 cudaError_t cuda_bf16_launch(int index, const CudaBf16Problem& p, int split, float* workspace, cudaStream_t stream);
 // The scratch memory a launch of config |index| with |split| needs (16-byte
-// aligned; 0: none): a split's float32 slices, or a Hopper kernel's
-// stream-K partial tiles and flags (which the launch clears itself).
+// aligned; 0: none): a split's float32 slices (a Hopper kernel needs
+// none, but the launch prepares whatever its scheduler would ask for).
 cudaError_t cuda_bf16_workspace_bytes(int index, const CudaBf16Problem& p, int split, size_t* bytes);
 // The row stride of a split's float32 slices, and the floats they take.
 inline int64_t cuda_bf16_workspace_ld(int n) { return (static_cast<int64_t>(n) + 3) / 4 * 4; }

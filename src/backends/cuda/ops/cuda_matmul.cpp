@@ -426,7 +426,7 @@ struct Bf16Plan {
   bool gemv = false;  // the few-row kernel, else tensor-core kernel |index|
   int index = -1;
   int split = 1;
-  size_t workspace_bytes = 0;  // a split's float32 slices, a Hopper kernel's stream-K tiles
+  size_t workspace_bytes = 0;  // a split's float32 slices, or what a Hopper kernel's scheduler asks for
   CudaOpReplay replay{"aoti_torch_cuda_*mm_out / bfloat16 kernel replay"};
 };
 
