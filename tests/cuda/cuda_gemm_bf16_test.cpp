@@ -65,12 +65,18 @@ CudaBf16Choice choose(int m, int n, int k, bool b_row, int align = 8, int sms = 
   return cuda_bf16_choose(dims(m, n, k, b_row), align, sms, kShapes, count);
 }
 
-// The table with the Hopper kernels after it: 64x128, B column-major, then
-// row-major (indices 10 and 11).
+// The table with the Hopper kernels after it, as cuda_gemm_bf16_sm90.cu
+// lists them: 64x128 with B column-major, then row-major (indices 10 and
+// 11), row-major 64x64 (12) and 64x192 (13), column-major 64x64 (14) and
+// 64x192 (15).
 std::vector<CudaBf16Config> with_sm90() {
   std::vector<CudaBf16Config> t(kShapes, kShapes + kCount);
-  for (bool row : {false, true}) {
-    CudaBf16Config c = shape(64, 128, 8, row);
+  const struct {
+    int n;
+    bool row;
+  } hopper[] = {{128, false}, {128, true}, {64, true}, {192, true}, {64, false}, {192, false}};
+  for (const auto& h : hopper) {
+    CudaBf16Config c = shape(64, h.n, 8, h.row);
     c.threads = 384;
     c.sm90 = true;
     t.push_back(c);
@@ -90,17 +96,25 @@ TEST(CudaBf16Choice, HopperKernelsTakeWhatTheyCan) {
     p.beta = 1.f;
     return p;
   };
-  // GPT-2's 512-token products, where the Hopper kernel timed fastest
-  // (CudaBf16Test.Timing): qkv, fc, the attention projection, the MLP
-  // projection (k 3072, no split), the output layer as inductor pads it
-  // (50264 columns).
-  for (int n : {2304, 3072, 768}) {
-    EXPECT_EQ(pick(with_bias(dims(512, n, 768, true))).config, 11) << n;
+  // GPT-2's 512-token products, with Conv1D (B row-major) or Linear
+  // (column-major) weights, where the Hopper kernels timed fastest
+  // (CudaBf16Test.Timing): qkv and fc on 64x192 tiles (96 and 128 of them:
+  // one a block); the attention and MLP projections (768 columns) on
+  // 64x64 ones (96, where 64x128 tiles give 48), the MLP projection's k
+  // 3072 unsplit.
+  for (bool row : {true, false}) {
+    for (int n : {2304, 3072}) {
+      EXPECT_EQ(pick(with_bias(dims(512, n, 768, row))).config, row ? 13 : 15) << n;
+    }
+    EXPECT_EQ(pick(with_bias(dims(512, 768, 768, row))).config, row ? 12 : 14);
+    const CudaBf16Choice proj = pick(with_bias(dims(512, 768, 3072, row)));
+    EXPECT_EQ(proj.config, row ? 12 : 14);
+    EXPECT_EQ(proj.split, 1);
   }
-  const CudaBf16Choice proj = pick(with_bias(dims(512, 768, 3072, true)));
-  EXPECT_EQ(proj.config, 11);
-  EXPECT_EQ(proj.split, 1);
-  EXPECT_EQ(pick(dims(512, 50264, 768, false)).config, 10);
+  // The output layer as inductor pads it (50264 columns, the tied
+  // embedding read column-major): 262 tiles of 64x192 a row of 64, against
+  // 393 of 64x128.
+  EXPECT_EQ(pick(dims(512, 50264, 768, false)).config, 15);
   // Without it, the MLP projection goes to Ampere's k slices and the
   // attention projection to its 64x64 tiles.
   const CudaBf16Choice ampere = choose(512, 768, 3072, true);
@@ -417,13 +431,25 @@ TEST_F(CudaBf16Test, Timing) {
   if (cuda_bf16_config_count() == 0) GTEST_SKIP() << "this build has no bfloat16 tensor-core kernels (no CUTLASS)";
   struct Shape {
     int m, n, k;
-    bool tied;  // mm(x, wte^T): B column-major, 50257 columns (50264 as inductor pads them)
+    bool col;   // B column-major: a Linear's [n, k] weight, or mm(x, wte^T) for the tied output layer
+    bool bias;  // addmm with a bias row
     const char* what;
     int ldd_pad;  // D's rows padded by this many elements
   };
-  const Shape shapes[] = {{512, 2304, 768, false, "qkv", 0},       {512, 768, 768, false, "attn proj", 0},
-                          {512, 3072, 768, false, "fc", 0},        {512, 768, 3072, false, "mlp proj", 0},
-                          {512, 50257, 768, true, "lm head", 0},   {512, 50264, 768, true, "lm head, padded", 0}};
+  // GPT-2's 512-token products with Conv1D weights (B row-major, as the
+  // original model), then with Linear ones (column-major, as the
+  // benchmark's model), then the tied output layer (50257 columns, 50264 as
+  // inductor pads them).
+  const Shape shapes[] = {{512, 2304, 768, false, true, "qkv", 0},
+                          {512, 768, 768, false, true, "attn proj", 0},
+                          {512, 3072, 768, false, true, "fc", 0},
+                          {512, 768, 3072, false, true, "mlp proj", 0},
+                          {512, 2304, 768, true, true, "qkv, Linear", 0},
+                          {512, 768, 768, true, true, "attn proj, Linear", 0},
+                          {512, 3072, 768, true, true, "fc, Linear", 0},
+                          {512, 768, 3072, true, true, "mlp proj, Linear", 0},
+                          {512, 50257, 768, true, false, "lm head", 0},
+                          {512, 50264, 768, true, false, "lm head, padded", 0}};
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   int dev = 0, sms = 0;
@@ -439,8 +465,8 @@ TEST_F(CudaBf16Test, Timing) {
   std::mt19937 rng(8);
   for (const Shape& s : shapes) {
     TensorImpl x = to_device(host_random(DimVector{s.m, s.k}, DType::kBFloat16, rng()));
-    TensorImpl w = s.tied ? to_device(host_random(DimVector{s.n, s.k}, DType::kBFloat16, rng()))
-                          : to_device(host_random(DimVector{s.k, s.n}, DType::kBFloat16, rng()));
+    TensorImpl w = s.col ? to_device(host_random(DimVector{s.n, s.k}, DType::kBFloat16, rng()))
+                         : to_device(host_random(DimVector{s.k, s.n}, DType::kBFloat16, rng()));
     TensorImpl bias = to_device(host_random(DimVector{s.n}, DType::kBFloat16, rng()));
     TensorImpl out = device_empty(DimVector{s.m, s.n}, DType::kBFloat16, DimVector{s.n + s.ldd_pad, 1});
     CudaBf16Problem q;
@@ -450,9 +476,9 @@ TEST_F(CudaBf16Test, Timing) {
     q.a = x.data_ptr();
     q.lda = s.k;
     q.b = w.data_ptr();
-    q.ldb = s.tied ? s.k : s.n;
-    q.b_row_major = !s.tied;
-    if (!s.tied) {
+    q.ldb = s.col ? s.k : s.n;
+    q.b_row_major = !s.col;
+    if (s.bias) {
       q.c = bias.data_ptr();
       q.ldc = 0;
       q.beta = 1.f;
@@ -503,10 +529,10 @@ TEST_F(CudaBf16Test, Timing) {
         if (int(i) == pick.config && split == pick.split) pick_line = name + " " + std::to_string(us);
       }
     }
-    TensorImpl wv = s.tied ? transposed(w, 0, 1) : w;
+    TensorImpl wv = s.col ? transposed(w, 0, 1) : w;
     auto shim = [&] {
-      return s.tied ? aoti_torch_cuda_mm_out(handle(out), handle(x), handle(wv))
-                    : aoti_torch_cuda_addmm_out(handle(out), handle(bias), handle(x), handle(wv), 1.0, 1.0);
+      return s.bias ? aoti_torch_cuda_addmm_out(handle(out), handle(bias), handle(x), handle(wv), 1.0, 1.0)
+                    : aoti_torch_cuda_mm_out(handle(out), handle(x), handle(wv));
     };
     for (int r = 0; r < 3; ++r) ASSERT_EQ(shim(), 0) << last_error_text();
     void* stream = nullptr;

@@ -1,6 +1,7 @@
 // Replays of library calls (cuda_op_replay.h): a key is called directly the
 // first time, recorded the second and replayed after that, each time with the
-// call's effect; a new key is called directly; a call that synchronises is
+// call's effect; a new key is called directly; a site keeps a recording for
+// each layer of a deep model and drops the oldest past its limit; a call that synchronises is
 // never recorded and still runs; inside a larger recording the call itself is
 // recorded. The calls here are memsets standing in for cuBLASLt and cuDNN.
 // Skipped without a GPU.
@@ -78,6 +79,57 @@ TEST_F(CudaOpReplayTest, RecordsOnSecondCallAndReplaysAfter) {
   EXPECT_EQ(site.replays(), 2);
   expect_sets(7, call(7));
   EXPECT_EQ(site.replays(), 3);
+}
+
+// A model's repeated layers share a site, each with its own arguments: 24
+// sets in turn (a 24-layer model) are each recorded on their second pass
+// and replayed from the third. A table of eight sets, fewer than the
+// layers, evicted each set before it came round again: nothing replayed.
+TEST_F(CudaOpReplayTest, KeepsARecordingForEveryLayer) {
+  if (!cuda_op_replay_enabled()) GTEST_SKIP() << "AOTIRT_CUDA_OP_REPLAY=0";
+  CudaOpReplay site("test / replay");
+  constexpr int kLayers = 24;
+  int direct = 0;
+  auto layer = [&](int i) {
+    return [&, i]() {
+      const uint8_t value = static_cast<uint8_t>(i + 1);
+      return site.run(0, CudaReplayKey{reinterpret_cast<uintptr_t>(buf_), static_cast<uint64_t>(i)}, stream_,
+                      [&, value](cudaStream_t s) -> Status {
+                        ++direct;
+                        AOTIRT_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(buf_, value, kBytes, s));
+                        return Status();
+                      });
+    };
+  };
+  for (int pass = 0; pass < 3; ++pass)
+    for (int i = 0; i < kLayers; ++i) expect_sets(static_cast<uint8_t>(i + 1), layer(i));
+  EXPECT_EQ(site.recordings(), kLayers);
+  EXPECT_EQ(site.replays(), kLayers);
+  EXPECT_EQ(direct, 2 * kLayers);
+}
+
+// Past kCudaReplayEntries sets the one unused for longest is dropped: sets
+// that come round in turn, one more than the table holds, are then each
+// called directly (and stay correct), never replayed.
+TEST_F(CudaOpReplayTest, DropsTheOldestSetWhenFull) {
+  if (!cuda_op_replay_enabled()) GTEST_SKIP() << "AOTIRT_CUDA_OP_REPLAY=0";
+  CudaOpReplay site("test / replay");
+  constexpr int kSets = kCudaReplayEntries + 1;
+  int direct = 0;
+  auto run = [&](int i) {
+    return site.run(0, CudaReplayKey{static_cast<uint64_t>(i)}, stream_, [&, i](cudaStream_t s) -> Status {
+      ++direct;
+      AOTIRT_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(buf_, i & 0xff, kBytes, s));
+      return Status();
+    });
+  };
+  for (int pass = 0; pass < 2; ++pass)
+    for (int i = 0; i < kSets; ++i) ASSERT_TRUE(run(i).ok());
+  EXPECT_EQ(site.recordings(), 0);
+  EXPECT_EQ(direct, 2 * kSets);
+  // The newest set is still held: its next call is recorded.
+  expect_sets((kSets - 1) & 0xff, [&] { return run(kSets - 1); });
+  EXPECT_EQ(site.recordings(), 1);
 }
 
 TEST_F(CudaOpReplayTest, CallThatSynchronisesIsNeverRecorded) {

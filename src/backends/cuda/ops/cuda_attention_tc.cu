@@ -99,20 +99,6 @@ struct BlockRows {
   }
 };
 
-// Copies rows [first, first + kRows) of a [len, D] matrix (row stride |ld|,
-// features contiguous, 16-byte aligned rows) into shared rows of D + kPad
-// elements, with threads tid = 0..kThreads-1; rows past |len| become zeros.
-template <class T, int D, int kRows, int kThreads>
-__device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t ld, int64_t first, int64_t len, int tid) {
-  constexpr int kChunks = D / 8;  // 16-byte chunks per row
-  for (int idx = tid; idx < kRows * kChunks; idx += kThreads) {
-    const int r = idx / kChunks, c = idx % kChunks;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (first + r < len) v = *reinterpret_cast<const uint4*>(src + (first + r) * ld + c * 8);
-    *reinterpret_cast<uint4*>(dst + r * (D + kPad) + c * 8) = v;
-  }
-}
-
 __device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
   const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
   // A source size of 0 fills the 16 bytes with zeros (rows past the end).
@@ -122,6 +108,29 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// Starts copying rows [first, first + kRows) of a [len, D] matrix (row
+// stride |ld|, features contiguous, 16-byte aligned rows) into shared rows of
+// D + kPad elements, with threads tid = 0..kThreads-1; rows past |len| become
+// zeros. The caller commits the group and waits for it. cp.async rather than
+// loads through registers: each such load's store to shared memory waits for
+// it, and the compiler keeps the next load behind that store (it cannot tell
+// that the two do not alias), so a tile read that way cost one L2 latency per
+// 16 bytes a thread copies -- 16 in a row for a warp's K and V tiles, about
+// 3.4 us a tile on an H200 machine.
+template <class T, int D, int kRows, int kThreads>
+__device__ __forceinline__ void copy_tile_async(T* dst, const T* src, int64_t ld, int64_t first, int64_t len,
+                                                int tid) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  static_assert(kRows * kChunks % kThreads == 0, "the tile does not split evenly over the threads");
+#pragma unroll
+  for (int it = 0; it < kRows * kChunks / kThreads; ++it) {
+    const int idx = tid + it * kThreads;
+    const int r = idx / kChunks, c = idx % kChunks;
+    const bool ok = first + r < len;
+    cp_async16(dst + r * (D + kPad) + c * 8, ok ? src + (first + r) * ld + c * 8 : src, ok);
+  }
 }
 
 // A warp's 16 query rows as mma A fragments, one per 16 features, from shared
@@ -160,24 +169,36 @@ struct TcRowState {
   }
 };
 
+// 2^x on the special-function unit (ex2.approx, relative error near 2^-22,
+// below float32 attention's tolerance): exp2f adds range handling around the
+// same instruction, which the scores, at most 0 after the max is taken off,
+// never need.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // The online-softmax step for one tile's scores |s| (mma accumulators: this
-// thread's rows i0 and i1, keys j0 + n * 8 + 2t and + 1): scale, causal and
-// mask; the rows' new maxima; |st| rescaled; |s| replaced by the
-// probabilities exp2(s - max).
-template <int D, int kKeysT>
-__device__ __forceinline__ void softmax_tile(const CudaAttentionParams& p, float (&s)[kKeysT / 8][4], int64_t j0,
-                                             int64_t kv_end, int64_t b, int64_t h, int64_t i0, int64_t i1,
-                                             float qk_scale, int t, TcRowState<D>& st) {
+// thread's rows i0 and i1, keys j0 + n * 8 + 2t and + 1): scale, and with
+// kMasked the causal, length and mask tests of each key; the rows' new
+// maxima; |st| rescaled; |s| replaced by the probabilities exp2(s - max).
+template <int D, int kKeysT, bool kMasked>
+__device__ __forceinline__ void softmax_tile(const CudaAttentionParams& p, float (&s)[kKeysT / 8][4], int j0,
+                                             int kv_end, int64_t b, int64_t h, int i0, int i1, float qk_scale, int t,
+                                             TcRowState<D>& st) {
   float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
   for (int n = 0; n < kKeysT / 8; ++n) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int64_t key = j0 + n * 8 + 2 * t + (e & 1);
-      const int64_t i = e < 2 ? i0 : i1;
       float x = s[n][e] * qk_scale;
-      if (key >= kv_end || (p.causal && key > i)) x = -INFINITY;
-      else if (p.mask_kind != kCudaMaskNone && i < p.len_q) x += mask_value(p, b, h, i, key);
+      if (kMasked) {
+        const int key = j0 + n * 8 + 2 * t + (e & 1);
+        const int i = e < 2 ? i0 : i1;
+        if (key >= kv_end || (p.causal && key > i)) x = -INFINITY;
+        else if (p.mask_kind != kCudaMaskNone && i < p.len_q) x += mask_value(p, b, h, i, key);
+      }
       s[n][e] = x;
     }
     mx0 = fmaxf(mx0, fmaxf(s[n][0], s[n][1]));
@@ -191,7 +212,7 @@ __device__ __forceinline__ void softmax_tile(const CudaAttentionParams& p, float
   // A row with no visible key yet keeps -inf; exp2 of -inf is 0, and the
   // base 0 keeps it from producing NaN.
   const float base0 = n0 == -INFINITY ? 0.f : n0, base1 = n1 == -INFINITY ? 0.f : n1;
-  const float c0 = exp2f(st.m0 - base0), c1 = exp2f(st.m1 - base1);
+  const float c0 = fast_exp2(st.m0 - base0), c1 = fast_exp2(st.m1 - base1);
   st.m0 = n0;
   st.m1 = n1;
   st.l0 *= c0;
@@ -205,26 +226,47 @@ __device__ __forceinline__ void softmax_tile(const CudaAttentionParams& p, float
   }
 #pragma unroll
   for (int n = 0; n < kKeysT / 8; ++n) {
-    s[n][0] = exp2f(s[n][0] - base0);
-    s[n][1] = exp2f(s[n][1] - base0);
-    s[n][2] = exp2f(s[n][2] - base1);
-    s[n][3] = exp2f(s[n][3] - base1);
+    s[n][0] = fast_exp2(s[n][0] - base0);
+    s[n][1] = fast_exp2(s[n][1] - base0);
+    s[n][2] = fast_exp2(s[n][2] - base1);
+    s[n][3] = fast_exp2(s[n][3] - base1);
     st.l0 += s[n][0] + s[n][1];
     st.l1 += s[n][2] + s[n][3];
   }
-
 }
 
-// Folds the keys [j0, j0 + kKeysT) (those before kv_end) of the shared K and V
-// tiles into |st|: scores S = Q K^T in mma accumulators, masking, the online
-// softmax update, then O += P V with P repacked in registers as the A operand.
+// softmax_tile for the keys [j0, j0 + kKeysT) of a warp whose rows start at
+// |first_row|: a tile every one of whose keys each row sees (all before
+// kv_end, none past the first row when causal, no mask) skips the per-key
+// tests, which were most of a tile's instructions; the others (the diagonal,
+// the last partial tile, masks) take them. Lengths fit in int
+// (cuda_attention_tc_eligible).
+template <int D, int kKeysT>
+__device__ __forceinline__ void softmax_step(const CudaAttentionParams& p, float (&s)[kKeysT / 8][4], int64_t j0,
+                                             int64_t kv_end, int64_t b, int64_t h, int64_t i0, int64_t i1,
+                                             int64_t first_row, float qk_scale, int t, TcRowState<D>& st) {
+  const bool plain =
+      p.mask_kind == kCudaMaskNone && j0 + kKeysT <= kv_end && (!p.causal || j0 + kKeysT - 1 <= first_row);
+  if (plain)
+    softmax_tile<D, kKeysT, false>(p, s, 0, 0, b, h, 0, 0, qk_scale, t, st);
+  else
+    softmax_tile<D, kKeysT, true>(p, s, static_cast<int>(j0), static_cast<int>(kv_end), b, h, static_cast<int>(i0),
+                                  static_cast<int>(i1), qk_scale, t, st);
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row) {
+  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a)
+               : "memory");
+}
+
+// Scores S = Q K^T of the keys of one shared K tile, in mma accumulators.
 template <class T, int D, int kKeysT>
-__device__ __forceinline__ void tc_attend_tile(const CudaAttentionParams& p, const uint32_t (&qf)[D / 16][4],
-                                               const T* k_s, const T* v_s, int64_t j0, int64_t kv_end, int64_t b,
-                                               int64_t h, int64_t i0, int64_t i1, float qk_scale, int g, int t,
-                                               TcRowState<D>& st) {
+__device__ __forceinline__ void tc_scores(float (&s)[kKeysT / 8][4], const uint32_t (&qf)[D / 16][4], const T* k_s,
+                                          int g, int t) {
   constexpr int kStride = D + kPad;
-  float s[kKeysT / 8][4];
 #pragma unroll
   for (int n = 0; n < kKeysT / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
 #pragma unroll
@@ -235,10 +277,20 @@ __device__ __forceinline__ void tc_attend_tile(const CudaAttentionParams& p, con
       Mma<T>::run(s[n], qf[ks], *reinterpret_cast<const uint32_t*>(kr), *reinterpret_cast<const uint32_t*>(kr + 8));
     }
   }
+}
 
-  softmax_tile<D, kKeysT>(p, s, j0, kv_end, b, h, i0, i1, qk_scale, t, st);
-
-  // O += P V, 16 keys per step; P's accumulator layout is the A layout.
+// O += P V for one shared V tile, P (softmax_tile's probabilities) repacked in
+// registers: its accumulator layout is the A layout. 16 keys per step. V's
+// B fragments (pairs of keys of one feature) come transposed out of its
+// [key][feature] rows by ldmatrix, four 8x8 blocks at a time: keys 0-7 and
+// 8-15 of the step for two blocks of 8 features. Lane l names row l % 8 of
+// block l / 8.
+template <class T, int D, int kKeysT>
+__device__ __forceinline__ void tc_accumulate(TcRowState<D>& st, const float (&s)[kKeysT / 8][4], const T* v_s, int g,
+                                              int t) {
+  constexpr int kStride = D + kPad;
+  const int lane = 4 * g + t;
+  const T* vrow = v_s + (((lane >> 3) & 1) * 8 + (lane & 7)) * kStride + (lane >> 4) * 8;
 #pragma unroll
   for (int kk = 0; kk < kKeysT / 16; ++kk) {
     uint32_t a[4];
@@ -246,16 +298,57 @@ __device__ __forceinline__ void tc_attend_tile(const CudaAttentionParams& p, con
     a[1] = Mma<T>::pack(s[2 * kk][2], s[2 * kk][3]);
     a[2] = Mma<T>::pack(s[2 * kk + 1][0], s[2 * kk + 1][1]);
     a[3] = Mma<T>::pack(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-    const uint16_t* vr = reinterpret_cast<const uint16_t*>(v_s) + (kk * 16 + 2 * t) * kStride + g;
 #pragma unroll
-    for (int d = 0; d < D / 8; ++d) {
-      const uint16_t* vc = vr + d * 8;
-      const uint32_t b0 = static_cast<uint32_t>(vc[0]) | (static_cast<uint32_t>(vc[kStride]) << 16);
-      const uint32_t b1 = static_cast<uint32_t>(vc[8 * kStride]) | (static_cast<uint32_t>(vc[9 * kStride]) << 16);
-      Mma<T>::run(st.o[d], a, b0, b1);
+    for (int dp = 0; dp < D / 16; ++dp) {
+      uint32_t bv[4];
+      ldmatrix_x4_trans(bv, vrow + kk * 16 * kStride + dp * 16);
+      Mma<T>::run(st.o[2 * dp], a, bv[0], bv[1]);
+      Mma<T>::run(st.o[2 * dp + 1], a, bv[2], bv[3]);
     }
   }
 }
+
+// The key loop of both prefill kernels, over the tiles j0 = first, first +
+// step, ... before kv_end, each of kKeysT keys in the shared tiles k_s and v_s,
+// copied by the kThreads threads (tid) that |sync| joins (the block, or one
+// warp). The copies run one step ahead of their use: the next K tile is
+// copied while this tile's softmax and P V run, the next V tile while the
+// next scores run, so one shared K and one V tile hide a copy's latency.
+// On entry the first tile's K and V copies are committed, as two groups in
+// that order, and no later group.
+template <class T, int D, int kKeysT, int kThreads, class Sync>
+__device__ __forceinline__ void tc_key_loop(const CudaAttentionParams& p, const uint32_t (&qf)[D / 16][4], T* k_s,
+                                            T* v_s, const T* k, const T* v, int64_t first, int64_t step,
+                                            int64_t kv_end, int64_t b, int64_t h, int64_t i0, int64_t i1,
+                                            int64_t first_row, int tid, int g, int t, Sync sync,
+                                            TcRowState<D>& st) {
+  const float qk_scale = p.scale * kLog2e;
+  for (int64_t j0 = first; j0 < kv_end; j0 += step) {
+    const int64_t next = j0 + step;
+    cp_async_wait<1>();  // this tile's K (its V may still be in flight)
+    sync();
+    float s[kKeysT / 8][4];
+    tc_scores<T, D, kKeysT>(s, qf, k_s, g, t);
+    sync();  // K is read: the next one may land
+    if (next < kv_end) copy_tile_async<T, D, kKeysT, kThreads>(k_s, k, p.k_strides[2], next, kv_end, tid);
+    cp_async_commit();
+    softmax_step<D, kKeysT>(p, s, j0, kv_end, b, h, i0, i1, first_row, qk_scale, t, st);
+    cp_async_wait<1>();  // this tile's V
+    sync();
+    tc_accumulate<T, D, kKeysT>(st, s, v_s, g, t);
+    sync();
+    if (next < kv_end) copy_tile_async<T, D, kKeysT, kThreads>(v_s, v, p.v_strides[2], next, kv_end, tid);
+    cp_async_commit();
+  }
+  cp_async_wait<0>();  // no copy outlives the loop (empty groups past the end)
+}
+
+struct BlockSync {
+  __device__ __forceinline__ void operator()() const { __syncthreads(); }
+};
+struct WarpSync {
+  __device__ __forceinline__ void operator()() const { __syncwarp(); }
+};
 
 template <class T, int D, int W>
 __global__ void __launch_bounds__(32 * W) attention_tc_kernel(CudaAttentionParams p) {
@@ -273,24 +366,23 @@ __global__ void __launch_bounds__(32 * W) attention_tc_kernel(CudaAttentionParam
   const int64_t b = blk.b, h = blk.h, row0 = blk.row0;
   const T *q = blk.q, *k = blk.k, *v = blk.v;
 
-  load_tile<T, D, kRowsQ, kThreads>(q_s, q, p.q_strides[2], row0, p.len_q, threadIdx.x);
+  const int64_t kv_end = blk.kv_end;
+  copy_tile_async<T, D, kRowsQ, kThreads>(q_s, q, p.q_strides[2], row0, p.len_q, threadIdx.x);
+  cp_async_commit();
+  if (kv_end > 0) copy_tile_async<T, D, kKeys, kThreads>(k_s, k, p.k_strides[2], 0, kv_end, threadIdx.x);
+  cp_async_commit();
+  if (kv_end > 0) copy_tile_async<T, D, kKeys, kThreads>(v_s, v, p.v_strides[2], 0, kv_end, threadIdx.x);
+  cp_async_commit();
+  cp_async_wait<2>();  // Q
   __syncthreads();
   uint32_t qf[D / 16][4];
   load_q_fragments<T, D>(qf, q_s + warp * 16 * kStride, g, t);
 
   const int64_t i0 = row0 + warp * 16 + g, i1 = i0 + 8;  // this thread's two query rows
-  const int64_t kv_end = blk.kv_end;
-  const float qk_scale = p.scale * kLog2e;
-
   TcRowState<D> st;
   st.init();
-  for (int64_t j0 = 0; j0 < kv_end; j0 += kKeys) {
-    __syncthreads();  // the previous tile is consumed
-    load_tile<T, D, kKeys, kThreads>(k_s, k, p.k_strides[2], j0, kv_end, threadIdx.x);
-    load_tile<T, D, kKeys, kThreads>(v_s, v, p.v_strides[2], j0, kv_end, threadIdx.x);
-    __syncthreads();
-    tc_attend_tile<T, D, kKeys>(p, qf, k_s, v_s, j0, kv_end, b, h, i0, i1, qk_scale, g, t, st);
-  }
+  tc_key_loop<T, D, kKeys, kThreads>(p, qf, k_s, v_s, k, v, 0, kKeys, kv_end, b, h, i0, i1, row0 + warp * 16,
+                                     threadIdx.x, g, t, BlockSync{}, st);
 
   const float l0 = quad_sum(st.l0), l1 = quad_sum(st.l1);
   T* out = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1];
@@ -323,26 +415,35 @@ __device__ __forceinline__ float out_value<float>(float v) {
   return v;
 }
 
+// Floats of shared memory merge_and_store uses: each warp's 16 rows of D
+// partial outputs, padded to D + 8 so that the warp's 8-byte stores of them
+// hit distinct banks (rows of D floats put all 8 rows of a store on one
+// bank), then each row's max, sum and merge factor per warp.
+template <int D, int W>
+constexpr size_t merge_floats() {
+  return static_cast<size_t>(W) * 16 * (D + 8) + 3 * static_cast<size_t>(W) * 16;
+}
+
 // The end of a block whose W warps each hold a softmax state for the same 16
 // query rows (from row0) over different keys: the states merge through
-// |red_o| (shared memory no warp reads any more, W * 16 * (D + 2) floats) and
+// |red_o| (shared memory no warp reads any more, merge_floats<D, W>()) and
 // the rows' outputs and log-sum-exps are written. Every thread calls it.
 template <class T, int D, int W>
 __device__ __forceinline__ void merge_and_store(const CudaAttentionParams& p, const TcRowState<D>& st, float* red_o,
                                                 int64_t row0, int64_t b, int64_t h, int warp, int g, int t) {
+  constexpr int kS = D + 8;
   const float l0 = quad_sum(st.l0), l1 = quad_sum(st.l1);
 
   __syncthreads();  // every warp is done with its tiles: their space holds the merge
-  // red_o: [W][16][D]
-  float* red_m = red_o + W * 16 * D;              // [W][16]
-  float* red_l = red_m + W * 16;                  // [W][16]
+  // red_o: [W][16][kS]
+  float* red_m = red_o + W * 16 * kS;  // [W][16]
+  float* red_l = red_m + W * 16;       // [W][16]
+  float* red_f = red_l + W * 16;       // [W][16]: exp2(m_w - m) / l, warp w's share of the row
 #pragma unroll
   for (int d = 0; d < D / 8; ++d) {
     const int f = d * 8 + 2 * t;
-    red_o[(warp * 16 + g) * D + f] = st.o[d][0];
-    red_o[(warp * 16 + g) * D + f + 1] = st.o[d][1];
-    red_o[(warp * 16 + g + 8) * D + f] = st.o[d][2];
-    red_o[(warp * 16 + g + 8) * D + f + 1] = st.o[d][3];
+    *reinterpret_cast<float2*>(red_o + (warp * 16 + g) * kS + f) = make_float2(st.o[d][0], st.o[d][1]);
+    *reinterpret_cast<float2*>(red_o + (warp * 16 + g + 8) * kS + f) = make_float2(st.o[d][2], st.o[d][3]);
   }
   if (t == 0) {
     red_m[warp * 16 + g] = st.m0;
@@ -351,30 +452,41 @@ __device__ __forceinline__ void merge_and_store(const CudaAttentionParams& p, co
     red_l[warp * 16 + g + 8] = l1;
   }
   __syncthreads();
+  // One thread a row: the row's max, sum and log-sum-exp, and each warp's
+  // factor, so the output pass below is multiply-adds alone.
+  if (threadIdx.x < 16) {
+    const int r = threadIdx.x;
+    float m = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < W; ++w) m = fmaxf(m, red_m[w * 16 + r]);
+    float l = 0.f;
+    float e[W];
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+      const float mw = red_m[w * 16 + r];
+      e[w] = mw == -INFINITY ? 0.f : fast_exp2(mw - m);
+      l += red_l[w * 16 + r] * e[w];
+    }
+    // A row that saw no key (all masked) gives zeros and lse = -inf.
+    const float inv = l > 0.f ? 1.f / l : 0.f;
+#pragma unroll
+    for (int w = 0; w < W; ++w) red_f[w * 16 + r] = e[w] * inv;
+    const int64_t i = row0 + r;
+    if (p.lse && i < p.len_q)
+      p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] =
+          l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
+  }
+  __syncthreads();
 
   T* out = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1];
   for (int idx = threadIdx.x; idx < 16 * D; idx += 32 * W) {
     const int r = idx / D, f = idx % D;
     const int64_t i = row0 + r;
     if (i >= p.len_q) continue;
-    float m = -INFINITY;
+    float o = 0.f;
 #pragma unroll
-    for (int w = 0; w < W; ++w) m = fmaxf(m, red_m[w * 16 + r]);
-    float l = 0.f, o = 0.f;
-    if (m != -INFINITY) {
-#pragma unroll
-      for (int w = 0; w < W; ++w) {
-        const float mw = red_m[w * 16 + r];
-        const float scale = mw == -INFINITY ? 0.f : exp2f(mw - m);
-        l += red_l[w * 16 + r] * scale;
-        o += red_o[(w * 16 + r) * D + f] * scale;
-      }
-    }
-    // A row that saw no key (all masked) gives zeros and lse = -inf.
-    out[i * p.out_strides[2] + f * p.out_strides[3]] = out_value<T>(l > 0.f ? o / l : 0.f);
-    if (p.lse && f == 0)
-      p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] =
-          l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
+    for (int w = 0; w < W; ++w) o += red_o[(w * 16 + r) * kS + f] * red_f[w * 16 + r];
+    out[i * p.out_strides[2] + f * p.out_strides[3]] = out_value<T>(o);
   }
 }
 
@@ -393,10 +505,8 @@ constexpr size_t split_smem_bytes() {
 template <class T, int D, int W>
 __global__ void __launch_bounds__(32 * W) attention_tc_split_kernel(CudaAttentionParams p) {
   constexpr int kStride = D + kPad;
-  // The merge reuses the K/V tiles' space for W * 16 rows of D floats plus
-  // each row's max and sum.
-  static_assert(static_cast<size_t>(W) * 16 * (D + 2) * sizeof(float) <=
-                    static_cast<size_t>(W) * 2 * kSplitKeys * kStride * sizeof(T),
+  // The merge reuses the K/V tiles' space.
+  static_assert(merge_floats<D, W>() * sizeof(float) <= static_cast<size_t>(W) * 2 * kSplitKeys * kStride * sizeof(T),
                 "merge buffer does not fit");
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* q_s = reinterpret_cast<T*>(smem_raw);  // [16][kStride]
@@ -409,24 +519,24 @@ __global__ void __launch_bounds__(32 * W) attention_tc_split_kernel(CudaAttentio
   const int64_t b = blk.b, h = blk.h, row0 = blk.row0;
   const T *q = blk.q, *k = blk.k, *v = blk.v;
 
-  load_tile<T, D, 16, 32 * W>(q_s, q, p.q_strides[2], row0, p.len_q, threadIdx.x);
+  const int64_t kv_end = blk.kv_end;
+  const int64_t first = static_cast<int64_t>(warp) * kSplitKeys;
+  copy_tile_async<T, D, 16, 32 * W>(q_s, q, p.q_strides[2], row0, p.len_q, threadIdx.x);
+  cp_async_commit();
+  if (first < kv_end) copy_tile_async<T, D, kSplitKeys, 32>(k_s, k, p.k_strides[2], first, kv_end, lane);
+  cp_async_commit();
+  if (first < kv_end) copy_tile_async<T, D, kSplitKeys, 32>(v_s, v, p.v_strides[2], first, kv_end, lane);
+  cp_async_commit();
+  cp_async_wait<2>();  // Q
   __syncthreads();
   uint32_t qf[D / 16][4];
   load_q_fragments<T, D>(qf, q_s, g, t);
 
   const int64_t i0 = row0 + g, i1 = i0 + 8;
-  const int64_t kv_end = blk.kv_end;
-  const float qk_scale = p.scale * kLog2e;
-
   TcRowState<D> st;
   st.init();
-  for (int64_t j0 = static_cast<int64_t>(warp) * kSplitKeys; j0 < kv_end; j0 += W * kSplitKeys) {
-    __syncwarp();  // this warp's previous tile is consumed
-    load_tile<T, D, kSplitKeys, 32>(k_s, k, p.k_strides[2], j0, kv_end, lane);
-    load_tile<T, D, kSplitKeys, 32>(v_s, v, p.v_strides[2], j0, kv_end, lane);
-    __syncwarp();
-    tc_attend_tile<T, D, kSplitKeys>(p, qf, k_s, v_s, j0, kv_end, b, h, i0, i1, qk_scale, g, t, st);
-  }
+  tc_key_loop<T, D, kSplitKeys, 32>(p, qf, k_s, v_s, k, v, first, W * kSplitKeys, kv_end, b, h, i0, i1, row0, lane,
+                                    g, t, WarpSync{}, st);
   merge_and_store<T, D, W>(p, st, reinterpret_cast<float*>(kv_s), row0, b, h, warp, g, t);
 }
 
@@ -479,6 +589,7 @@ __device__ __forceinline__ void mma_3xtf32(float* c, const uint32_t* ah, const u
 template <int W>
 __global__ void __launch_bounds__(32 * W) attention_f32_kernel(CudaAttentionParams p) {
   constexpr int D = kF32Dim, kS = kF32Stride;
+  static_assert(merge_floats<D, W>() <= static_cast<size_t>(W) * 2 * kF32Keys * kS, "merge buffer does not fit");
   extern __shared__ __align__(16) float fsmem[];
   float* q_s = fsmem;  // [16][kS]
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -541,7 +652,7 @@ __global__ void __launch_bounds__(32 * W) attention_f32_kernel(CudaAttentionPara
         mma_3xtf32(sc[n], qh[ks], qt[ks], kh, kt);
       }
     }
-    softmax_tile<D, kF32Keys>(p, sc, j0, kv_end, b, h, i0, i1, qk_scale, t, st);
+    softmax_step<D, kF32Keys>(p, sc, j0, kv_end, b, h, i0, i1, row0, qk_scale, t, st);
 
     // O += P V, 8 keys per step. The accumulators hold P's keys 2t and 2t + 1,
     // which serve as the mma's k = t and k = t + 4: V's rows are read in the
@@ -616,6 +727,12 @@ cudaError_t launch_tc_warps(const CudaAttentionParams& p, int sm_count, size_t m
   return launch_tc_split<T, D, 4>(p, max_smem, stream);
 }
 
+// Key and query positions are int in the kernels' masking.
+bool lengths_fit_int(const CudaAttentionParams& p) {
+  constexpr int64_t kMax = INT32_MAX / 2;
+  return p.len_q <= kMax && p.len_kv <= kMax;
+}
+
 bool aligned16(const void* ptr, const int64_t* strides) {
   if (reinterpret_cast<uintptr_t>(ptr) % 16 != 0 || strides[3] != 1) return false;
   for (int i = 0; i < 3; ++i)
@@ -626,7 +743,7 @@ bool aligned16(const void* ptr, const int64_t* strides) {
 }  // namespace
 
 bool cuda_attention_tc_eligible(const CudaAttentionParams& p, int compute_major) {
-  return compute_major >= 8 && (p.dtype == 5 || p.dtype == 15) && p.head_dim == p.head_dim_v &&
+  return compute_major >= 8 && (p.dtype == 5 || p.dtype == 15) && p.head_dim == p.head_dim_v && lengths_fit_int(p) &&
          (p.head_dim == 64 || p.head_dim == 128) && p.len_q >= kCudaAttentionTcMinQueries && p.num_splits == 1 &&
          aligned16(p.q, p.q_strides) && aligned16(p.k, p.k_strides) && aligned16(p.v, p.v_strides);
 }
@@ -636,7 +753,7 @@ bool cuda_attention_f32_tc_eligible(const CudaAttentionParams& p, int compute_ma
     return reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && st[3] == 1 && st[0] % 4 == 0 && st[1] % 4 == 0 &&
            st[2] % 4 == 0;
   };
-  return compute_major >= 8 && p.dtype == 6 && p.head_dim == kF32Dim && p.head_dim_v == kF32Dim &&
+  return compute_major >= 8 && p.dtype == 6 && p.head_dim == kF32Dim && p.head_dim_v == kF32Dim && lengths_fit_int(p) &&
          p.len_q >= kCudaAttentionTcMinQueries && p.num_splits == 1 && p.batch * p.heads_q <= 65535 &&
          rows_ok(p.q, p.q_strides) && rows_ok(p.k, p.k_strides) && rows_ok(p.v, p.v_strides);
 }

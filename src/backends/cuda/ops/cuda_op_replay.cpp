@@ -46,8 +46,8 @@ bool cuda_op_replay_enabled() {
 }
 
 CudaOpReplay::~CudaOpReplay() {
-  for (Entry& e : entries_)
-    if (e.exec) cudaGraphExecDestroy(e.exec);
+  for (auto& kv : entries_)
+    if (kv.second.exec) cudaGraphExecDestroy(kv.second.exec);
 }
 
 int64_t CudaOpReplay::recordings() const {
@@ -73,41 +73,37 @@ Status CudaOpReplay::run_impl(int device, const CudaReplayKey& key, cudaStream_t
 
   std::unique_lock<std::mutex> lock(mutex_);
   ++tick_;
-  Entry* hit = nullptr;
-  Entry* victim = &entries_[0];
-  for (Entry& e : entries_) {
-    if (e.used && e.key == key) {
-      hit = &e;
-      break;
-    }
-    if (!e.used || (victim->used && e.last_use < victim->last_use)) victim = &e;
-  }
-  if (hit && hit->exec) {
-    hit->last_use = tick_;
+  auto found = entries_.find(key);
+  if (found != entries_.end() && found->second.exec) {
+    found->second.last_use = tick_;
     ++replays_;
     // The lock is held through the launch: an eviction must not destroy the
     // executable graph between lookup and launch.
     ShimProfileScope profile(label_);
-    AOTIRT_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(hit->exec, stream));
+    AOTIRT_CUDA_RETURN_IF_ERROR(cudaGraphLaunch(found->second.exec, stream));
     return Status();
   }
-  if (!hit) {
+  if (found == entries_.end()) {
     // First sight of this key: remember it, call directly. A key that never
     // repeats (new addresses every call) costs no recording.
-    if (victim->exec) {
-      cudaGraphExecDestroy(victim->exec);  // freed once an in-flight launch ends
-      static std::atomic<int> logged{0};
-      if (logged.fetch_add(1) < 8)
-        AOTIRT_LOG(kDebug, "{}: a recording was evicted by new arguments (more than {} argument sets in turn)",
-                   label_, kEntries);
+    if (entries_.size() >= static_cast<size_t>(kCudaReplayEntries)) {
+      auto victim = entries_.begin();
+      for (auto it = entries_.begin(); it != entries_.end(); ++it)
+        if (it->second.last_use < victim->second.last_use) victim = it;
+      if (victim->second.exec) {
+        cudaGraphExecDestroy(victim->second.exec);  // freed once an in-flight launch ends
+        static std::atomic<int> logged{0};
+        if (logged.fetch_add(1) < 8)
+          AOTIRT_LOG(kDebug, "{}: a recording was evicted by new arguments (more than {} argument sets)", label_,
+                     kCudaReplayEntries);
+      }
+      entries_.erase(victim);
     }
-    *victim = Entry();
-    victim->used = true;
-    victim->key = key;
-    victim->last_use = tick_;
+    entries_[key].last_use = tick_;
     lock.unlock();
     return thunk(fn, stream);
   }
+  Entry* hit = &found->second;
 
   // Second sight: record the call and launch the recording.
   hit->last_use = tick_;

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <unordered_map>
 
 #include "base/status.h"
 
@@ -27,6 +28,15 @@ using CudaReplayKey = std::array<uint64_t, 6>;
 
 // Whether replays are on (AOTIRT_CUDA_OP_REPLAY, default on).
 bool cuda_op_replay_enabled();
+
+// Argument sets one site keeps recordings for. A site is one plan (one
+// shape), which every layer of a model with repeated layers shares, each
+// layer with its own weights: a site sees one argument set a layer, two
+// while the caller holds the previous run's outputs. Past this many, the
+// set unused for longest is dropped. (Eight, the first size, was fewer than
+// GPT-2's 12 layers: the 12 sets of a call site came round in turn, each
+// evicted before its second call, so none was ever replayed.)
+constexpr int kCudaReplayEntries = 256;
 
 // One call site. Thread-safe; never destroyed while a plan uses it.
 class CudaOpReplay {
@@ -54,18 +64,20 @@ class CudaOpReplay {
   using Thunk = Status (*)(void*, cudaStream_t);
   Status run_impl(int device, const CudaReplayKey& key, cudaStream_t stream, void* fn, Thunk thunk);
 
-  // Few entries: in a steady state a site sees one or two argument sets per
-  // stream (two while the caller holds the previous run's outputs).
-  static constexpr int kEntries = 8;
   struct Entry {
-    CudaReplayKey key{};
-    bool used = false;
     uint64_t last_use = 0;
-    cudaGraphExec_t exec = nullptr;
+    cudaGraphExec_t exec = nullptr;  // null until the second call
+  };
+  struct KeyHash {
+    size_t operator()(const CudaReplayKey& k) const {
+      uint64_t h = 0x9e3779b97f4a7c15ull;
+      for (uint64_t v : k) h = (h ^ v) * 0x100000001b3ull + (h >> 29);
+      return static_cast<size_t>(h);
+    }
   };
   const char* label_;
   mutable std::mutex mutex_;
-  Entry entries_[kEntries];
+  std::unordered_map<CudaReplayKey, Entry, KeyHash> entries_;
   uint64_t tick_ = 0;
   // A recording was refused (the library synchronised or allocated):
   // the site calls directly from then on.

@@ -153,8 +153,14 @@ CudaBf16KernelEntry entry() {
 }  // namespace
 
 const CudaBf16KernelEntry* cuda_gemm_bf16_sm90_entries(int* count) {
-  static const CudaBf16KernelEntry table[] = {entry<Sm90Shape<64, 128, ColumnMajor>>(),
-                                              entry<Sm90Shape<64, 128, RowMajor>>()};
+  // 64x64 tiles for products of few columns (96 blocks where 64x128 tiles
+  // give 48), 64x192 for those of a few thousand (one tile a block where
+  // 64x128 tiles give some blocks two), each for both layouts of B: a
+  // Linear's weight is read column-major, a Conv1D's (GPT-2's own) row-major.
+  static const CudaBf16KernelEntry table[] = {
+      entry<Sm90Shape<64, 128, ColumnMajor>>(), entry<Sm90Shape<64, 128, RowMajor>>(),
+      entry<Sm90Shape<64, 64, RowMajor>>(),     entry<Sm90Shape<64, 192, RowMajor>>(),
+      entry<Sm90Shape<64, 64, ColumnMajor>>(),  entry<Sm90Shape<64, 192, ColumnMajor>>()};
   *count = static_cast<int>(sizeof(table) / sizeof(table[0]));
   return table;
 }
