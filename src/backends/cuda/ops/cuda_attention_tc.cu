@@ -9,7 +9,10 @@
 // with V. Accumulation is float32. Two block shapes: with many query tiles, 4
 // warps own 64 rows and share each 64-key K/V tile in shared memory; with few
 // (a short prefill, where those blocks would leave SMs idle), 4 warps own 16
-// rows and split the keys between them, merging at the end.
+// rows and split the keys between them, merging at the end. Either way K and
+// V tiles are copied with cp.async a step ahead of their use, V's fragments
+// come out of shared memory through ldmatrix.trans, and only the tiles that
+// cross the causal diagonal, the end of the keys or a mask test each key.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -114,11 +117,12 @@ __device__ __forceinline__ void cp_async_wait() {
 // stride |ld|, features contiguous, 16-byte aligned rows) into shared rows of
 // D + kPad elements, with threads tid = 0..kThreads-1; rows past |len| become
 // zeros. The caller commits the group and waits for it. cp.async rather than
-// loads through registers: each such load's store to shared memory waits for
-// it, and the compiler keeps the next load behind that store (it cannot tell
-// that the two do not alias), so a tile read that way cost one L2 latency per
-// 16 bytes a thread copies -- 16 in a row for a warp's K and V tiles, about
-// 3.4 us a tile on an H200 machine.
+// loads through registers: in the register version's PTX each 16-byte load
+// is followed by its store to shared memory, which waits for it, and the
+// next load stays behind that store, so a thread's copies of a tile ran one
+// after another. With cp.async, and the next tile's copy under this one's
+// products (tc_key_loop), GPT-2's prefill attention took 18.4 us by ncu
+// (caches flushed) where it took 21.6 (bench/notes.md, row 33).
 template <class T, int D, int kRows, int kThreads>
 __device__ __forceinline__ void copy_tile_async(T* dst, const T* src, int64_t ld, int64_t first, int64_t len,
                                                 int tid) {
