@@ -363,3 +363,51 @@ def test_ldd_resolves_against_the_deps_folder_first(tmp_path):
     shutil.copy(libz, deps / "libz.so.1")
     assert run.ldd(user)["libz.so.1"] != str(deps / "libz.so.1")
     assert run.ldd(user, [deps])["libz.so.1"] == str(deps / "libz.so.1")
+
+
+# ---- cold start ----
+
+
+def _cold_script(tmp_path, delays):
+    """A fake runner: its n-th run sleeps delays[n] s, then prints its first
+    output line; past the list it fails."""
+    counter = tmp_path / "runs"
+    script = tmp_path / "runner.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        c = Path({str(counter)!r})
+        n = int(c.read_text()) if c.exists() else 0
+        c.write_text(str(n + 1))
+        delays = {delays!r}
+        if n >= len(delays):
+            print("no device", file=sys.stderr)
+            sys.exit(3)
+        time.sleep(delays[n])
+        print("first_output", flush=True)
+    """))
+    return [sys.executable, str(script)], counter
+
+
+def test_cold_start_is_the_median_of_fresh_processes(tmp_path):
+    h = _harness(tmp_path, "--workloads", "mlp", "--cold-runs", "3")
+    cmd, counter = _cold_script(tmp_path, [0.05, 0.6, 0.25])
+    d = {"commands": []}
+    h._compare = lambda workload, out: 0.0
+    h._cold_start(d, "mlp", cmd, dict(os.environ), r"^first_output", tmp_path / "output0.npy", "libtorch runner")
+    assert counter.read_text() == "3"
+    runs = d["cold_start_runs_s"]
+    assert len(runs) == 3 and runs[0] < runs[2] < runs[1]
+    assert d["cold_start_s"] == runs[2]
+    assert d["commands"] == [" ".join(cmd)]
+    assert "cold_note" not in d and d["rel_err_vs_reference"] == 0.0
+
+
+def test_a_failing_cold_run_leaves_no_cold_start_and_says_why(tmp_path):
+    h = _harness(tmp_path, "--workloads", "mlp", "--cold-runs", "3")
+    cmd, counter = _cold_script(tmp_path, [0.01])
+    d = {"commands": []}
+    h._cold_start(d, "mlp", cmd, dict(os.environ), r"^first_output", tmp_path / "output0.npy", "libtorch runner")
+    assert counter.read_text() == "2"  # stopped at the first failure
+    assert "cold_start_s" not in d
+    assert d["cold_note"].startswith("libtorch runner") and "no device" in d["cold_note"]

@@ -109,6 +109,35 @@ Sm90Rates sm90_rates(const CudaConvConfig& c) {
   return {c.tile_m, c.tile_n, std::min(1.9e6, 0.72e6 * area), 1.9e6};
 }
 
+// Hopper's GEMM kernels for 1x1 convolutions (gemm_1x1): persistent
+// blocks, one an SM, each walking its share of the tiles with two
+// warpgroups whose mainloops take the tensor cores in turn, so an SM runs
+// its tiles one after another: each costs |stage_us| plus |column_us| per
+// tile column for every 32-channel k step, and |store_us| per tile column
+// for its epilogue. The epilogues overlap the mainloops, so the bytes'
+// floor is nearer the memory's speed than the other kernels' is. Fitted on
+// the same table's rows for ResNet-50's eleven 1x1 convolutions of stride 1
+// at batch 1 and 32 (each on 64x64, 64x128 and 64x256 tiles, cold caches)
+// where the tile is no wider than the output: a wider one (64x256 for 64 or
+// 128 channels) ran up to 1.6 times slower than this reckons, so the
+// chooser leaves it out. A least-squares fit of these terms (3.7 us, 3.55e6
+// bytes a microsecond, 0.067 us a stage) chose 183.1 / 879.9 us at batch 1
+// / 32 over the whole table; these, with the stage and the bytes' floor
+// refit on the choices, 181.2 / 866.7, where the best take 179.6 / 858.3
+// (947.5 at batch 32 without these kernels).
+struct GemmTerms {
+  double launch_us, bytes_per_us, stage_us, column_us, store_us;
+};
+constexpr GemmTerms kGemm1x1 = {3.7, 4.0e6, 0.042, 0.00087, 0.0071};
+
+double gemm_1x1_us(const CudaConvProblem& p, const CudaConvConfig& c, int sm_count, double bytes) {
+  const int64_t per_sm = ceil_div(cuda_conv_tf32_tiles(p, c), sm_count);
+  const double tile_us =
+      static_cast<double>(ceil_div(p.c, c.tile_k)) * (kGemm1x1.stage_us + kGemm1x1.column_us * c.tile_n) +
+      kGemm1x1.store_us * c.tile_n;
+  return std::max(static_cast<double>(per_sm) * tile_us, bytes / kGemm1x1.bytes_per_us) + kGemm1x1.launch_us;
+}
+
 // A block's rate and what the blocks on an SM share, for config |c| under
 // |t| (or the Hopper rates).
 void rates(const CudaConvConfig& c, const Terms& t, double* block, double* sm) {
@@ -159,6 +188,15 @@ CudaConvChoice cuda_conv_tf32_choose(const CudaConvProblem& p, int sm_count, con
   for (int i = 0; i < count; ++i) {
     const CudaConvConfig& c = configs[i];
     if (!takes[i] || blocks[i] < 1 || c.tile_m <= 0 || c.tile_n <= 0 || c.tile_k <= 0) continue;
+    if (c.gemm_1x1) {
+      if (c.tile_n > 64 && c.tile_n > p.k) continue;
+      const double us = gemm_1x1_us(p, c, sm_count, bytes);
+      if (best.config < 0 || us < best_us) {
+        best = CudaConvChoice{i, 1, false};
+        best_us = us;
+      }
+      continue;
+    }
     const Terms& t = c.three_pass ? kThreePass : any_sm90 ? kBesideSm90 : kAmpereAlone;
     double block_rate = 0, sm_rate = 0;
     rates(c, t, &block_rate, &sm_rate);

@@ -55,6 +55,11 @@ struct CudaConvConfig {
   // A Hopper kernel (sm_90a: TMA loads, wgmma; a block a tile, as the
   // Ampere ones): TF32 only, no bias, no channel split.
   bool sm90 = false;
+  // A Hopper GEMM kernel (sm90 too) for 1x1 convolutions of stride 1
+  // without padding alone, which are products of the input's rows: two
+  // consumer warpgroups in ping-pong, a tile_m x tile_n tile each, in
+  // persistent blocks (one an SM).
+  bool gemm_1x1 = false;
 };
 
 // The largest parallel-split workspace the shim hands out (16 MiB): the

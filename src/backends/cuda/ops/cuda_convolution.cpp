@@ -502,6 +502,22 @@ bool conv_sm90_enabled() {
   return on;
 }
 
+// AOTIRT_CUDA_CONV_GEMM=1 lets the Hopper GEMM kernels take plain 1x1
+// convolutions (cuda_conv_tf32_gemm_sm90.cu); otherwise the implicit-GEMM
+// kernels take them. Opt-in until their kernel test's case of many tiles a
+// block has run on a GPU: on an H200 machine they ran ResNet-50 at batch
+// 32 in 2667-2676 us against 2854-2865 (with a graph 2483-2491 against
+// 2666-2673) and batch 1's graph in 487 us against 509-512, with their
+// outputs checked against a float64 reference on problems of a tile a
+// block only.
+bool conv_gemm_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("AOTIRT_CUDA_CONV_GEMM");
+    return v && std::string(v) == "1";
+  }();
+  return on;
+}
+
 // AOTIRT_CUDA_CONV_PARALLEL_SPLIT=0 keeps channel splits serial (no
 // workspace, no second kernel).
 bool conv_parallel_split_enabled() {
@@ -548,6 +564,7 @@ Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p, bool th
     std::unique_ptr<bool[]> takes(new bool[count]);
     for (int i = 0; i < count; ++i)
       takes[i] = t.configs[i].three_pass == three_pass && (!t.configs[i].sm90 || conv_sm90_enabled()) &&
+                 (!t.configs[i].gemm_1x1 || conv_gemm_enabled()) &&
                  cuda_conv_tf32_check(t.index[i], p, 1) == cudaSuccess;
     const CudaConvChoice choice =
         cuda_conv_tf32_choose(p, t.sm_count, t.configs.data(), t.blocks.data(), takes.get(), count,
@@ -557,9 +574,10 @@ Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p, bool th
       plan->split = choice.split;
       plan->parallel = choice.parallel;
       plan->tiles = static_cast<size_t>(cuda_conv_tf32_tiles(p, t.configs[choice.config]));
+      const CudaConvConfig& chosen = t.configs[choice.config];
       AOTIRT_LOG(kDebug, "convolution {}x{}x{}x{} * {}x{}x{}x{}: {} kernel {}x{}{} split {}{}", p.n, p.h, p.w, p.c,
-                 p.k, p.r, p.s, p.c, three_pass ? "3xTF32" : "TF32", t.configs[choice.config].tile_m,
-                 t.configs[choice.config].tile_n, t.configs[choice.config].sm90 ? " (sm_90a)" : "", choice.split,
+                 p.k, p.r, p.s, p.c, three_pass ? "3xTF32" : "TF32", chosen.tile_m, chosen.tile_n,
+                 chosen.gemm_1x1 ? " (sm_90a GEMM)" : chosen.sm90 ? " (sm_90a)" : "", choice.split,
                  choice.parallel ? " (parallel)" : "");
     }
   }

@@ -194,7 +194,8 @@ CudaConvKernelEntry entry() {
 // batch 1 in a CNN's last stages, where the channel split fills the GPU),
 // and two fixed-channels kernels for stems (3 channels padded to 4: CUTLASS's few-channels iterator read them
 // one float at a time, 6x slower than cuDNN on ResNet-50's stem); then the
-// Hopper kernels (cuda_conv_tf32_sm90.cu).
+// Hopper kernels (cuda_conv_tf32_sm90.cu) and the Hopper GEMMs for 1x1
+// convolutions (cuda_conv_tf32_gemm_sm90.cu).
 const std::vector<CudaConvKernelEntry>& entries() {
   static const std::vector<CudaConvKernelEntry> table = [] {
     std::vector<CudaConvKernelEntry> t = {
@@ -208,6 +209,8 @@ const std::vector<CudaConvKernelEntry>& entries() {
         entry<Shape<64, 64, 32, 32, 32, 4, kCudaConvStemChannels, true>>()};
     int hopper = 0;
     const CudaConvKernelEntry* h = cuda_conv_tf32_sm90_entries(&hopper);
+    t.insert(t.end(), h, h + hopper);
+    h = cuda_conv_tf32_gemm_sm90_entries(&hopper);
     t.insert(t.end(), h, h + hopper);
     return t;
   }();

@@ -1,8 +1,8 @@
 // One compiled kernel of cuda_conv_tf32.h's table: its shape and the two
 // calls behind cuda_conv_tf32_check and cuda_conv_tf32_launch. Shared by
 // the Ampere kernels' file (cuda_conv_tf32.cu), which owns the table, and
-// the Hopper kernels' (cuda_conv_tf32_sm90.cu), which is built for sm_90a
-// alone and hands its entries over.
+// the Hopper kernels' (cuda_conv_tf32_sm90.cu, cuda_conv_tf32_gemm_sm90.cu),
+// which are built for sm_90a alone and hand their entries over.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -21,5 +21,8 @@ struct CudaConvKernelEntry {
 // The Hopper kernels (|*count| of them; 0 where the toolkit cannot build
 // them). The table is static: borrowed for the life of the process.
 const CudaConvKernelEntry* cuda_conv_tf32_sm90_entries(int* count);
+// The Hopper GEMM kernels for 1x1 convolutions (cuda_conv_tf32_gemm_sm90.cu),
+// likewise.
+const CudaConvKernelEntry* cuda_conv_tf32_gemm_sm90_entries(int* count);
 
 }  // namespace aotirt

@@ -28,7 +28,7 @@
 #include <cstdint>
 
 #include "backends/cuda/ops/cuda_kernel_occupancy.h"
-#include "backends/cuda/ops/cutlass/cuda_conv_tf32_entry.h"
+#include "backends/cuda/ops/cutlass/cuda_conv_tf32_sm90_calls.h"
 
 namespace aotirt {
 namespace {
@@ -60,7 +60,7 @@ struct Sm90Shape {
       4, float, Tile, Cluster, StageCount, cutlass::conv::KernelImplicitTmaWarpSpecializedSm90>::CollectiveOp;
   using Problem = cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, 2>;
   using Kernel = cutlass::conv::kernel::ConvUniversal<Problem, Mainloop, Epilogue>;
-  using Conv = cutlass::conv::device::ConvUniversalAdapter<Kernel>;
+  using Op = cutlass::conv::device::ConvUniversalAdapter<Kernel>;
   static constexpr int kTileM = TM, kTileN = TN, kTileK = 32;
 };
 
@@ -72,14 +72,14 @@ typename S::Problem problem_shape(const CudaConvProblem& p) {
 }
 
 template <class S>
-typename S::Conv::Arguments arguments(const CudaConvProblem& p, const typename S::Problem& shape) {
+typename S::Op::Arguments conv_arguments(const CudaConvProblem& p, const typename S::Problem& shape) {
   using StrideD = typename S::Kernel::StrideD;
   StrideD stride_d{};
   // The output's strides, outermost mode first in ConvProblemShape and
   // innermost first in the epilogue's stride.
   cute::for_each(cute::make_seq<cute::rank<0>(StrideD{})>{},
                  [&](auto i) { cute::get<0, i>(stride_d) = shape.stride_C[S::Problem::RankT - 2 - i]; });
-  typename S::Conv::Arguments args{
+  typename S::Op::Arguments args{
       shape,
       {p.x, p.filter},
       {{1.f, 0.f}, nullptr, typename S::Kernel::StrideC{}, p.y, stride_d}};
@@ -94,7 +94,7 @@ bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 =
 // takes (padding and corner limits of the im2col loads), an output of the
 // size PyTorch computed.
 template <class S>
-cudaError_t check_shape(const CudaConvProblem& p, int split, typename S::Conv::Arguments* args) {
+cudaError_t check_shape(const CudaConvProblem& p, int split, typename S::Op::Arguments* args) {
   if (p.n <= 0 || p.h <= 0 || p.w <= 0 || p.c <= 0 || p.k <= 0 || p.r <= 0 || p.s <= 0 || p.p <= 0 || p.q <= 0 ||
       split != 1 || p.bias || !p.x || !p.filter || !p.y || p.c % 4 != 0 || p.k % 4 != 0 || !aligned16(p.x) ||
       !aligned16(p.filter) || !aligned16(p.y))
@@ -107,48 +107,15 @@ cudaError_t check_shape(const CudaConvProblem& p, int split, typename S::Conv::A
   const typename S::Problem shape = problem_shape<S>(p);
   if (shape.shape_C[0] != p.n || shape.shape_C[1] != p.p || shape.shape_C[2] != p.q || shape.shape_C[3] != p.k)
     return cudaErrorInvalidValue;
-  *args = arguments<S>(p, shape);
-  if (S::Conv::can_implement(*args) != cutlass::Status::kSuccess || S::Conv::get_workspace_size(*args) != 0)
+  *args = conv_arguments<S>(p, shape);
+  if (S::Op::can_implement(*args) != cutlass::Status::kSuccess || S::Op::get_workspace_size(*args) != 0)
     return cudaErrorInvalidValue;
   return cudaSuccess;
 }
 
-// Also has the driver encode the tensor maps (host work only, no launch),
-// so a problem the driver refuses is refused here, not at the launch.
-template <class S>
-cudaError_t check(const CudaConvProblem& p, int split) {
-  typename S::Conv::Arguments args;
-  const cudaError_t ok = check_shape<S>(p, split, &args);
-  if (ok != cudaSuccess) return ok;
-  typename S::Conv conv;
-  return conv.initialize(args, nullptr, nullptr) == cutlass::Status::kSuccess ? cudaSuccess : cudaErrorInvalidValue;
-}
-
-template <class S>
-cudaError_t launch(const CudaConvProblem& p, int split, int* /*semaphores*/, float* /*partials*/, cudaStream_t stream) {
-  typename S::Conv::Arguments args;
-  const cudaError_t ok = check_shape<S>(p, split, &args);
-  if (ok != cudaSuccess) return ok;
-  typename S::Conv conv;
-  if (conv.initialize(args, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
-  if (conv.run(stream) != cutlass::Status::kSuccess) {
-    const cudaError_t err = cudaGetLastError();
-    return err != cudaSuccess ? err : cudaErrorLaunchFailure;
-  }
-  return cudaGetLastError();
-}
-
 template <class S>
 CudaConvKernelEntry entry() {
-  CudaConvConfig c;
-  c.tile_m = S::kTileM;
-  c.tile_n = S::kTileN;
-  c.tile_k = S::kTileK;
-  c.threads = static_cast<int>(S::Kernel::MaxThreadsPerBlock);
-  c.smem_bytes = static_cast<int>(S::Kernel::SharedStorageSize);
-  c.sm90 = true;
-  return CudaConvKernelEntry{c, reinterpret_cast<const void*>(cutlass::device_kernel<typename S::Kernel>), &check<S>,
-                             &launch<S>};
+  return CudaSm90ConvCalls<S, &check_shape<S>>::entry(/*gemm_1x1=*/false);
 }
 
 }  // namespace
