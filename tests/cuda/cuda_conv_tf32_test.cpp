@@ -23,6 +23,7 @@
 
 #include "backends/cuda/cuda_symbols.h"
 #include "backends/cuda/ops/cuda_conv_tf32.h"
+#include "backends/cuda/ops/cuda_op_kernels.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "cuda_test_util.h"
 #include "device/device.h"
@@ -274,6 +275,108 @@ T* upload(const std::vector<T>& v) {
   return d;
 }
 
+// |m| applied on the host, by the mapping the kernel shares.
+std::vector<float> space_to_depth_host(const SpaceToDepth2& m, const std::vector<float>& x) {
+  std::vector<float> out(static_cast<size_t>(m.size()));
+  for (int64_t i = 0; i < m.size(); ++i) {
+    const int64_t from = m.source(i);
+    out[i] = from < 0 ? 0.f : x[static_cast<size_t>(from)];
+  }
+  return out;
+}
+
+TEST(CudaConvTf32SpaceToDepth, StrideTwoStemsEqualTheirStrideOneRewrite) {
+  struct Case {
+    int n, h, w, c, k, r, s, pad_h, pad_w;
+  };
+  // ResNet-50's stem (scaled down), odd and even filters, unequal sides and
+  // paddings, 1-4 channels, a 1x1.
+  const Case cases[] = {{2, 13, 13, 3, 5, 7, 7, 3, 3}, {1, 9, 12, 1, 4, 3, 3, 1, 1}, {2, 10, 7, 2, 8, 5, 4, 2, 1},
+                        {1, 8, 8, 4, 4, 2, 2, 0, 0},   {1, 6, 7, 3, 4, 1, 1, 0, 0}, {1, 5, 5, 3, 4, 5, 5, 2, 2}};
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (const Case& c : cases) {
+    SCOPED_TRACE("h=" + std::to_string(c.h) + " w=" + std::to_string(c.w) + " c=" + std::to_string(c.c) +
+                 " r=" + std::to_string(c.r) + " s=" + std::to_string(c.s));
+    CudaConvProblem p = conv(c.n, c.h, c.w, c.c, c.k, c.r, c.s, 2, c.pad_h);
+    p.pad_w = c.pad_w;
+    p.q = (c.w + 2 * c.pad_w - c.s) / 2 + 1;
+    std::vector<float> x(size_t(p.n) * p.h * p.w * p.c), w(size_t(p.k) * p.r * p.s * p.c);
+    for (float& v : x) v = u(gen);
+    for (float& v : w) v = u(gen);
+    std::vector<double> want, scale, got, unused;
+    reference(p, x, w, {}, &want, &scale);
+    CudaConvProblem q;
+    SpaceToDepth2 xm, wm;
+    ASSERT_TRUE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
+    EXPECT_EQ(q.c, 4 * p.c);
+    EXPECT_EQ(q.stride_h, 1);
+    EXPECT_EQ(q.pad_h, 0);
+    EXPECT_EQ(q.p, p.p);
+    EXPECT_EQ(q.q, p.q);
+    EXPECT_EQ(q.h - q.r + 1, q.p);
+    EXPECT_EQ(q.w - q.s + 1, q.q);
+    EXPECT_EQ(xm.size(), int64_t(q.n) * q.h * q.w * q.c);
+    EXPECT_EQ(wm.size(), int64_t(q.k) * q.r * q.s * q.c);
+    reference(q, space_to_depth_host(xm, x), space_to_depth_host(wm, w), {}, &got, &unused);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12 * (scale[i] + 1)) << "at " << i;
+  }
+}
+
+TEST(CudaConvTf32SpaceToDepth, OnlyStrideTwoStemsAreRewritten) {
+  CudaConvProblem q;
+  SpaceToDepth2 xm, wm;
+  const CudaConvProblem stem = conv(1, 16, 16, 3, 8, 7, 7, 2, 3);
+  ASSERT_TRUE(cuda_conv_space_to_depth(stem, &q, &xm, &wm));
+  CudaConvProblem p = conv(1, 16, 16, 3, 8, 7, 7, 1, 3);  // stride 1
+  EXPECT_FALSE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
+  p = stem;
+  p.stride_w = 1;  // stride 2 one way only
+  EXPECT_FALSE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
+  p = conv(1, 16, 16, 3, 8, 3, 3, 2, 2, 2);  // dilation 2
+  EXPECT_FALSE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
+  p = conv(1, 16, 16, 8, 8, 7, 7, 2, 3);  // 8 channels: not a stem
+  EXPECT_FALSE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
+  p = stem;
+  p.p += 1;  // not the output this convolution gives
+  EXPECT_FALSE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
+  p = stem;
+  p.c = 0;
+  EXPECT_FALSE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
+}
+
+// The kernel against the host mapping, bit for bit, for an input and its
+// filters; its refusals.
+TEST(CudaConvTf32SpaceToDepth, KernelMatchesTheMapping) {
+  AOTIRT_REQUIRE_GPU();
+  const CudaConvProblem p = conv(3, 21, 19, 3, 16, 7, 7, 2, 3);
+  CudaConvProblem q;
+  SpaceToDepth2 xm, wm;
+  ASSERT_TRUE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (const SpaceToDepth2& m : {xm, wm}) {
+    std::vector<float> x(size_t(m.batch) * m.h * m.w * m.c);
+    for (float& v : x) v = u(gen);
+    float* dx = upload(x);
+    float* dy = nullptr;
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), m.size() * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(dy, 0xff, m.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
+    ASSERT_EQ(cuda_launch_space_to_depth2(dx, m, dy, nullptr), cudaSuccess);
+    std::vector<float> got(static_cast<size_t>(m.size()));
+    ASSERT_EQ(cudaMemcpy(got.data(), dy, got.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    const std::vector<float> want = space_to_depth_host(m, x);
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "at " << i;
+    SpaceToDepth2 bad = m;
+    bad.c = 5;
+    EXPECT_EQ(cuda_launch_space_to_depth2(dx, bad, dy, nullptr), cudaErrorInvalidValue);
+    EXPECT_EQ(cuda_launch_space_to_depth2(nullptr, m, dy, nullptr), cudaErrorInvalidValue);
+    cudaFree(dx);
+    cudaFree(dy);
+  }
+}
+
 class CudaConvTf32Test : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -517,7 +620,7 @@ struct ShimCase {
 
 struct ShimResult {
   TensorImpl out;
-  double own_launches = 0, three_pass_launches = 0, cudnn_calls = 0;
+  double own_launches = 0, three_pass_launches = 0, cudnn_calls = 0, s2d_copies = 0;
   double worst = 0;
 };
 
@@ -549,6 +652,7 @@ ShimResult run_shim(const ShimCase& c, uint32_t seed) {
   res.own_launches = profiled_calls(prof, "TF32 kernel");  // 3xTF32 ones too
   res.three_pass_launches = profiled_calls(prof, "3xTF32 kernel");
   res.cudnn_calls = profiled_calls(prof, "cuDNN") + profiled_calls(prof, "cudnnBackendExecute");
+  res.s2d_copies = profiled_calls(prof, "space-to-depth");
   // The CPU op in float64 is the reference.
   TensorImpl ref = reference_conv2d(hx, hw, c.bias ? &hb : nullptr, stride, pad, dil);
   if (!ref.defined()) return res;
@@ -569,11 +673,20 @@ const ShimCase kShimCases[] = {
     {2, 3, 32, 32, 16, 7, 2, 3, false},    // a stem, padded to 4 channels
     {1, 1, 9, 11, 8, 3, 1, 1, true},       // one channel, padded
     {1, 64, 12, 12, 256, 1, 2, 0, false},  // strided 1x1
+    {2, 4, 17, 15, 12, 3, 2, 1, true},     // a 4-channel stem of stride 2, odd sizes, a bias
 };
 
 std::string conv_mode_env() {
   const char* v = std::getenv("AOTIRT_CUDA_CONV");
   return v ? v : "";
+}
+
+// The space-to-depth copies a case makes: one where AOTIRT_CUDA_CONV_STEM=s2d
+// (ctest's CudaConvTf32Shim.StemSpaceToDepth runs) and the case is a stem of
+// stride 2, none otherwise.
+double expected_s2d_copies(const ShimCase& c) {
+  const char* v = std::getenv("AOTIRT_CUDA_CONV_STEM");
+  return v && std::string(v) == "s2d" && c.stride == 2 && c.c <= 4 ? 1.0 : 0.0;
 }
 
 // Why the shim would not take aotirt's kernels in this process ("" when it
@@ -602,6 +715,7 @@ TEST(CudaConvTf32Shim, ChannelsLastFloat32TakesTheKernels) {
     EXPECT_EQ(r.own_launches, 1.0);
     EXPECT_EQ(r.three_pass_launches, 0.0);
     EXPECT_EQ(r.cudnn_calls, 0.0);
+    EXPECT_EQ(r.s2d_copies, expected_s2d_copies(c));
     EXPECT_EQ(r.out.strides(), cuda_channels_last_strides(r.out.sizes()));
     EXPECT_LE(r.worst, 1.0);
   }
@@ -640,6 +754,7 @@ TEST(CudaConvTf32Shim, StrictFloat32TakesTheThreePassKernels) {
     ASSERT_TRUE(r.out.defined());
     EXPECT_EQ(r.three_pass_launches, 1.0);
     EXPECT_EQ(r.cudnn_calls, 0.0);
+    EXPECT_EQ(r.s2d_copies, expected_s2d_copies(c));
     EXPECT_EQ(r.out.strides(), cuda_channels_last_strides(r.out.sizes()));
     EXPECT_LE(r.worst, 1e-2);
   }
@@ -653,14 +768,19 @@ TEST(CudaConvTf32Shim, StrictFloat32TakesTheThreePassKernels) {
 TEST_F(CudaConvTf32Test, Timing) {
   struct Shape {
     int h, c, k, r, stride;
+    int pad = -1;        // -1: r / 2
+    bool extra = false;  // not one of ResNet-50's own: left out of the sums
   };
-  // Input size, channels in and out, kernel, stride (padding r / 2).
+  // Input size, channels in and out, kernel, stride (padding r / 2); last,
+  // the stem's space-to-depth rewrite (AOTIRT_CUDA_CONV_STEM=s2d), whose
+  // copy is timed after the shapes.
   const Shape shapes[] = {{224, 3, 64, 7, 2},   {56, 64, 64, 1, 1},    {56, 64, 64, 3, 1},    {56, 64, 256, 1, 1},
                           {56, 256, 64, 1, 1},  {56, 256, 128, 1, 1},  {56, 128, 128, 3, 2},  {28, 128, 512, 1, 1},
                           {56, 256, 512, 1, 2}, {28, 512, 128, 1, 1},  {28, 128, 128, 3, 1},  {28, 512, 256, 1, 1},
                           {28, 256, 256, 3, 2}, {14, 256, 1024, 1, 1}, {28, 512, 1024, 1, 2}, {14, 1024, 256, 1, 1},
                           {14, 256, 256, 3, 1}, {14, 1024, 512, 1, 1}, {14, 512, 512, 3, 2},  {7, 512, 2048, 1, 1},
-                          {14, 1024, 2048, 1, 2}, {7, 2048, 512, 1, 1}, {7, 512, 512, 3, 1}};
+                          {14, 1024, 2048, 1, 2}, {7, 2048, 512, 1, 1}, {7, 512, 512, 3, 1},
+                          {115, 12, 64, 4, 1, 0, true}};
   int dev = 0, sms = 0;
   cudaGetDevice(&dev);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
@@ -725,7 +845,8 @@ TEST_F(CudaConvTf32Test, Timing) {
     const int n = bi == 0 ? 1 : 32;
     for (const Shape& s : shapes) {
       // The kernels take a stem padded to 4 channels, as the shim gives it.
-      CudaConvProblem p = conv(n, s.h, s.h, std::max(s.c, kCudaConvStemChannels), s.k, s.r, s.r, s.stride, s.r / 2);
+      const int pad = s.pad < 0 ? s.r / 2 : s.pad;
+      CudaConvProblem p = conv(n, s.h, s.h, std::max(s.c, kCudaConvStemChannels), s.k, s.r, s.r, s.stride, pad);
       const size_t xn = size_t(p.n) * p.h * p.w * p.c, wn = size_t(p.k) * p.r * p.s * p.c,
                    yn = size_t(p.n) * p.p * p.q * p.k;
       float *dx = nullptr, *dw = nullptr, *dy = nullptr;
@@ -774,7 +895,7 @@ TEST_F(CudaConvTf32Test, Timing) {
                                   cuda_channels_last_strides(DimVector{p.k, s.c, p.r, p.s}));
       cudaMemset(x.data_ptr(), 0, x.nbytes());
       cudaMemset(w.data_ptr(), 0, w.nbytes());
-      const int64_t st[2] = {s.stride, s.stride}, pd[2] = {s.r / 2, s.r / 2}, dl[2] = {1, 1}, op[2] = {0, 0};
+      const int64_t st[2] = {s.stride, s.stride}, pd[2] = {pad, pad}, dl[2] = {1, 1}, op[2] = {0, 0};
       void* stream = nullptr;
       ASSERT_EQ(aoti_torch_get_current_cuda_stream(0, &stream), 0);
       OwnedHandle xh(x), wh(w);
@@ -814,15 +935,35 @@ TEST_F(CudaConvTf32Test, Timing) {
                                          .c_str()
                                    : "none",
                   pick.split, pick.parallel ? "p" : "", picked, shim_us);
-      sum_best[bi] += best;
-      sum_pick[bi] += picked;
-      sum_shim[bi] += shim_us;
+      if (!s.extra) {
+        sum_best[bi] += best;
+        sum_pick[bi] += picked;
+        sum_shim[bi] += shim_us;
+      }
       cudaFree(dx);
       cudaFree(dw);
       cudaFree(dy);
     }
     std::printf("[ timing ] conv batch %d, one of each ResNet-50 shape: best %.1f us, chosen %.1f us, shim %.1f us\n", n,
                 sum_best[bi], sum_pick[bi], sum_shim[bi]);
+    // The stem's space-to-depth copies (input and filters), which the
+    // rewrite adds to its convolution above.
+    CudaConvProblem stem = conv(n, 224, 224, 3, 64, 7, 7, 2, 3), q;
+    SpaceToDepth2 xm, wm;
+    ASSERT_TRUE(cuda_conv_space_to_depth(stem, &q, &xm, &wm));
+    float *sx = nullptr, *sy = nullptr;
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&sx), size_t(n) * 224 * 224 * 3 * 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&sy), size_t(xm.size() + wm.size()) * 4), cudaSuccess);
+    cudaMemset(sx, 0, size_t(n) * 224 * 224 * 3 * 4);
+    const double copy_us = time_us([&](cudaStream_t st) {
+      cuda_launch_space_to_depth2(sx, xm, sy, st);
+      cuda_launch_space_to_depth2(sx, wm, sy + xm.size(), st);
+    });
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    std::printf("[ timing ] conv n=%d stem space-to-depth copies (to %dx%d c=%d, filters %dx%d): %.1f us\n", n, q.h, q.w,
+                q.c, q.r, q.s, copy_us);
+    cudaFree(sx);
+    cudaFree(sy);
   }
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);

@@ -162,6 +162,29 @@ void rates(const CudaConvConfig& c, const Terms& t, double* block, double* sm) {
 
 }  // namespace
 
+bool cuda_conv_space_to_depth(const CudaConvProblem& p, CudaConvProblem* q, SpaceToDepth2* x_map,
+                              SpaceToDepth2* w_map) {
+  if (p.stride_h != 2 || p.stride_w != 2 || p.dil_h != 1 || p.dil_w != 1 || p.c < 1 || p.c > 4 || p.n <= 0 ||
+      p.h <= 0 || p.w <= 0 || p.k <= 0 || p.r <= 0 || p.s <= 0 || p.p <= 0 || p.q <= 0 || p.pad_h < 0 ||
+      p.pad_w < 0)
+    return false;
+  // The output PyTorch computes for p, so that every output the rewrite
+  // makes reads the taps p's would.
+  if (p.p != (p.h + 2 * p.pad_h - p.r) / 2 + 1 || p.q != (p.w + 2 * p.pad_w - p.s) / 2 + 1) return false;
+  CudaConvProblem t = p;
+  t.c = 4 * p.c;
+  t.r = (p.r + 1) / 2;
+  t.s = (p.s + 1) / 2;
+  t.h = p.p + t.r - 1;
+  t.w = p.q + t.s - 1;
+  t.pad_h = t.pad_w = 0;
+  t.stride_h = t.stride_w = 1;
+  *q = t;
+  *x_map = SpaceToDepth2{p.n, p.h, p.w, p.c, p.pad_h, p.pad_w, t.h, t.w};
+  *w_map = SpaceToDepth2{p.k, p.r, p.s, p.c, 0, 0, t.r, t.s};
+  return true;
+}
+
 uint64_t cuda_conv_tf32_partial_floats(const CudaConvProblem& p, int split) {
   if (split <= 1 || p.n <= 0 || p.p <= 0 || p.q <= 0 || p.k <= 0) return 0;
   return static_cast<uint64_t>(split) * static_cast<uint64_t>(p.n) * static_cast<uint64_t>(p.p) *

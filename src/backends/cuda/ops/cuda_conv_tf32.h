@@ -17,6 +17,8 @@
 
 #include <cstdint>
 
+#include "backends/cuda/ops/cuda_space_to_depth.h"
+
 namespace aotirt {
 
 // y[n, p, q, k] = sum over r, s, c of x[n, h, w, c] * w[k, r, s, c] (+
@@ -69,6 +71,15 @@ constexpr uint64_t kCudaConvMaxPartialFloats = uint64_t(4) << 20;
 // The channel count stems of 1-3 channels are padded to (with zeros in the
 // input and the filters) for the fixed-channels kernels.
 constexpr int kCudaConvStemChannels = 4;
+
+// The stride-1 problem |q| equal to |p| by space-to-depth
+// (cuda_space_to_depth.h), for |p| of stride 2 in both dimensions, dilation
+// 1 and 1-4 channels: q.c = 4 * p.c, taps ceil(r / 2) x ceil(s / 2), no
+// padding, input q.p + q.r - 1 by q.q + q.s - 1, the same output. |x_map|
+// and |w_map| regroup p's input and filters into q's. Pointers are left to
+// the caller. False (nothing written) where |p| does not qualify.
+bool cuda_conv_space_to_depth(const CudaConvProblem& p, CudaConvProblem* q, SpaceToDepth2* x_map,
+                              SpaceToDepth2* w_map);
 
 // The kernel shapes built into this library (0 without CUTLASS).
 int cuda_conv_tf32_config_count();

@@ -518,6 +518,21 @@ bool conv_gemm_enabled() {
   return on;
 }
 
+// AOTIRT_CUDA_CONV_STEM=s2d runs stems of stride 2 over 1-4 channels as
+// their space-to-depth rewrite (cuda_space_to_depth.h: stride 1 over four
+// times the channels, on the regular kernels) instead of padding 1-3
+// channels to 4 for the fixed-channels kernels, which took 191 us for
+// ResNet-50's stem at batch 32 on an H200 machine (cuDNN 207), at about a
+// fifth of the multiply-add rate of the regular kernels. Opt-in until it has
+// been timed and checked on a GPU.
+bool conv_stem_s2d_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("AOTIRT_CUDA_CONV_STEM");
+    return v && std::string(v) == "s2d";
+  }();
+  return on;
+}
+
 // AOTIRT_CUDA_CONV_PARALLEL_SPLIT=0 keeps channel splits serial (no
 // workspace, no second kernel).
 bool conv_parallel_split_enabled() {
@@ -595,8 +610,9 @@ Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p, bool th
 // aotirt's TF32 kernels when TF32 is allowed (PyTorch's default for
 // convolutions), on its 3xTF32 ones when it is not, if one takes it: a CNN
 // exported channels-last (ResNet-50, say) then never loads cuDNN. The bias, if any, is added in the kernel's
-// epilogue (|bias_done|); a stem of 1-3 channels is padded to 4. Answers
-// false, with nothing queued, otherwise.
+// epilogue (|bias_done|); a stem of 1-3 channels is padded to 4, or with
+// AOTIRT_CUDA_CONV_STEM=s2d one of stride 2 is rewritten by space-to-depth.
+// Answers false, with nothing queued, otherwise.
 Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, const TensorImpl& weight,
                              const TensorImpl* bias, const DimVector& stride, const DimVector& padding,
                              const DimVector& dilation, int64_t groups, bool transposed, bool channels_last,
@@ -632,16 +648,35 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
   p.dil_h = static_cast<int>(dilation[0]);
   p.dil_w = static_cast<int>(dilation[1]);
   // Stems of 1-3 channels run on the fixed-channels kernels, input and
-  // filters padded with zeros to kCudaConvStemChannels.
-  const bool pad = p.c < kCudaConvStemChannels;
-  CudaConvProblem q = p;
-  if (pad) q.c = kCudaConvStemChannels;
+  // filters padded with zeros to kCudaConvStemChannels; or, opted in, stems
+  // of stride 2 as their space-to-depth rewrite on whichever kernel the
+  // chooser picks for it (the padded path where none takes it).
   // Decide on the shapes first, so a refused problem copies nothing.
-  q.x = q.filter = reinterpret_cast<const float*>(uintptr_t{256});
-  q.y = reinterpret_cast<float*>(uintptr_t{256});
-  q.bias = bias ? q.x : nullptr;
-  AOTIRT_ASSIGN_OR_RETURN(OwnConvPlan * shape_plan, own_conv_plan(device, q, three_pass));
+  auto shape_plan_for = [&](const CudaConvProblem& shape) -> Result<OwnConvPlan*> {
+    CudaConvProblem t = shape;
+    t.x = t.filter = reinterpret_cast<const float*>(uintptr_t{256});
+    t.y = reinterpret_cast<float*>(uintptr_t{256});
+    t.bias = bias ? t.x : nullptr;
+    return own_conv_plan(device, t, three_pass);
+  };
+  CudaConvProblem q = p;
+  SpaceToDepth2 x_map, w_map;
+  bool s2d = conv_stem_s2d_enabled() && cuda_conv_space_to_depth(p, &q, &x_map, &w_map);
+  OwnConvPlan* shape_plan = nullptr;
+  if (s2d) {
+    AOTIRT_ASSIGN_OR_RETURN(shape_plan, shape_plan_for(q));
+    if (shape_plan->index < 0 || shape_plan->split > 1) {
+      s2d = false;
+      q = p;
+    }
+  }
+  const bool pad = !s2d && p.c < kCudaConvStemChannels;
+  if (pad) q.c = kCudaConvStemChannels;
+  if (!s2d) {
+    AOTIRT_ASSIGN_OR_RETURN(shape_plan, shape_plan_for(q));
+  }
   if (shape_plan->index < 0) return false;
+  const bool copied = pad || s2d;  // the kernel reads copies of the input and filters
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, dense_as(input, true, device));
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl w, dense_as(weight, true, device));
   TensorImpl b, padded;
@@ -649,13 +684,16 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
     AOTIRT_ASSIGN_OR_RETURN(b, dense_as(*bias, false, device));
   }
   const int64_t x_rows = static_cast<int64_t>(p.n) * p.h * p.w, w_rows = static_cast<int64_t>(p.k) * p.r * p.s;
-  // The padded input, then the padded filters 256 bytes further on.
-  const int64_t x_floats = (x_rows * q.c + 63) / 64 * 64;
-  if (pad) {
-    AOTIRT_ASSIGN_OR_RETURN(padded, cuda_empty_contiguous(DimVector{x_floats + w_rows * q.c}, DType::kFloat32, device));
+  // The copied input, then the copied filters 256 bytes further on, both
+  // in q's shape.
+  const int64_t x_floats = (static_cast<int64_t>(q.n) * q.h * q.w * q.c + 63) / 64 * 64;
+  const int64_t w_floats = static_cast<int64_t>(q.k) * q.r * q.s * q.c;
+  if (copied) {
+    AOTIRT_ASSIGN_OR_RETURN(padded, cuda_empty_contiguous(DimVector{x_floats + w_floats}, DType::kFloat32, device));
   }
-  q.x = static_cast<const float*>(pad ? padded.data_ptr() : x.data_ptr());
-  q.filter = pad ? static_cast<const float*>(padded.data_ptr()) + x_floats : static_cast<const float*>(w.data_ptr());
+  q.x = static_cast<const float*>(copied ? padded.data_ptr() : x.data_ptr());
+  q.filter =
+      copied ? static_cast<const float*>(padded.data_ptr()) + x_floats : static_cast<const float*>(w.data_ptr());
   q.y = static_cast<float*>(out.data_ptr());
   q.bias = bias ? static_cast<const float*>(b.data_ptr()) : nullptr;
   // The shape plan was made for 256-byte-aligned operands; only less aligned
@@ -667,6 +705,7 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
     AOTIRT_ASSIGN_OR_RETURN(plan, own_conv_plan(device, q, three_pass));
     if (plan->index < 0) return false;  // the operands' alignment rules it out
   }
+  if (copied && plan->split > 1) return false;  // see the replay key below
   int* semaphores = nullptr;
   float* partials = nullptr;
   TensorImpl graph_ws;  // a parallel split's workspace while a graph is recorded
@@ -678,14 +717,15 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
   } else if (plan->split > 1) {
     AOTIRT_ASSIGN_OR_RETURN(semaphores, cuda_op_semaphores(device, scope.stream(), plan->tiles));
   }
-  // Padded stems never split, so their two extra pointers take the slot of
-  // the semaphores or the workspace, and the spare one.
+  // Copied stems never split (at most 16 channels: one k step a tap), so
+  // their two extra pointers take the slot of the semaphores or the
+  // workspace, and the spare one.
   const uintptr_t split_ptr =
       partials ? reinterpret_cast<uintptr_t>(partials) : reinterpret_cast<uintptr_t>(semaphores);
   const CudaReplayKey replay_key = {reinterpret_cast<uintptr_t>(x.data_ptr()), reinterpret_cast<uintptr_t>(w.data_ptr()),
                                     reinterpret_cast<uintptr_t>(q.y), reinterpret_cast<uintptr_t>(q.bias),
-                                    pad ? reinterpret_cast<uintptr_t>(q.filter) : split_ptr,
-                                    reinterpret_cast<uintptr_t>(pad ? q.x : nullptr)};
+                                    copied ? reinterpret_cast<uintptr_t>(q.filter) : split_ptr,
+                                    reinterpret_cast<uintptr_t>(copied ? q.x : nullptr)};
   AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, scope.stream(), [&](cudaStream_t s) -> Status {
     ShimProfileScope profile(three_pass ? "aoti_torch_cuda_convolution / 3xTF32 kernel launch"
                                         : "aoti_torch_cuda_convolution / TF32 kernel launch");
@@ -694,6 +734,12 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
           cuda_launch_pad_channels(x.data_ptr(), x_rows, p.c, q.c, const_cast<float*>(q.x), s));
       AOTIRT_CUDA_RETURN_IF_ERROR(
           cuda_launch_pad_channels(w.data_ptr(), w_rows, p.c, q.c, const_cast<float*>(q.filter), s));
+    } else if (s2d) {
+      ShimProfileScope copy_profile("aoti_torch_cuda_convolution / stem space-to-depth copy");
+      AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_space_to_depth2(static_cast<const float*>(x.data_ptr()), x_map,
+                                                             const_cast<float*>(q.x), s));
+      AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_space_to_depth2(static_cast<const float*>(w.data_ptr()), w_map,
+                                                             const_cast<float*>(q.filter), s));
     }
     AOTIRT_CUDA_RETURN_IF_ERROR(cuda_conv_tf32_launch(plan->index, q, plan->split, semaphores, partials, s));
     return Status();

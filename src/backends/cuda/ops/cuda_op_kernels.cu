@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "backends/cuda/ops/cuda_op_kernels.h"
+#include "backends/cuda/ops/cuda_space_to_depth.h"
 
 namespace aotirt {
 namespace {
@@ -99,6 +100,28 @@ __global__ void pad_channels4_kernel(const uint32_t* x, int64_t rows, int c, uin
   }
 }
 
+// A thread per output pixel and 2x2 block position: c contiguous floats
+// from one input pixel, or zeros; the same elements as SpaceToDepth2::source.
+__global__ void space_to_depth2_kernel(const float* x, SpaceToDepth2 m, float* out) {
+  const int64_t groups = m.batch * m.out_h * m.out_w * 4;
+  for (int64_t g = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; g < groups; g += int64_t(gridDim.x) * blockDim.x) {
+    const int block = static_cast<int>(g & 3);
+    int64_t pixel = g >> 2;
+    const int ox = static_cast<int>(pixel % m.out_w);
+    pixel /= m.out_w;
+    const int oy = static_cast<int>(pixel % m.out_h);
+    const int64_t b = pixel / m.out_h;
+    const int sy = 2 * oy + (block >> 1) - m.pad_h, sx = 2 * ox + (block & 1) - m.pad_w;
+    float* dst = out + g * m.c;
+    if (sy < 0 || sy >= m.h || sx < 0 || sx >= m.w) {
+      for (int k = 0; k < m.c; ++k) dst[k] = 0.f;
+      continue;
+    }
+    const float* src = x + ((b * m.h + sy) * m.w + sx) * m.c;
+    for (int k = 0; k < m.c; ++k) dst[k] = src[k];
+  }
+}
+
 unsigned blocks_for(int64_t n) {
   return static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>((n + kThreads - 1) / kThreads, 1), 1 << 16));
 }
@@ -179,6 +202,16 @@ cudaError_t cuda_launch_pad_channels(const void* x, int64_t rows, int c, int c_t
   }
   pad_channels_kernel<<<blocks_for(total), kThreads, 0, stream>>>(static_cast<const uint32_t*>(x), total, c, c_to,
                                                                   static_cast<uint32_t*>(out));
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_space_to_depth2(const float* x, const SpaceToDepth2& m, float* out, cudaStream_t stream) {
+  if (!x || !out || m.batch < 0 || m.h < 1 || m.w < 1 || m.c < 1 || m.c > 4 || m.out_h < 0 || m.out_w < 0 ||
+      m.pad_h < 0 || m.pad_w < 0)
+    return cudaErrorInvalidValue;
+  const int64_t groups = m.batch * m.out_h * m.out_w * 4;
+  if (groups == 0) return cudaSuccess;
+  space_to_depth2_kernel<<<blocks_for(groups), kThreads, 0, stream>>>(x, m, out);
   return cudaGetLastError();
 }
 
