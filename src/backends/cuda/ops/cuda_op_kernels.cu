@@ -100,25 +100,14 @@ __global__ void pad_channels4_kernel(const uint32_t* x, int64_t rows, int c, uin
   }
 }
 
-// A thread per output pixel and 2x2 block position: c contiguous floats
-// from one input pixel, or zeros; the same elements as SpaceToDepth2::source.
+// A thread per group of SpaceToDepth2 (an output pixel and block
+// position): c contiguous floats from one input pixel, or zeros.
 __global__ void space_to_depth2_kernel(const float* x, SpaceToDepth2 m, float* out) {
-  const int64_t groups = m.batch * m.out_h * m.out_w * 4;
+  const int64_t groups = m.size() / m.c;
   for (int64_t g = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; g < groups; g += int64_t(gridDim.x) * blockDim.x) {
-    const int block = static_cast<int>(g & 3);
-    int64_t pixel = g >> 2;
-    const int ox = static_cast<int>(pixel % m.out_w);
-    pixel /= m.out_w;
-    const int oy = static_cast<int>(pixel % m.out_h);
-    const int64_t b = pixel / m.out_h;
-    const int sy = 2 * oy + (block >> 1) - m.pad_h, sx = 2 * ox + (block & 1) - m.pad_w;
+    const int64_t from = m.group_source(g);
     float* dst = out + g * m.c;
-    if (sy < 0 || sy >= m.h || sx < 0 || sx >= m.w) {
-      for (int k = 0; k < m.c; ++k) dst[k] = 0.f;
-      continue;
-    }
-    const float* src = x + ((b * m.h + sy) * m.w + sx) * m.c;
-    for (int k = 0; k < m.c; ++k) dst[k] = src[k];
+    for (int k = 0; k < m.c; ++k) dst[k] = from < 0 ? 0.f : x[from + k];
   }
 }
 
@@ -209,7 +198,7 @@ cudaError_t cuda_launch_space_to_depth2(const float* x, const SpaceToDepth2& m, 
   if (!x || !out || m.batch < 0 || m.h < 1 || m.w < 1 || m.c < 1 || m.c > 4 || m.out_h < 0 || m.out_w < 0 ||
       m.pad_h < 0 || m.pad_w < 0)
     return cudaErrorInvalidValue;
-  const int64_t groups = m.batch * m.out_h * m.out_w * 4;
+  const int64_t groups = m.size() / m.c;
   if (groups == 0) return cudaSuccess;
   space_to_depth2_kernel<<<blocks_for(groups), kThreads, 0, stream>>>(x, m, out);
   return cudaGetLastError();

@@ -34,19 +34,26 @@ struct SpaceToDepth2 {
   // Output elements.
   AOTIRT_HOST_DEVICE int64_t size() const { return batch * out_h * out_w * 4 * c; }
 
-  // The input element output element |i| copies, or -1 where it is zero.
-  AOTIRT_HOST_DEVICE int64_t source(int64_t i) const {
-    const int channels = 4 * c;
-    const int ch = static_cast<int>(i % channels);
-    int64_t pixel = i / channels;
+  // The output holds groups of c floats, one per output pixel and block
+  // position (group g = 4 * pixel + 2 * bh + bw), each a copy of one input
+  // pixel's c channels: where group |g|'s start in the input, or -1 where
+  // the group is zeros.
+  AOTIRT_HOST_DEVICE int64_t group_source(int64_t g) const {
+    const int block = static_cast<int>(g & 3);
+    int64_t pixel = g >> 2;
     const int x = static_cast<int>(pixel % out_w);
     pixel /= out_w;
     const int y = static_cast<int>(pixel % out_h);
     const int64_t b = pixel / out_h;
-    const int block = ch / c, k = ch - block * c;
     const int sy = 2 * y + (block >> 1) - pad_h, sx = 2 * x + (block & 1) - pad_w;
     if (sy < 0 || sy >= h || sx < 0 || sx >= w) return -1;
-    return ((b * h + sy) * w + sx) * c + k;
+    return ((b * h + sy) * w + sx) * c;
+  }
+
+  // The input element output element |i| copies, or -1 where it is zero.
+  AOTIRT_HOST_DEVICE int64_t source(int64_t i) const {
+    const int64_t from = group_source(i / c);
+    return from < 0 ? -1 : from + i % c;
   }
 };
 
