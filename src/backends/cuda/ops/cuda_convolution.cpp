@@ -502,18 +502,15 @@ bool conv_sm90_enabled() {
   return on;
 }
 
-// AOTIRT_CUDA_CONV_GEMM=1 lets the Hopper GEMM kernels take plain 1x1
-// convolutions (cuda_conv_tf32_gemm_sm90.cu); otherwise the implicit-GEMM
-// kernels take them. Opt-in until their kernel test's case of many tiles a
-// block has run on a GPU: on an H200 machine they ran ResNet-50 at batch
-// 32 in 2667-2676 us against 2854-2865 (with a graph 2483-2491 against
-// 2666-2673) and batch 1's graph in 487 us against 509-512, with their
-// outputs checked against a float64 reference on problems of a tile a
-// block only.
+// The Hopper GEMM kernels take plain 1x1 convolutions
+// (cuda_conv_tf32_gemm_sm90.cu) unless AOTIRT_CUDA_CONV_GEMM=0, which leaves
+// them to the implicit-GEMM kernels. On an H200 machine they ran ResNet-50 at
+// batch 32 in 2651-2676 us against 2854-2865 (with a graph 2475-2491
+// against 2666-2673) and batch 1's graph in 485-487 us against 509-512.
 bool conv_gemm_enabled() {
   static const bool on = [] {
     const char* v = std::getenv("AOTIRT_CUDA_CONV_GEMM");
-    return v && std::string(v) == "1";
+    return !(v && std::string(v) == "0");
   }();
   return on;
 }
@@ -521,10 +518,10 @@ bool conv_gemm_enabled() {
 // AOTIRT_CUDA_CONV_STEM=s2d runs stems of stride 2 over 1-4 channels as
 // their space-to-depth rewrite (cuda_space_to_depth.h: stride 1 over four
 // times the channels, on the regular kernels) instead of padding 1-3
-// channels to 4 for the fixed-channels kernels, which took 191 us for
-// ResNet-50's stem at batch 32 on an H200 machine (cuDNN 207), at about a
-// fifth of the multiply-add rate of the regular kernels. Opt-in until it has
-// been timed and checked on a GPU.
+// channels to 4 for the fixed-channels kernels. Opt-in because it is
+// slower: on an H200 machine ResNet-50's rewritten stem at batch 32 took
+// 206 us on its best kernel (12 channels fill 12 of a k step's 32) and 371
+// on the one the chooser picks, where the padded stem takes 191.
 bool conv_stem_s2d_enabled() {
   static const bool on = [] {
     const char* v = std::getenv("AOTIRT_CUDA_CONV_STEM");
