@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -68,7 +69,7 @@ CudaConvProblem conv(int n, int h, int w, int c, int k, int r, int s, int stride
 }
 
 // kShapes and their blocks, then two Hopper implicit-GEMM shapes (one block
-// an SM, no channel split).
+// an SM, parallel channel splits in whole k steps).
 void with_hopper_shapes(std::vector<CudaConvConfig>* configs, std::vector<int>* blocks) {
   configs->assign(kShapes, kShapes + kCount);
   blocks->assign(kBlocks, kBlocks + kCount);
@@ -141,7 +142,7 @@ TEST(CudaConvTf32Choice, ThreePassKernelsPreferTheirLargerTile) {
 }
 
 TEST(CudaConvTf32Choice, HopperKernelsTakeLargeProblemsWholeAndLeaveSmallOnesToSplits) {
-  // The Ampere shapes plus Hopper ones (one block an SM, no channel split).
+  // The Ampere shapes plus Hopper ones (one block an SM).
   std::vector<CudaConvConfig> all;
   std::vector<int> blocks;
   with_hopper_shapes(&all, &blocks);
@@ -178,6 +179,37 @@ TEST(CudaConvTf32Choice, HopperKernelsTakeLargeProblemsWholeAndLeaveSmallOnesToS
   EXPECT_EQ(kShapes[c.config].tile_m, 128);
   EXPECT_EQ(kShapes[c.config].tile_n, 128);
   EXPECT_EQ(c.split, 2);
+}
+
+TEST(CudaConvTf32Choice, HopperKernelsSplitDeepProblemsOfFewTiles) {
+  std::vector<CudaConvConfig> all;
+  std::vector<int> blocks;
+  with_hopper_shapes(&all, &blocks);
+  std::unique_ptr<bool[]> takes(new bool[all.size()]);
+  std::fill(takes.get(), takes.get() + all.size(), true);
+  auto pick = [&](const CudaConvProblem& p, uint64_t max_partial_floats = kCudaConvMaxPartialFloats) {
+    return cuda_conv_tf32_choose(p, 132, all.data(), blocks.data(), takes.get(), static_cast<int>(all.size()),
+                                 max_partial_floats);
+  };
+  // Batch 32's 3x3 convolutions with 7x7 outputs: 52 tiles of 128x128 for
+  // 132 SMs, each a reduction of 4608 (46.3 us whole on an H200 machine).
+  // Two slices of 256 channels fill 104 SMs.
+  CudaConvChoice c = pick(conv(32, 7, 7, 512, 512, 3, 3, 1, 1));
+  ASSERT_GE(c.config, kCount);
+  EXPECT_EQ(c.split, 2);
+  EXPECT_TRUE(c.parallel);
+  // No room for the parts: whole, never serial slices.
+  c = pick(conv(32, 7, 7, 512, 512, 3, 3, 1, 1), 0);
+  ASSERT_GE(c.config, kCount);
+  EXPECT_EQ(c.split, 1);
+  // Slices are whole k steps: 96 channels split no way but 3.
+  c = pick(conv(32, 7, 7, 96, 512, 3, 3, 1, 1));
+  ASSERT_GE(c.config, 0);
+  if (c.config >= kCount) EXPECT_TRUE(c.split == 1 || c.split == 3);
+  // Many tiles: whole.
+  c = pick(conv(32, 28, 28, 128, 128, 3, 3, 1, 1));
+  ASSERT_GE(c.config, kCount);
+  EXPECT_EQ(c.split, 1);
 }
 
 TEST(CudaConvTf32Choice, PlainOneByOneConvolutionsTakeTheHopperGemms) {
@@ -476,12 +508,22 @@ TEST_F(CudaConvTf32Test, KernelsRefuseWhatTheyCannotTake) {
     q.c = 4;
     EXPECT_EQ(cuda_conv_tf32_check(i, q, 1), cudaSuccess);
     if (cuda_conv_tf32_config(i).sm90) {
-      // No bias and no channel split on the Hopper kernels, and an output
-      // of the size the convolution gives.
+      // No bias on the Hopper kernels, a channel split only in slices of
+      // as many whole 32-channel k steps, parallel only, and an output of
+      // the size the convolution gives.
       q = conv(1, 8, 8, 64, 16, 3, 3, 1, 1);
       q.x = q.filter = q.y = d;
       EXPECT_EQ(cuda_conv_tf32_check(i, q, 1), cudaSuccess);
-      EXPECT_EQ(cuda_conv_tf32_check(i, q, 2), cudaErrorInvalidValue);
+      EXPECT_EQ(cuda_conv_tf32_check(i, q, 2), cudaSuccess);
+      EXPECT_EQ(cuda_conv_tf32_check(i, q, 3), cudaErrorInvalidValue);  // 64 channels in 3
+      EXPECT_EQ(cuda_conv_tf32_check(i, q, 4), cudaErrorInvalidValue);  // 16 channels a slice
+      EXPECT_EQ(cuda_conv_tf32_check(i, q, 0), cudaErrorInvalidValue);
+      EXPECT_EQ(cuda_conv_tf32_launch(i, q, 2, nullptr, nullptr, nullptr), cudaErrorInvalidValue);  // serial
+      EXPECT_EQ(cuda_conv_tf32_launch(i, q, 2, nullptr, d + 1, nullptr), cudaErrorInvalidValue);    // unaligned
+      CudaConvProblem deep = conv(1, 8, 8, 32 * 17, 16, 1, 1, 1, 0);
+      deep.x = deep.filter = deep.y = d;
+      EXPECT_EQ(cuda_conv_tf32_check(i, deep, 17), cudaErrorInvalidValue);  // more slices than forks
+      EXPECT_EQ(cuda_conv_tf32_launch(i, deep, 17, nullptr, d, nullptr), cudaErrorInvalidValue);
       CudaConvProblem b = q;
       b.bias = d;
       EXPECT_EQ(cuda_conv_tf32_check(i, b, 1), cudaErrorInvalidValue);
@@ -492,13 +534,13 @@ TEST_F(CudaConvTf32Test, KernelsRefuseWhatTheyCannotTake) {
     }
   }
   // A split needs its semaphores or its workspace, the workspace 16-byte
-  // aligned; the Hopper kernels take neither.
+  // aligned.
   CudaConvProblem deep = conv(1, 4, 4, 64, 16, 1, 1, 1, 0);
   deep.x = deep.filter = deep.y = d;
   for (int i = 0; i < cuda_conv_tf32_config_count(); ++i) {
     if (cuda_conv_tf32_check(i, deep, 2) != cudaSuccess) continue;
     SCOPED_TRACE("kernel " + std::to_string(i) + ", two slices");
-    EXPECT_FALSE(cuda_conv_tf32_config(i).sm90);
+    EXPECT_FALSE(cuda_conv_tf32_config(i).gemm_1x1);
     EXPECT_EQ(cuda_conv_tf32_launch(i, deep, 2, nullptr, nullptr, nullptr), cudaErrorInvalidValue);
     EXPECT_EQ(cuda_conv_tf32_launch(i, deep, 2, nullptr, d + 1, nullptr), cudaErrorInvalidValue);
   }
@@ -562,6 +604,8 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
       for (int split : {1, 2, 3, 8})
         for (const bool parallel : {false, true}) {
           if (!runs(i) || cuda_conv_tf32_check(i, p, split) != cudaSuccess || (parallel && split == 1)) continue;
+          // The Hopper kernels' splits are parallel only (refused below).
+          if (cuda_conv_tf32_config(i).sm90 && split > 1 && !parallel) continue;
           // This test's workspace holds a million floats: the larger cases'
           // deep parallel splits are left to the smaller ones.
           if (parallel && cuda_conv_tf32_partial_floats(p, split) > kPartials) continue;
@@ -610,6 +654,65 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
   EXPECT_GT(parallel_runs, 0);
   cudaFree(sem);
   cudaFree(partials);
+}
+
+// A Hopper split forks its slices to side streams and joins them: recorded
+// in a CUDA graph (as replays and --cuda-graph record it) the fork and the
+// join are the graph's branches, and a replay gives what a direct launch
+// gave, bit for bit.
+TEST_F(CudaConvTf32Test, HopperSplitsRecordInAGraph) {
+  CudaConvProblem p = conv(4, 7, 7, 256, 64, 3, 3, 1, 1);
+  std::mt19937 gen(9);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> x(size_t(p.n) * p.h * p.w * p.c), w(size_t(p.k) * p.r * p.s * p.c);
+  for (float& v : x) v = u(gen);
+  for (float& v : w) v = u(gen);
+  const size_t yn = size_t(p.n) * p.p * p.q * p.k;
+  float *dx = upload(x), *dw = upload(w), *dy = nullptr, *parts = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), yn * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&parts), 8 * yn * sizeof(float)), cudaSuccess);
+  p.x = dx;
+  p.filter = dw;
+  p.y = dy;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  int tried = 0;
+  for (int i = 0; i < cuda_conv_tf32_config_count(); ++i)
+    for (int split : {2, 8}) {
+      if (!runs(i) || !cuda_conv_tf32_config(i).sm90 || cuda_conv_tf32_check(i, p, split) != cudaSuccess) continue;
+      SCOPED_TRACE("kernel " + std::to_string(i) + " split " + std::to_string(split));
+      std::vector<float> direct(yn), replayed(yn);
+      ASSERT_EQ(cudaMemset(dy, 0xff, yn * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cuda_conv_tf32_launch(i, p, split, nullptr, parts, stream), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(direct.data(), dy, yn * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+      ASSERT_EQ(cudaMemset(dy, 0xff, yn * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaMemset(parts, 0xff, 8 * yn * sizeof(float)), cudaSuccess);
+      cudaGraph_t graph = nullptr;
+      ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+      const cudaError_t queued = cuda_conv_tf32_launch(i, p, split, nullptr, parts, stream);
+      ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+      ASSERT_EQ(queued, cudaSuccess);
+      size_t nodes = 0;
+      ASSERT_EQ(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess);
+      EXPECT_GE(nodes, size_t(split) + 1);  // a kernel a slice and the sum, at least
+      cudaGraphExec_t exec = nullptr;
+      ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+      ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(replayed.data(), dy, yn * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+      EXPECT_TRUE(std::all_of(direct.begin(), direct.end(), [](float v) { return std::isfinite(v); }));
+      EXPECT_EQ(std::memcmp(direct.data(), replayed.data(), yn * sizeof(float)), 0);
+      ++tried;
+    }
+  cudaStreamDestroy(stream);
+  cudaFree(dx);
+  cudaFree(dw);
+  cudaFree(dy);
+  cudaFree(parts);
+  if (tried == 0) GTEST_SKIP() << "no Hopper kernel runs on this GPU";
 }
 
 // Through the shim, as a channels-last model calls it.
@@ -674,6 +777,7 @@ const ShimCase kShimCases[] = {
     {1, 1, 9, 11, 8, 3, 1, 1, true},       // one channel, padded
     {1, 64, 12, 12, 256, 1, 2, 0, false},  // strided 1x1
     {2, 4, 17, 15, 12, 3, 2, 1, true},     // a 4-channel stem of stride 2, odd sizes, a bias
+    {16, 512, 7, 7, 512, 3, 1, 1, false},  // deep, 28 tiles of 128x128: on Hopper, slices on forked streams
 };
 
 std::string conv_mode_env() {
@@ -872,6 +976,7 @@ TEST_F(CudaConvTf32Test, Timing) {
             if (!runs(i) || cuda_conv_tf32_check(i, p, split) != cudaSuccess) continue;
             if (parallel && (split == 1 || cuda_conv_tf32_partial_floats(p, split) > kCudaConvMaxPartialFloats))
               continue;
+            if (configs[i].sm90 && split > 1 && !parallel) continue;  // parallel only
             float* parts = parallel ? partials : nullptr;
             const double us = time_us([&](cudaStream_t st) { cuda_conv_tf32_launch(i, p, split, sem, parts, st); });
             ASSERT_EQ(cudaGetLastError(), cudaSuccess);

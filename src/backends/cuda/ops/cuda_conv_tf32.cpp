@@ -67,7 +67,8 @@ constexpr Terms kAmpereAlone = {0.73e6, 3.1, 4.5, 3.8e6,
 // choices take 3185.
 constexpr Terms kThreePass = {0.4e6 / 3, 2.0, 3.0, 3.0e6, {{64, 64, 0.4e6 / 3}, {32, 64, 0.2e6 / 3}}};
 
-// A parallel split (any Ampere-family kernel but the fixed-channels ones):
+// A parallel split (any Ampere-family kernel but the fixed-channels ones,
+// and the Hopper implicit-GEMM kernels in slices of whole k steps):
 // the slices run as the serial ones do but wait for none; the second kernel
 // and the parts it reads cost |fixed_us| plus the parts' bytes at
 // |bytes_per_us| (they come from L2); slices shorter than |min_slice_k| are
@@ -96,6 +97,11 @@ struct Sm90Rates {
   int m, n;
   double block, sm;
 };
+// A parallel split of a Hopper kernel launches each further slice on a
+// forked stream: this much more a slice, beside the second kernel's terms
+// (kParallel).
+constexpr double kSm90ForkUs = 1.0;
+
 Sm90Rates sm90_rates(const CudaConvConfig& c) {
   static const Sm90Rates kRates[] = {{128, 128, 1.9e6, 1.9e6},
                                      {128, 64, 0.93e6, 1.9e6},
@@ -225,10 +231,11 @@ CudaConvChoice cuda_conv_tf32_choose(const CudaConvProblem& p, int sm_count, con
     rates(c, t, &block_rate, &sm_rate);
     const int64_t tiles = cuda_conv_tf32_tiles(p, c);
     const int64_t steps = ceil_div(p.c, c.tile_k);  // k steps per filter tap
-    const int max_split =
-        c.fixed_channels || c.sm90 ? 1 : static_cast<int>(std::min<int64_t>(kMaxSplit, steps));
+    const int max_split = c.fixed_channels ? 1 : static_cast<int>(std::min<int64_t>(kMaxSplit, steps));
     const double out_bytes = 4.0 * static_cast<double>(p.n) * p.p * p.q * p.k;
     for (int split = 1; split <= max_split; ++split) {
+      // The Hopper kernels' slices are whole k steps, as many each.
+      if (c.sm90 && split > 1 && p.c % (c.tile_k * split) != 0) continue;
       // The padded reduction length one block runs.
       const int64_t slice = c.fixed_channels ? ceil_div(taps * p.c, c.tile_k) * c.tile_k
                                              : taps * ceil_div(steps, split) * c.tile_k;
@@ -247,9 +254,13 @@ CudaConvChoice cuda_conv_tf32_choose(const CudaConvProblem& p, int sm_count, con
         best.parallel = parallel;
         best_us = us;
       };
-      if (split == 1 || slice >= kMinSliceK) consider(base + (split - 1) * t.slice_us, false);
+      if (!c.sm90 && (split == 1 || slice >= kMinSliceK)) consider(base + (split - 1) * t.slice_us, false);
+      if (c.sm90 && split == 1) consider(base, false);
+      // The Hopper kernels' slices are launches of their own on forked
+      // streams (parallel only).
+      const double fork_us = c.sm90 ? (split - 1) * kSm90ForkUs : 0.0;
       if (split > 1 && cuda_conv_tf32_partial_floats(p, split) <= max_partial_floats)
-        consider(base + kParallel.fixed_us + split * out_bytes / kParallel.bytes_per_us, true);
+        consider(base + fork_us + kParallel.fixed_us + split * out_bytes / kParallel.bytes_per_us, true);
     }
   }
   return best;

@@ -55,7 +55,8 @@ struct CudaConvConfig {
   // three TF32 products each), for when TF32 is not allowed; else TF32.
   bool three_pass = false;
   // A Hopper kernel (sm_90a: TMA loads, wgmma; a block a tile, as the
-  // Ampere ones): TF32 only, no bias, no channel split.
+  // Ampere ones): TF32 only, no bias; a channel split is parallel only, in
+  // slices of as many whole k steps each (launches on forked streams).
   bool sm90 = false;
   // A Hopper GEMM kernel (sm90 too) for 1x1 convolutions of stride 1
   // without padding alone, which are products of the input's rows: two
@@ -88,8 +89,9 @@ CudaConvConfig cuda_conv_tf32_config(int index);
 cudaError_t cuda_conv_tf32_blocks_per_sm(int index, int* blocks);
 
 // cudaSuccess when config |index| takes |p| with its input channels split
-// into |split| serial slices (alignment, channel counts, sizes);
-// cudaErrorInvalidValue otherwise. Queues nothing.
+// into |split| slices (alignment, channel counts, sizes; the Hopper
+// kernels' slices are parallel only); cudaErrorInvalidValue otherwise.
+// Queues nothing.
 cudaError_t cuda_conv_tf32_check(int index, const CudaConvProblem& p, int split);
 
 // Queues |p| on config |index| with its input channels in |split| slices.
@@ -100,7 +102,9 @@ cudaError_t cuda_conv_tf32_check(int index, const CudaConvProblem& p, int split)
 // cuda_conv_tf32_partial_floats(p, split) floats) and |split| > 1 it is
 // parallel: each slice writes its float32 sums to a part of |partials| of
 // its own, and a second kernel adds the parts in slice order (and the bias)
-// into y; |semaphores| is not used. Returns cudaErrorInvalidValue where
+// into y; |semaphores| is not used. The Hopper kernels refuse a serial
+// split, and run a parallel one's slices on streams forked from |stream|
+// and joined to it again. Returns cudaErrorInvalidValue where
 // cuda_conv_tf32_check would.
 cudaError_t cuda_conv_tf32_launch(int index, const CudaConvProblem& p, int split, int* semaphores, float* partials,
                                   cudaStream_t stream);

@@ -167,12 +167,7 @@ cudaError_t launch(const CudaConvProblem& p, int split, int* semaphores, float* 
   if (!parallel) return cudaGetLastError();
   const cudaError_t queued = cudaGetLastError();
   if (queued != cudaSuccess) return queued;
-  const int64_t n4 = int64_t(p.n) * p.p * p.q * p.k / 4;
-  const int blocks = static_cast<int>(std::min<int64_t>((n4 + 255) / 256, 4096));
-  add_slices_kernel<<<blocks, 256, 0, stream>>>(reinterpret_cast<const float4*>(partials), n4, split,
-                                                reinterpret_cast<const float4*>(p.bias), p.k / 4,
-                                                reinterpret_cast<float4*>(p.y));
-  return cudaGetLastError();
+  return cuda_conv_tf32_add_slices(p, split, partials, stream);
 }
 
 template <class S>
@@ -220,6 +215,17 @@ const std::vector<CudaConvKernelEntry>& entries() {
 int entry_count() { return static_cast<int>(entries().size()); }
 
 }  // namespace
+
+cudaError_t cuda_conv_tf32_add_slices(const CudaConvProblem& p, int split, const float* partials,
+                                      cudaStream_t stream) {
+  const int64_t n4 = int64_t(p.n) * p.p * p.q * p.k / 4;
+  if (split < 1 || n4 <= 0 || !partials || !p.y || p.k % 4 != 0) return cudaErrorInvalidValue;
+  const int blocks = static_cast<int>(std::min<int64_t>((n4 + 255) / 256, 4096));
+  add_slices_kernel<<<blocks, 256, 0, stream>>>(reinterpret_cast<const float4*>(partials), n4, split,
+                                                reinterpret_cast<const float4*>(p.bias), p.k / 4,
+                                                reinterpret_cast<float4*>(p.y));
+  return cudaGetLastError();
+}
 
 int cuda_conv_tf32_config_count() { return entry_count(); }
 

@@ -18,6 +18,12 @@ struct CudaConvKernelEntry {
   cudaError_t (*launch)(const CudaConvProblem&, int split, int* semaphores, float* partials, cudaStream_t stream);
 };
 
+// A parallel split's second kernel (cuda_conv_tf32.cu): y = the |split|
+// parts of |partials| (each n * p * q * k floats, 16-byte aligned) added in
+// slice order, plus the bias if any, queued on |stream|.
+cudaError_t cuda_conv_tf32_add_slices(const CudaConvProblem& p, int split, const float* partials,
+                                      cudaStream_t stream);
+
 // The Hopper kernels (|*count| of them; 0 where the toolkit cannot build
 // them). The table is static: borrowed for the life of the process.
 const CudaConvKernelEntry* cuda_conv_tf32_sm90_entries(int* count);

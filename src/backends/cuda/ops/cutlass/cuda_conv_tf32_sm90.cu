@@ -10,8 +10,13 @@
 // part of compute_90): on any other GPU its kernels have no image and the
 // kernel table leaves them out. The tensor maps are encoded on the host by
 // the driver, which CUTLASS reaches through cudaGetDriverEntryPoint: this
-// library links no libcuda. TF32 only, no bias and no channel split: such
-// problems stay on the Ampere kernels.
+// library links no libcuda. TF32 only and no bias: such problems stay on
+// the Ampere kernels. CUTLASS has no channel split for them, so a split is
+// one launch per slice of whole k steps, each a view of its channels with
+// the full tensors' strides, on streams forked for them (cuda_fork.h), and
+// the Ampere kernels' second kernel adds the parts: ResNet-50's 3x3
+// convolutions with 7x7 outputs are 52 tiles of 128x128 at batch 32 for
+// 132 SMs.
 #include <cutlass/cutlass.h>
 // Before the collectives, which use it without including it.
 #include <cutlass/kernel_hardware_info.hpp>
@@ -64,15 +69,22 @@ struct Sm90Shape {
   static constexpr int kTileM = TM, kTileN = TN, kTileK = 32;
 };
 
+// |p| over |c| of its input channels, the tensors' rows |p.c| floats apart
+// (a slice of a channel split: the view of channels c0 .. c0 + c, its
+// pointers moved to c0 by the caller); c = p.c is the whole problem.
 template <class S>
-typename S::Problem problem_shape(const CudaConvProblem& p) {
-  return typename S::Problem(cutlass::conv::Mode::kCrossCorrelation, {p.n, p.h, p.w, p.c}, {p.k, p.r, p.s, p.c},
-                             {p.pad_h, p.pad_w}, {p.pad_h, p.pad_w}, {p.stride_h, p.stride_w}, {p.dil_h, p.dil_w},
+typename S::Problem problem_shape(const CudaConvProblem& p, int c) {
+  const int64_t row = p.c;
+  return typename S::Problem(cutlass::conv::Mode::kCrossCorrelation, {p.n, p.h, p.w, c},
+                             {int64_t(p.h) * p.w * row, int64_t(p.w) * row, row, 1}, {p.k, p.r, p.s, c},
+                             {int64_t(p.r) * p.s * row, int64_t(p.s) * row, row, 1}, {p.pad_h, p.pad_w},
+                             {p.pad_h, p.pad_w}, {p.stride_h, p.stride_w}, {p.dil_h, p.dil_w},
                              /*groups=*/1);
 }
 
+// The output of |p|'s arguments goes to |y| (p.y, or a split's part).
 template <class S>
-typename S::Op::Arguments conv_arguments(const CudaConvProblem& p, const typename S::Problem& shape) {
+typename S::Op::Arguments conv_arguments(const CudaConvProblem& p, const typename S::Problem& shape, float* y) {
   using StrideD = typename S::Kernel::StrideD;
   StrideD stride_d{};
   // The output's strides, outermost mode first in ConvProblemShape and
@@ -82,7 +94,7 @@ typename S::Op::Arguments conv_arguments(const CudaConvProblem& p, const typenam
   typename S::Op::Arguments args{
       shape,
       {p.x, p.filter},
-      {{1.f, 0.f}, nullptr, typename S::Kernel::StrideC{}, p.y, stride_d}};
+      {{1.f, 0.f}, nullptr, typename S::Kernel::StrideC{}, y, stride_d}};
   args.hw_info.sm_count = cuda_current_sm_count();
   cudaGetDevice(&args.hw_info.device_id);
   return args;
@@ -90,32 +102,59 @@ typename S::Op::Arguments conv_arguments(const CudaConvProblem& p, const typenam
 
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
+// The channels of each slice when |p|'s are split |split| ways: whole k
+// steps (32 channels) each, the same for every slice; 0 where |p| cannot
+// be split so.
+template <class S>
+int slice_channels(const CudaConvProblem& p, int split) {
+  if (split < 1 || split > kCudaMaxForks || p.c % (S::kTileK * split) != 0) return 0;
+  return p.c / split;
+}
+
 // The checks that need no driver call: sizes, alignment, a problem CUTLASS
 // takes (padding and corner limits of the im2col loads), an output of the
-// size PyTorch computed.
+// size PyTorch computed. For a split, its first slice's arguments (each
+// slice's tensors are as aligned: a slice starts a multiple of 32 channels
+// on).
 template <class S>
 cudaError_t check_shape(const CudaConvProblem& p, int split, typename S::Op::Arguments* args) {
+  const int c = slice_channels<S>(p, split);
   if (p.n <= 0 || p.h <= 0 || p.w <= 0 || p.c <= 0 || p.k <= 0 || p.r <= 0 || p.s <= 0 || p.p <= 0 || p.q <= 0 ||
-      split != 1 || p.bias || !p.x || !p.filter || !p.y || p.c % 4 != 0 || p.k % 4 != 0 || !aligned16(p.x) ||
-      !aligned16(p.filter) || !aligned16(p.y))
+      (split != 1 && c == 0) || p.bias || !p.x || !p.filter || !p.y || p.c % 4 != 0 || p.k % 4 != 0 ||
+      !aligned16(p.x) || !aligned16(p.filter) || !aligned16(p.y))
     return cudaErrorInvalidValue;
   // The tensor maps index each dimension with 32 bits.
   const uint64_t limit = uint64_t(1) << 31;
   if (uint64_t(p.n) * p.h * p.w * p.c >= limit || uint64_t(p.k) * p.r * p.s * p.c >= limit ||
       uint64_t(p.n) * p.p * p.q * p.k >= limit)
     return cudaErrorInvalidValue;
-  const typename S::Problem shape = problem_shape<S>(p);
+  const typename S::Problem shape = problem_shape<S>(p, split == 1 ? p.c : c);
   if (shape.shape_C[0] != p.n || shape.shape_C[1] != p.p || shape.shape_C[2] != p.q || shape.shape_C[3] != p.k)
     return cudaErrorInvalidValue;
-  *args = conv_arguments<S>(p, shape);
+  *args = conv_arguments<S>(p, shape, p.y);
   if (S::Op::can_implement(*args) != cutlass::Status::kSuccess || S::Op::get_workspace_size(*args) != 0)
     return cudaErrorInvalidValue;
   return cudaSuccess;
 }
 
+// Slice |slice| of |split|: channels slice * c .. (slice + 1) * c of the
+// input and filters, its sums to its own part of |partials| (the parts
+// n * p * q * k floats apart, as cuda_conv_tf32_add_slices reads them).
+template <class S>
+cudaError_t slice_arguments(const CudaConvProblem& p, int split, int slice, float* partials,
+                            typename S::Op::Arguments* args) {
+  const int c = slice_channels<S>(p, split);
+  if (c == 0 || slice < 0 || slice >= split || !partials) return cudaErrorInvalidValue;
+  CudaConvProblem part = p;
+  part.x = p.x + int64_t(slice) * c;
+  part.filter = p.filter + int64_t(slice) * c;
+  *args = conv_arguments<S>(part, problem_shape<S>(p, c), partials + int64_t(slice) * p.n * p.p * p.q * p.k);
+  return cudaSuccess;
+}
+
 template <class S>
 CudaConvKernelEntry entry() {
-  return CudaSm90ConvCalls<S, &check_shape<S>>::entry(/*gemm_1x1=*/false);
+  return CudaSm90ConvCalls<S, &check_shape<S>, &slice_arguments<S>>::entry(/*gemm_1x1=*/false);
 }
 
 }  // namespace

@@ -8,31 +8,37 @@
 
 #include <cutlass/cutlass.h>
 
+#include <cstdint>
+
+#include "backends/cuda/ops/cuda_fork.h"
 #include "backends/cuda/ops/cutlass/cuda_conv_tf32_entry.h"
 
 namespace aotirt {
 
 // S names the adapter (S::Op), its kernel (S::Kernel) and its tile (kTileM,
-// kTileN, kTileK); Arguments fills the adapter's arguments for a problem,
-// or refuses one the kernel does not take (cudaErrorInvalidValue). These
-// kernels take no channel split, so they need no semaphores or workspace.
-template <class S, cudaError_t (*Arguments)(const CudaConvProblem&, int, typename S::Op::Arguments*)>
+// kTileN, kTileK); Arguments fills the adapter's arguments for a problem
+// (for a split, its first slice's), or refuses one the kernel does not
+// take (cudaErrorInvalidValue). Slice, where not null, fills them for one
+// slice of a parallel split, writing its part of the workspace: the slices
+// run as launches of their own on forked streams (cuda_fork.h), and the
+// Ampere kernels' second kernel adds the parts. Without it the kernel takes
+// no split. These kernels need no semaphores or CUTLASS workspace.
+template <class S, cudaError_t (*Arguments)(const CudaConvProblem&, int, typename S::Op::Arguments*),
+          cudaError_t (*Slice)(const CudaConvProblem&, int, int, float*, typename S::Op::Arguments*) = nullptr>
 struct CudaSm90ConvCalls {
   // Also has the driver encode the tensor maps (host work only, no launch),
-  // so a problem the driver refuses is refused here, not at the launch.
+  // so a problem the driver refuses is refused here, not at the launch; and
+  // makes the side streams a split forks to, outside any capture.
   static cudaError_t check(const CudaConvProblem& p, int split) {
     typename S::Op::Arguments args;
     const cudaError_t ok = Arguments(p, split, &args);
     if (ok != cudaSuccess) return ok;
     typename S::Op op;
-    return op.initialize(args, nullptr, nullptr) == cutlass::Status::kSuccess ? cudaSuccess : cudaErrorInvalidValue;
+    if (op.initialize(args, nullptr, nullptr) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
+    return split > 1 ? cuda_fork_prepare() : cudaSuccess;
   }
 
-  static cudaError_t launch(const CudaConvProblem& p, int split, int* /*semaphores*/, float* /*partials*/,
-                            cudaStream_t stream) {
-    typename S::Op::Arguments args;
-    const cudaError_t ok = Arguments(p, split, &args);
-    if (ok != cudaSuccess) return ok;
+  static cudaError_t run(const typename S::Op::Arguments& args, cudaStream_t stream) {
     typename S::Op op;
     if (op.initialize(args, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
     if (op.run(stream) != cutlass::Status::kSuccess) {
@@ -40,6 +46,32 @@ struct CudaSm90ConvCalls {
       return err != cudaSuccess ? err : cudaErrorLaunchFailure;
     }
     return cudaGetLastError();
+  }
+
+  static cudaError_t launch(const CudaConvProblem& p, int split, int* /*semaphores*/, float* partials,
+                            cudaStream_t stream) {
+    typename S::Op::Arguments args;
+    cudaError_t ok = Arguments(p, split, &args);
+    if (ok != cudaSuccess) return ok;
+    if (split == 1) return run(args, stream);
+    // A split is parallel only: no serial slices (their epilogue would
+    // have to read y).
+    if constexpr (Slice == nullptr) {
+      return cudaErrorInvalidValue;
+    } else {
+      if (!partials || reinterpret_cast<uintptr_t>(partials) % 16 != 0 || split > kCudaMaxForks)
+        return cudaErrorInvalidValue;
+      cudaStream_t streams[kCudaMaxForks];
+      ok = cuda_fork(stream, split, streams);
+      for (int i = 0; ok == cudaSuccess && i < split; ++i) {
+        ok = Slice(p, split, i, partials, &args);
+        if (ok == cudaSuccess) ok = run(args, streams[i]);
+      }
+      const cudaError_t joined = cuda_join(stream, split, streams);
+      if (ok != cudaSuccess) return ok;
+      if (joined != cudaSuccess) return joined;
+      return cuda_conv_tf32_add_slices(p, split, partials, stream);
+    }
   }
 
   static CudaConvKernelEntry entry(bool gemm_1x1) {
