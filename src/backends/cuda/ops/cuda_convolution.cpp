@@ -531,7 +531,8 @@ bool conv_stem_s2d_enabled() {
 }
 
 // AOTIRT_CUDA_CONV_PARALLEL_SPLIT=0 keeps channel splits serial (no
-// workspace, no second kernel).
+// workspace, no second kernel), so the Hopper kernels, whose splits are
+// parallel only, take none.
 bool conv_parallel_split_enabled() {
   static const bool on = [] {
     const char* v = std::getenv("AOTIRT_CUDA_CONV_PARALLEL_SPLIT");
