@@ -24,6 +24,7 @@
 
 #include "backends/cuda/cuda_symbols.h"
 #include "backends/cuda/ops/cuda_conv_tf32.h"
+#include "backends/cuda/ops/cuda_fork.h"
 #include "backends/cuda/ops/cuda_op_kernels.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "cuda_test_util.h"
@@ -654,6 +655,22 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
   EXPECT_GT(parallel_runs, 0);
   cudaFree(sem);
   cudaFree(partials);
+}
+
+// Counts out of range are refused before any CUDA call (so on any machine);
+// one branch is the caller's stream alone.
+TEST(CudaFork, RefusesCountsOutOfRange) {
+  cudaStream_t streams[kCudaMaxForks + 1] = {};
+  const cudaStream_t mine = reinterpret_cast<cudaStream_t>(uintptr_t{0x100});
+  EXPECT_EQ(cuda_fork(mine, 0, streams), cudaErrorInvalidValue);
+  EXPECT_EQ(cuda_fork(mine, kCudaMaxForks + 1, streams), cudaErrorInvalidValue);
+  EXPECT_EQ(cuda_fork(mine, 2, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(cuda_join(mine, 0, streams), cudaErrorInvalidValue);
+  EXPECT_EQ(cuda_join(mine, kCudaMaxForks + 1, streams), cudaErrorInvalidValue);
+  EXPECT_EQ(cuda_join(mine, 2, nullptr), cudaErrorInvalidValue);
+  ASSERT_EQ(cuda_fork(mine, 1, streams), cudaSuccess);
+  EXPECT_EQ(streams[0], mine);
+  EXPECT_EQ(cuda_join(mine, 1, streams), cudaSuccess);
 }
 
 // A Hopper split forks its slices to side streams and joins them: recorded
