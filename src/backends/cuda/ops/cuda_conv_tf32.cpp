@@ -254,10 +254,9 @@ CudaConvChoice cuda_conv_tf32_choose(const CudaConvProblem& p, int sm_count, con
         best.parallel = parallel;
         best_us = us;
       };
-      if (!c.sm90 && (split == 1 || slice >= kMinSliceK)) consider(base + (split - 1) * t.slice_us, false);
-      if (c.sm90 && split == 1) consider(base, false);
-      // The Hopper kernels' slices are launches of their own on forked
-      // streams (parallel only).
+      // The Hopper kernels' slices are parallel only: launches of their own
+      // on forked streams.
+      if (split == 1 || (!c.sm90 && slice >= kMinSliceK)) consider(base + (split - 1) * t.slice_us, false);
       const double fork_us = c.sm90 ? (split - 1) * kSm90ForkUs : 0.0;
       if (split > 1 && cuda_conv_tf32_partial_floats(p, split) <= max_partial_floats)
         consider(base + fork_us + kParallel.fixed_us + split * out_bytes / kParallel.bytes_per_us, true);
