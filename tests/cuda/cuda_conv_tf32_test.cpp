@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_symbols.h"
+#include "backends/cuda/ops/cuda_conv_stem.h"
 #include "backends/cuda/ops/cuda_conv_tf32.h"
 #include "backends/cuda/ops/cuda_fork.h"
 #include "backends/cuda/ops/cuda_op_kernels.h"
@@ -206,7 +207,9 @@ TEST(CudaConvTf32Choice, HopperKernelsSplitDeepProblemsOfFewTiles) {
   // Slices are whole k steps: 96 channels split no way but 3.
   c = pick(conv(32, 7, 7, 96, 512, 3, 3, 1, 1));
   ASSERT_GE(c.config, 0);
-  if (c.config >= kCount) EXPECT_TRUE(c.split == 1 || c.split == 3);
+  if (c.config >= kCount) {
+    EXPECT_TRUE(c.split == 1 || c.split == 3);
+  }
   // Many tiles: whole.
   c = pick(conv(32, 28, 28, 128, 128, 3, 3, 1, 1));
   ASSERT_GE(c.config, kCount);
@@ -657,6 +660,257 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
   cudaFree(partials);
 }
 
+// The stem kernel's block shape (cuda_conv_stem.h), which needs no GPU:
+// ResNet-50's stem fits three blocks an SM (the kernel's launch bounds) and
+// no row of its output is left to a block of its own.
+TEST(CudaConvStemGeometry, ResNetStemBlocksFitThreeAnSm) {
+  CudaConvStemGeometry g;
+  ASSERT_TRUE(cuda_conv_stem_geometry(conv(32, 224, 224, 3, 64, 7, 7, 2, 3), &g));
+  EXPECT_EQ(g.frags_per_row, 7);
+  EXPECT_EQ(g.rows, 2);
+  EXPECT_EQ(g.cols, 112);
+  EXPECT_EQ(g.in_rows, 9);                  // 2 output rows of stride 2, 7 taps
+  EXPECT_EQ(g.in_row_floats, 229 * 3);      // 112 columns of stride 2, 7 taps
+  EXPECT_EQ(g.reduction, 147);
+  EXPECT_EQ(g.padded_reduction, 152);
+  EXPECT_EQ(g.filter_row % 32, 8);          // conflict-free B loads: rows t are 8 banks apart
+  EXPECT_TRUE(g.fast);
+  EXPECT_LE(3 * g.smem_bytes, 227 * 1024);  // an H100's or H200's shared memory
+  EXPECT_EQ(g.blocks, 56 * 32);
+  // Narrow outputs take more rows a block, so a block keeps its 14 fragments.
+  ASSERT_TRUE(cuda_conv_stem_geometry(conv(1, 32, 32, 3, 64, 3, 3, 2, 1), &g));
+  EXPECT_EQ(g.frags_per_row, 1);
+  EXPECT_EQ(g.rows, 14);
+  EXPECT_FALSE(g.fast);
+  // Wide ones take windows of 112 columns.
+  ASSERT_TRUE(cuda_conv_stem_geometry(conv(1, 10, 300, 1, 32, 3, 3, 1, 1), &g));
+  EXPECT_EQ(g.cols, 112);
+  EXPECT_EQ(g.blocks, 5 * 3);
+}
+
+TEST(CudaConvStemGeometry, RefusesWhatTheKernelCannotTake) {
+  CudaConvStemGeometry g;
+  EXPECT_FALSE(cuda_conv_stem_geometry(conv(1, 32, 32, 5, 64, 3, 3, 1, 1), &g)) << "5 channels";
+  EXPECT_FALSE(cuda_conv_stem_geometry(conv(1, 32, 32, 3, 48, 3, 3, 1, 1), &g)) << "48 output channels";
+  EXPECT_FALSE(cuda_conv_stem_geometry(conv(1, 32, 32, 3, 64, 11, 11, 1, 5), &g)) << "a reduction of 363";
+  EXPECT_TRUE(cuda_conv_stem_geometry(conv(1, 32, 32, 4, 64, 8, 8, 1, 3), &g)) << "a reduction of 256";
+  EXPECT_FALSE(cuda_conv_stem_geometry(conv(70000, 8, 8, 3, 64, 3, 3, 1, 1), &g)) << "a batch past the grid";
+  CudaConvProblem p = conv(1, 32, 32, 3, 64, 3, 3, 1, 1);
+  p.pad_h = -1;
+  EXPECT_FALSE(cuda_conv_stem_geometry(p, &g)) << "negative padding";
+  p = conv(1, 32, 32, 3, 64, 3, 3, 1, 1);
+  p.stride_w = 0;
+  EXPECT_FALSE(cuda_conv_stem_geometry(p, &g)) << "stride 0";
+  p = conv(1, 32, 32, 3, 64, 3, 3, 1, 1);
+  p.q = 0;
+  EXPECT_FALSE(cuda_conv_stem_geometry(p, &g)) << "no output";
+  // A window past any GPU's shared memory: the device check refuses it.
+  ASSERT_TRUE(cuda_conv_stem_geometry(conv(1, 8, 2000, 4, 32, 8, 8, 16, 0), &g));
+  EXPECT_GT(g.smem_bytes, 228 * 1024);
+}
+
+class CudaConvStemTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    AOTIRT_REQUIRE_GPU();
+    int dev = 0, major = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    if (major < 8) GTEST_SKIP() << "the stem kernel needs compute capability 8.0 (TF32 mma)";
+  }
+};
+
+TEST_F(CudaConvStemTest, RefusesWhatItCannotTake) {
+  std::vector<float> buf(1 << 16);
+  float* d = upload(buf);
+  CudaConvProblem p = conv(1, 16, 16, 3, 64, 7, 7, 2, 3);
+  p.x = p.filter = d;
+  p.y = d;
+  EXPECT_EQ(cuda_conv_stem_check(p), cudaSuccess);
+  CudaConvProblem q = p;
+  q.y = d + 1;  // 4-byte aligned: the kernel stores pairs of floats
+  EXPECT_EQ(cuda_conv_stem_check(q), cudaErrorInvalidValue);
+  EXPECT_EQ(cuda_conv_stem_launch(q, nullptr), cudaErrorInvalidValue);
+  q = p;
+  q.filter = nullptr;
+  EXPECT_EQ(cuda_conv_stem_launch(q, nullptr), cudaErrorInvalidValue);
+  q = conv(1, 8, 2000, 4, 32, 8, 8, 16, 0);  // more shared memory than a block has
+  q.x = q.filter = d;
+  q.y = d;
+  EXPECT_EQ(cuda_conv_stem_check(q), cudaErrorInvalidValue);
+  q = conv(1, 16, 16, 3, 16, 7, 7, 2, 3);
+  q.x = q.filter = d;
+  q.y = d;
+  EXPECT_EQ(cuda_conv_stem_launch(q, nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  cudaFree(d);
+}
+
+TEST_F(CudaConvStemTest, MatchesTheReference) {
+  struct Case {
+    CudaConvProblem p;
+    bool bias;
+    const char* what;
+  };
+  CudaConvProblem rect = conv(1, 21, 17, 2, 32, 5, 3, 1, 2);
+  rect.pad_w = 1;
+  rect.stride_h = 2;
+  rect.p = (21 + 4 - 5) / 2 + 1;
+  rect.q = (17 + 2 - 3) / 1 + 1;
+  const Case cases[] = {
+      {conv(2, 40, 36, 3, 64, 7, 7, 2, 3), false, "ResNet's stem, smaller images"},
+      {conv(1, 45, 47, 3, 64, 7, 7, 2, 3), true, "odd sizes, a bias, an output row left over"},
+      {conv(2, 19, 23, 1, 32, 3, 3, 1, 1), true, "one channel, 32 outputs"},
+      {conv(1, 30, 30, 4, 128, 7, 7, 2, 3), false, "4 channels, two blocks of channels"},
+      {conv(1, 12, 14, 3, 96, 3, 3, 1, 1), true, "96 outputs: the last block's upper half idle"},
+      {conv(1, 9, 250, 3, 32, 3, 3, 1, 1), false, "250 columns: three windows"},
+      {conv(1, 16, 16, 2, 64, 3, 3, 1, 2, 2), true, "dilation 2"},
+      {conv(3, 8, 8, 3, 32, 1, 1, 1, 0), false, "1x1, 8 columns: many rows a block"},
+      {rect, true, "5x3 taps, stride 2 by 1, padding 2 by 1"},
+      // The fast path (3 channels of stride 2, at least 97 columns).
+      {conv(1, 30, 200, 3, 64, 7, 7, 2, 3), false, "fast: 100 columns of a 112-column window, an odd row left"},
+      {conv(2, 20, 230, 3, 32, 7, 7, 2, 3), true, "fast: 115 columns in two windows, 32 outputs, a bias"},
+      {conv(1, 17, 240, 3, 64, 3, 3, 2, 2, 2), true, "fast: dilation 2"},
+  };
+  int fast_runs = 0;
+  std::mt19937 gen(9);
+  std::uniform_real_distribution<float> u(-1.f, 1.f), ub(2.f, 3.f);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    CudaConvProblem p = c.p;
+    std::vector<float> x(size_t(p.n) * p.h * p.w * p.c), w(size_t(p.k) * p.r * p.s * p.c), bias;
+    for (float& v : x) v = u(gen);
+    for (float& v : w) v = u(gen);
+    if (c.bias) {
+      bias.resize(p.k);
+      for (float& v : bias) v = ub(gen);  // far above the tolerance: a dropped bias fails
+    }
+    std::vector<double> want, scale;
+    reference(p, x, w, bias, &want, &scale);
+    float *dx = upload(x), *dw = upload(w), *db = c.bias ? upload(bias) : nullptr, *dy = nullptr;
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), want.size() * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(dy, 0xff, want.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
+    p.x = dx;
+    p.filter = dw;
+    p.bias = db;
+    p.y = dy;
+    ASSERT_EQ(cuda_conv_stem_launch(p, nullptr), cudaSuccess);
+    CudaConvStemGeometry g;
+    ASSERT_TRUE(cuda_conv_stem_geometry(p, &g));
+    fast_runs += g.fast;
+    std::vector<float> got(want.size());
+    ASSERT_EQ(cudaMemcpy(got.data(), dy, got.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    double worst = 0;
+    size_t worst_at = 0;
+    for (size_t j = 0; j < got.size(); ++j) {
+      // TF32's bound, as for the other kernels (EveryKernelMatchesTheReference).
+      const double e = std::fabs(got[j] - want[j]) / (1e-3 * scale[j] + 1e-5);
+      const double ee = std::isfinite(e) ? e : 1e30;
+      if (ee > worst) {
+        worst = ee;
+        worst_at = j;
+      }
+    }
+    EXPECT_LE(worst, 1.0) << "at " << worst_at << ": " << got[worst_at] << " against " << want[worst_at];
+    cudaFree(dx);
+    cudaFree(dw);
+    cudaFree(db);
+    cudaFree(dy);
+  }
+  EXPECT_EQ(fast_runs, 3);
+}
+
+// Its time on ResNet-50's stem at batch 1 to 32, beside the padded
+// problem's best kernel (CudaConvTf32Test.Timing has every kernel); fails
+// only on a launch error.
+TEST_F(CudaConvStemTest, Timing) {
+  const size_t flush_bytes = size_t(96) << 20;
+  void* flush = nullptr;
+  ASSERT_EQ(cudaMalloc(&flush, flush_bytes), cudaSuccess);
+  cudaStream_t ts = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&ts, cudaStreamNonBlocking), cudaSuccess);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  // 20 launches, each after an L2 eviction, in one graph (as in
+  // CudaConvTf32Test.Timing); the evictions' time is taken off.
+  auto graph_us = [&](auto&& launch) {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    launch(ts);
+    EXPECT_EQ(cudaStreamBeginCapture(ts, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    for (int it = 0; it < 20; ++it) {
+      cudaMemsetAsync(flush, it & 0xff, flush_bytes, ts);
+      launch(ts);
+    }
+    EXPECT_EQ(cudaStreamEndCapture(ts, &graph), cudaSuccess);
+    EXPECT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    cudaGraphLaunch(exec, ts);
+    cudaEventRecord(e0, ts);
+    cudaGraphLaunch(exec, ts);
+    cudaEventRecord(e1, ts);
+    EXPECT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    return 1000.0 * ms / 20;
+  };
+  const double flush_us = graph_us([](cudaStream_t) {});
+  for (const int n : {1, 2, 4, 8, 16, 32}) {
+    CudaConvProblem p = conv(n, 224, 224, 3, 64, 7, 7, 2, 3);
+    float *dx = nullptr, *dw = nullptr, *dy = nullptr;
+    const size_t xn = size_t(n) * 224 * 224 * 4, wn = 64 * 49 * 4, yn = size_t(n) * 112 * 112 * 64;
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dx), xn * 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dw), wn * 4), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), yn * 4), cudaSuccess);
+    cudaMemset(dx, 0, xn * 4);
+    cudaMemset(dw, 0, wn * 4);
+    p.x = dx;
+    p.filter = dw;
+    p.y = dy;
+    const double us = graph_us([&](cudaStream_t s) { cuda_conv_stem_launch(p, s); }) - flush_us;
+    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+    CudaConvStemGeometry g;
+    ASSERT_TRUE(cuda_conv_stem_geometry(p, &g));
+    std::printf("[ timing ] stem kernel n=%d 224x224 c=3 k=64 7x7/2: %.1f us (%lld blocks, %lld bytes of shared memory)\n",
+                n, us, static_cast<long long>(g.blocks), static_cast<long long>(g.smem_bytes));
+    // The padded path's copies and its best kernel, for comparison.
+    if (cuda_conv_tf32_config_count() > 0) {
+      CudaConvProblem q = conv(n, 224, 224, 4, 64, 7, 7, 2, 3);
+      q.x = dx;
+      q.filter = dw;
+      q.y = dy;
+      double best = 1e30;
+      for (int i = 0; i < cuda_conv_tf32_config_count(); ++i) {
+        int blocks = 0;
+        if (cuda_conv_tf32_config(i).three_pass || cuda_conv_tf32_blocks_per_sm(i, &blocks) != cudaSuccess ||
+            blocks < 1 || cuda_conv_tf32_check(i, q, 1) != cudaSuccess) {
+          (void)cudaGetLastError();
+          continue;
+        }
+        best = std::min(best, graph_us([&](cudaStream_t s) { cuda_conv_tf32_launch(i, q, 1, nullptr, nullptr, s); }) -
+                                  flush_us);
+      }
+      const double pad_us = graph_us([&](cudaStream_t s) {
+                              cuda_launch_pad_channels(dx, int64_t(n) * 224 * 224, 3, 4, dy, s);
+                              cuda_launch_pad_channels(dw, 64 * 49, 3, 4, dy + xn, s);
+                            }) -
+                            flush_us;
+      ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+      std::printf("[ timing ] stem padded to 4 channels n=%d: best kernel %.1f us, copies %.1f us\n", n, best, pad_us);
+    }
+    cudaFree(dx);
+    cudaFree(dw);
+    cudaFree(dy);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaStreamDestroy(ts);
+  cudaFree(flush);
+}
+
 // Counts out of range are refused before any CUDA call (so on any machine);
 // one branch is the caller's stream alone.
 TEST(CudaFork, RefusesCountsOutOfRange) {
@@ -740,7 +994,7 @@ struct ShimCase {
 
 struct ShimResult {
   TensorImpl out;
-  double own_launches = 0, three_pass_launches = 0, cudnn_calls = 0, s2d_copies = 0;
+  double own_launches = 0, three_pass_launches = 0, cudnn_calls = 0, s2d_copies = 0, stem_launches = 0;
   double worst = 0;
 };
 
@@ -773,6 +1027,7 @@ ShimResult run_shim(const ShimCase& c, uint32_t seed) {
   res.three_pass_launches = profiled_calls(prof, "3xTF32 kernel");
   res.cudnn_calls = profiled_calls(prof, "cuDNN") + profiled_calls(prof, "cudnnBackendExecute");
   res.s2d_copies = profiled_calls(prof, "space-to-depth");
+  res.stem_launches = profiled_calls(prof, "(stem)");
   // The CPU op in float64 is the reference.
   TensorImpl ref = reference_conv2d(hx, hw, c.bias ? &hb : nullptr, stride, pad, dil);
   if (!ref.defined()) return res;
@@ -795,6 +1050,8 @@ const ShimCase kShimCases[] = {
     {1, 64, 12, 12, 256, 1, 2, 0, false},  // strided 1x1
     {2, 4, 17, 15, 12, 3, 2, 1, true},     // a 4-channel stem of stride 2, odd sizes, a bias
     {16, 512, 7, 7, 512, 3, 1, 1, false},  // deep, 28 tiles of 128x128: on Hopper, slices on forked streams
+    {2, 3, 40, 36, 64, 7, 2, 3, false},    // ResNet's stem, smaller: the stem kernel with TF32
+    {1, 1, 19, 23, 32, 3, 1, 1, true},     // one channel and a bias: the stem kernel with TF32
 };
 
 std::string conv_mode_env() {
@@ -808,6 +1065,15 @@ std::string conv_mode_env() {
 double expected_s2d_copies(const ShimCase& c) {
   const char* v = std::getenv("AOTIRT_CUDA_CONV_STEM");
   return v && std::string(v) == "s2d" && c.stride == 2 && c.c <= 4 ? 1.0 : 0.0;
+}
+
+// The stem kernel's launches a case makes with TF32: one for 1-4 channels
+// and a multiple of 32 outputs, unless AOTIRT_CUDA_CONV_STEM picks another
+// path.
+double expected_stem_launches(const ShimCase& c) {
+  const char* v = std::getenv("AOTIRT_CUDA_CONV_STEM");
+  const bool direct = !v || std::string(v).empty() || std::string(v) == "direct";
+  return direct && c.c <= 4 && c.k % 32 == 0 ? 1.0 : 0.0;
 }
 
 // Why the shim would not take aotirt's kernels in this process ("" when it
@@ -837,6 +1103,7 @@ TEST(CudaConvTf32Shim, ChannelsLastFloat32TakesTheKernels) {
     EXPECT_EQ(r.three_pass_launches, 0.0);
     EXPECT_EQ(r.cudnn_calls, 0.0);
     EXPECT_EQ(r.s2d_copies, expected_s2d_copies(c));
+    EXPECT_EQ(r.stem_launches, expected_stem_launches(c));
     EXPECT_EQ(r.out.strides(), cuda_channels_last_strides(r.out.sizes()));
     EXPECT_LE(r.worst, 1.0);
   }
@@ -874,6 +1141,7 @@ TEST(CudaConvTf32Shim, StrictFloat32TakesTheThreePassKernels) {
     ShimResult r = run_shim(c, seed++);
     ASSERT_TRUE(r.out.defined());
     EXPECT_EQ(r.three_pass_launches, 1.0);
+    EXPECT_EQ(r.stem_launches, 0.0);  // TF32 only
     EXPECT_EQ(r.cudnn_calls, 0.0);
     EXPECT_EQ(r.s2d_copies, expected_s2d_copies(c));
     EXPECT_EQ(r.out.strides(), cuda_channels_last_strides(r.out.sizes()));

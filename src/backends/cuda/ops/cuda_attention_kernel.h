@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "backends/cuda/ops/cuda_kernel_occupancy.h"
+
 namespace aotirt {
 
 constexpr int kCudaAttentionMaxHeadDim = 256;
@@ -77,10 +79,6 @@ int cuda_attention_key_splits(const CudaAttentionParams& p, int sm_count);
 // Queues the attention on |stream|. |max_smem| is the device's opt-in shared
 // memory per block.
 cudaError_t cuda_launch_attention(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream);
-
-// Lets |kernel| (on the current device) use |bytes| of dynamic shared memory
-// above the default 48 KiB; remembers what was set.
-cudaError_t cuda_reserve_dynamic_smem(const void* kernel, size_t bytes);
 
 // Query rows one block handles for |len_q| queries (to size the grid).
 int cuda_attention_rows_per_block(int64_t len_q);

@@ -21,6 +21,7 @@
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_symbols.h"
+#include "backends/cuda/ops/cuda_conv_stem.h"
 #include "backends/cuda/ops/cuda_conv_tf32.h"
 #include "backends/cuda/ops/cuda_kernel_table.h"
 #include "backends/cuda/ops/cuda_op_replay.h"
@@ -515,19 +516,30 @@ bool conv_gemm_enabled() {
   return on;
 }
 
-// AOTIRT_CUDA_CONV_STEM=s2d runs stems of stride 2 over 1-4 channels as
-// their space-to-depth rewrite (cuda_space_to_depth.h: stride 1 over four
-// times the channels, on the regular kernels) instead of padding 1-3
-// channels to 4 for the fixed-channels kernels. Opt-in because it is
-// slower: on an H200 machine ResNet-50's rewritten stem at batch 32 took
-// 206 us on its best kernel (12 channels fill 12 of a k step's 32) and 371
-// on the one the chooser picks, where the padded stem takes 191.
-bool conv_stem_s2d_enabled() {
-  static const bool on = [] {
+// How stems of 1-4 channels run (AOTIRT_CUDA_CONV_STEM):
+//   direct (the default): on the stem kernel (cuda_conv_stem.h) where it
+//     takes them (TF32, output channels a multiple of 32), which reads the
+//     input as it is;
+//   padded: 1-3 channels padded to 4 (copies of the input and the filters)
+//     for CUTLASS's fixed-channels kernels, as where the stem kernel does
+//     not apply;
+//   s2d: stride 2 rewritten by space-to-depth (cuda_space_to_depth.h:
+//     stride 1 over four times the channels) for the regular kernels.
+//     Slower: on an H200 machine ResNet-50's rewritten stem at batch 32
+//     took 206 us on its best kernel (12 channels fill 12 of a k step's 32)
+//     and 371 on the one the chooser picks, where the padded stem takes 191.
+enum class StemMode { kDirect, kPadded, kSpaceToDepth };
+StemMode conv_stem_mode() {
+  static const StemMode mode = [] {
     const char* v = std::getenv("AOTIRT_CUDA_CONV_STEM");
-    return v && std::string(v) == "s2d";
+    const std::string m = v ? v : "";
+    if (m == "s2d") return StemMode::kSpaceToDepth;
+    if (m == "padded") return StemMode::kPadded;
+    if (!m.empty() && m != "direct")
+      AOTIRT_LOG(kWarning, "AOTIRT_CUDA_CONV_STEM={} is not direct, padded or s2d; using direct", m);
+    return StemMode::kDirect;
   }();
-  return on;
+  return mode;
 }
 
 // AOTIRT_CUDA_CONV_PARALLEL_SPLIT=0 keeps channel splits serial (no
@@ -604,6 +616,37 @@ Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p, bool th
   return raw;
 }
 
+// |p| (its pointers not yet set) on the stem kernel, if it takes it: the
+// operands made dense channels-last (views of them as they are where they
+// already are), no other copy. Answers false, with nothing queued, where
+// the kernel does not take it.
+Result<bool> stem_convolution(const CudaOpScope& scope, CudaConvProblem p, const TensorImpl& input,
+                              const TensorImpl& weight, const TensorImpl* bias, const TensorImpl& out) {
+  // Decide on the shape first (with aligned stand-in pointers), so a
+  // refused problem copies nothing.
+  CudaConvProblem t = p;
+  t.x = t.filter = reinterpret_cast<const float*>(uintptr_t{256});
+  t.y = reinterpret_cast<float*>(uintptr_t{256});
+  t.bias = bias ? t.x : nullptr;
+  if (cuda_conv_stem_check(t) != cudaSuccess) return false;
+  const int device = scope.device();
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, dense_as(input, true, device));
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl w, dense_as(weight, true, device));
+  TensorImpl b;
+  if (bias) {
+    AOTIRT_ASSIGN_OR_RETURN(b, dense_as(*bias, false, device));
+  }
+  p.x = static_cast<const float*>(x.data_ptr());
+  p.filter = static_cast<const float*>(w.data_ptr());
+  p.bias = bias ? static_cast<const float*>(b.data_ptr()) : nullptr;
+  p.y = static_cast<float*>(out.data_ptr());
+  // Views at an offset may be less aligned than the stand-ins.
+  if (cuda_conv_stem_check(p) != cudaSuccess) return false;
+  ShimProfileScope profile("aoti_torch_cuda_convolution / TF32 kernel launch (stem)");
+  AOTIRT_CUDA_RETURN_IF_ERROR(cuda_conv_stem_launch(p, scope.stream()));
+  return true;
+}
+
 // A float32 2-d channels-last convolution (one group, not transposed) on
 // aotirt's TF32 kernels when TF32 is allowed (PyTorch's default for
 // convolutions), on its 3xTF32 ones when it is not, if one takes it: a CNN
@@ -615,8 +658,8 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
                              const TensorImpl* bias, const DimVector& stride, const DimVector& padding,
                              const DimVector& dilation, int64_t groups, bool transposed, bool channels_last,
                              const TensorImpl& out, bool* bias_done) {
-  if (!own_conv_enabled() || cuda_conv_tf32_config_count() == 0 || transposed || groups != 1 || !channels_last ||
-      input.dim() != 4 || input.dtype() != DType::kFloat32)
+  if (!own_conv_enabled() || transposed || groups != 1 || !channels_last || input.dim() != 4 ||
+      input.dtype() != DType::kFloat32)
     return false;
   // Strict float32 (AOTIRT_CUDA_ALLOW_TF32=0) takes the 3xTF32 kernels.
   const bool three_pass = !cuda_conv_allow_tf32();
@@ -645,6 +688,14 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
   p.stride_w = static_cast<int>(stride[1]);
   p.dil_h = static_cast<int>(dilation[0]);
   p.dil_w = static_cast<int>(dilation[1]);
+  if (!three_pass && conv_stem_mode() == StemMode::kDirect) {
+    AOTIRT_ASSIGN_OR_RETURN(const bool done, stem_convolution(scope, p, input, weight, bias, out));
+    if (done) {
+      *bias_done = bias != nullptr;
+      return true;
+    }
+  }
+  if (cuda_conv_tf32_config_count() == 0) return false;
   // Stems of 1-3 channels run on the fixed-channels kernels, input and
   // filters padded with zeros to kCudaConvStemChannels; or, opted in, stems
   // of stride 2 as their space-to-depth rewrite on whichever kernel the
@@ -659,7 +710,7 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
   };
   CudaConvProblem q = p;
   SpaceToDepth2 x_map, w_map;
-  bool s2d = conv_stem_s2d_enabled() && cuda_conv_space_to_depth(p, &q, &x_map, &w_map);
+  bool s2d = conv_stem_mode() == StemMode::kSpaceToDepth && cuda_conv_space_to_depth(p, &q, &x_map, &w_map);
   OwnConvPlan* shape_plan = nullptr;
   if (s2d) {
     AOTIRT_ASSIGN_OR_RETURN(shape_plan, shape_plan_for(q));

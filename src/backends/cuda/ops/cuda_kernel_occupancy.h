@@ -1,10 +1,13 @@
 // How many blocks of a kernel fit on one multiprocessor, for the choosers of
-// aotirt's GEMM kernels (cuda_gemm_f32x3.h, cuda_gemm_bf16.h), and how many
-// multiprocessors the current GPU has, for CUTLASS's Hopper kernels. Plain
+// aotirt's GEMM kernels (cuda_gemm_f32x3.h, cuda_gemm_bf16.h), how many
+// multiprocessors the current GPU has, for CUTLASS's Hopper kernels, and
+// raising a kernel's shared-memory limit. Plain
 // CUDA runtime calls, so the CUTLASS files include nothing else of aotirt's.
 #pragma once
 
 #include <cuda_runtime_api.h>
+
+#include <cstddef>
 
 namespace aotirt {
 
@@ -19,6 +22,11 @@ inline cudaError_t cuda_kernel_blocks_per_sm(const void* kernel, int threads, in
   }
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, threads, smem_bytes);
 }
+
+// Lets |kernel| (on the current device) use |bytes| of dynamic shared memory
+// above the default 48 KiB; remembers what was set, since the call costs
+// microseconds (defined in cuda_attention.cu).
+cudaError_t cuda_reserve_dynamic_smem(const void* kernel, size_t bytes);
 
 // The current device's multiprocessors; 0 when the runtime cannot say.
 inline int cuda_current_sm_count() {
