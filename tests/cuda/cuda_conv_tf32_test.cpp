@@ -661,9 +661,9 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
 }
 
 // The stem kernel's block shape (cuda_conv_stem.h), which needs no GPU:
-// ResNet-50's stem fits three blocks an SM (the kernel's launch bounds) and
-// no row of its output is left to a block of its own.
-TEST(CudaConvStemGeometry, ResNetStemBlocksFitThreeAnSm) {
+// ResNet-50's stem fits two blocks an SM (the kernel's launch bounds) and
+// no row of its output is left to a tile of its own.
+TEST(CudaConvStemGeometry, ResNetStemBlocksFitTwoAnSm) {
   CudaConvStemGeometry g;
   ASSERT_TRUE(cuda_conv_stem_geometry(conv(32, 224, 224, 3, 64, 7, 7, 2, 3), &g));
   EXPECT_EQ(g.frags_per_row, 7);
@@ -675,8 +675,9 @@ TEST(CudaConvStemGeometry, ResNetStemBlocksFitThreeAnSm) {
   EXPECT_EQ(g.padded_reduction, 152);
   EXPECT_EQ(g.filter_row % 32, 8);          // conflict-free B loads: rows t are 8 banks apart
   EXPECT_TRUE(g.fast);
-  EXPECT_LE(3 * g.smem_bytes, 227 * 1024);  // an H100's or H200's shared memory
-  EXPECT_EQ(g.blocks, 56 * 32);
+  EXPECT_LE(2 * g.smem_bytes, 227 * 1024);  // an H100's or H200's shared memory
+  EXPECT_EQ(g.tiles, 56 * 32);
+  EXPECT_EQ(g.channel_blocks, 1);
   // Narrow outputs take more rows a block, so a block keeps its 14 fragments.
   ASSERT_TRUE(cuda_conv_stem_geometry(conv(1, 32, 32, 3, 64, 3, 3, 2, 1), &g));
   EXPECT_EQ(g.frags_per_row, 1);
@@ -685,7 +686,7 @@ TEST(CudaConvStemGeometry, ResNetStemBlocksFitThreeAnSm) {
   // Wide ones take windows of 112 columns.
   ASSERT_TRUE(cuda_conv_stem_geometry(conv(1, 10, 300, 1, 32, 3, 3, 1, 1), &g));
   EXPECT_EQ(g.cols, 112);
-  EXPECT_EQ(g.blocks, 5 * 3);
+  EXPECT_EQ(g.tiles, 5 * 3);
 }
 
 TEST(CudaConvStemGeometry, RefusesWhatTheKernelCannotTake) {
@@ -694,7 +695,8 @@ TEST(CudaConvStemGeometry, RefusesWhatTheKernelCannotTake) {
   EXPECT_FALSE(cuda_conv_stem_geometry(conv(1, 32, 32, 3, 48, 3, 3, 1, 1), &g)) << "48 output channels";
   EXPECT_FALSE(cuda_conv_stem_geometry(conv(1, 32, 32, 3, 64, 11, 11, 1, 5), &g)) << "a reduction of 363";
   EXPECT_TRUE(cuda_conv_stem_geometry(conv(1, 32, 32, 4, 64, 8, 8, 1, 3), &g)) << "a reduction of 256";
-  EXPECT_FALSE(cuda_conv_stem_geometry(conv(70000, 8, 8, 3, 64, 3, 3, 1, 1), &g)) << "a batch past the grid";
+  EXPECT_FALSE(cuda_conv_stem_geometry(conv(1, 8, 8, 3, 64 * 70000, 3, 3, 1, 1), &g)) << "channels past the grid";
+  EXPECT_TRUE(cuda_conv_stem_geometry(conv(70000, 8, 8, 3, 64, 3, 3, 1, 1), &g)) << "tiles are walked";
   CudaConvProblem p = conv(1, 32, 32, 3, 64, 3, 3, 1, 1);
   p.pad_h = -1;
   EXPECT_FALSE(cuda_conv_stem_geometry(p, &g)) << "negative padding";
@@ -874,8 +876,8 @@ TEST_F(CudaConvStemTest, Timing) {
     ASSERT_EQ(cudaGetLastError(), cudaSuccess);
     CudaConvStemGeometry g;
     ASSERT_TRUE(cuda_conv_stem_geometry(p, &g));
-    std::printf("[ timing ] stem kernel n=%d 224x224 c=3 k=64 7x7/2: %.1f us (%lld blocks, %lld bytes of shared memory)\n",
-                n, us, static_cast<long long>(g.blocks), static_cast<long long>(g.smem_bytes));
+    std::printf("[ timing ] stem kernel n=%d 224x224 c=3 k=64 7x7/2: %.1f us (%lld tiles, %lld bytes of shared memory)\n",
+                n, us, static_cast<long long>(g.tiles), static_cast<long long>(g.smem_bytes));
     // The padded path's copies and its best kernel, for comparison.
     if (cuda_conv_tf32_config_count() > 0) {
       CudaConvProblem q = conv(n, 224, 224, 4, 64, 7, 7, 2, 3);

@@ -1,10 +1,12 @@
 // The stem convolution kernel (cuda_conv_stem.h).
 //
-// A block computes |rows| output rows by |cols| output columns of one image
-// and 64 output channels, as an implicit GEMM of (pixels) x (64 channels)
-// over the reduction (taps x channels, in the filters' own r, s, c order,
-// padded to whole k steps of 8). It first copies into shared memory, then
-// rounds there to TF32 once (each operand is read by two warps):
+// A tile is |rows| output rows by |cols| output columns of one image and 64
+// output channels, an implicit GEMM of (pixels) x (64 channels) over the
+// reduction (taps x channels, in the filters' own r, s, c order, padded to
+// whole k steps of 8). Persistent blocks, two an SM, each keep 64 channels'
+// filters and walk their tiles, the next tile's window copied under this
+// one's k steps. A block copies into shared memory, then rounds there to
+// TF32 once (each operand is read by two warps):
 //   - the input window those outputs read: |in_rows| rows of
 //     |in_row_floats| floats (columns times channels, channels innermost),
 //     zeros where the window leaves the image (the padding);
@@ -51,7 +53,7 @@ struct StemArgs {
   float* y;
   int n, h, w, c, k, r, s, p, q;
   int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
-  int frags_per_row, rows, cols, col_windows;
+  int frags_per_row, rows, cols, row_groups, col_windows;
   int in_rows, in_row_floats, input_words;
   int reduction, padded_reduction;
 };
@@ -135,85 +137,79 @@ __device__ __forceinline__ void copy_async4(float* dst, const float* src, bool i
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(in ? 4 : 0) : "memory");
 }
 
-// Three blocks an SM (ResNet-50's stem takes 67.5 KiB of shared memory a
-// block), so one block's loads overlap the others' k steps.
-template <bool kFast>
-__global__ void __launch_bounds__(kThreads, 3) conv_stem_kernel(StemArgs a) {
-  extern __shared__ float smem[];
-  float* xs = smem;
-  int* koff = reinterpret_cast<int*>(smem + a.input_words);
-  float* fs = smem + a.input_words + a.padded_reduction;
+// Where a tile (one block's outputs) starts.
+struct Tile {
+  int n, p0, q0;
+};
+__device__ __forceinline__ Tile tile_at(const StemArgs& a, int tile) {
+  const int cw = tile % a.col_windows, rest = tile / a.col_windows;
+  return Tile{rest / a.row_groups, (rest % a.row_groups) * a.rows, cw * a.cols};
+}
 
-  const int tid = threadIdx.x;
-  const int warp = tid >> 5, lane = tid & 31;
-  const int row_group = blockIdx.x / a.col_windows, col_window = blockIdx.x % a.col_windows;
-  const int n = blockIdx.y;
-  const int k0 = blockIdx.z * kBlockChannels;
-  const int p0 = row_group * a.rows, q0 = col_window * a.cols;
-
-  // The input window: a row of it is one contiguous run of the image's row
-  // (channels-last), so the copies are coalesced. Asynchronous copies
-  // (cp.async; zeros where the window leaves the image), so all of a
-  // thread's loads are in flight at once: the block waits for one trip to
-  // memory, not one for each register's worth. Each thread then rounds what
-  // it copied to TF32 in place (below).
-  const int ih0 = p0 * a.stride_h - a.pad_h;
-  const int flat0 = (q0 * a.stride_w - a.pad_w) * a.c;
+// Queues the copies of tile |t|'s input window into |xs|: a row of it is
+// one contiguous run of the image's row (channels-last), so the copies are
+// coalesced; zeros where the window leaves the image.
+__device__ __forceinline__ void copy_window(const StemArgs& a, const Tile& t, float* xs) {
+  const int ih0 = t.p0 * a.stride_h - a.pad_h;
+  const int flat0 = (t.q0 * a.stride_w - a.pad_w) * a.c;
   const int row_floats = a.w * a.c;
-  const float* image = a.x + static_cast<int64_t>(n) * a.h * row_floats;
+  const float* image = a.x + static_cast<int64_t>(t.n) * a.h * row_floats;
   for (int i = 0; i < a.in_rows; ++i) {
     const int ih = ih0 + i;
     const bool row_in = ih >= 0 && ih < a.h;
     const float* src = image + static_cast<int64_t>(row_in ? ih : 0) * row_floats;
     float* dst = xs + i * a.in_row_floats;
-    for (int e = tid; e < a.in_row_floats; e += kThreads) {
+    for (int e = threadIdx.x; e < a.in_row_floats; e += kThreads) {
       const int f = flat0 + e;
       const bool in = row_in && f >= 0 && f < row_floats;
       copy_async4(dst + e, in ? src + f : image, in);
     }
   }
-  // The filters, transposed: warp w takes channels 16 w .. 16 w + 15, lane
-  // (c8, k4) channel c8 of a group of 8 at reduction index k4 of a group of
-  // 4, so a warp's 32 stores hit 32 banks (rows of kFilterRow are 8 banks
-  // apart) and its loads are 8 runs of 4 floats.
+}
+
+// Rounds to TF32 in place what this thread's copy_window copied (its own
+// copies are complete once it has waited for them).
+__device__ __forceinline__ void round_window(const StemArgs& a, float* xs) {
+  for (int i = 0; i < a.in_rows; ++i)
+    for (int e = threadIdx.x; e < a.in_row_floats; e += kThreads) {
+      float* v = xs + i * a.in_row_floats + e;
+      *v = round_tf32(*v);
+    }
+}
+
+// The filters, transposed: warp w takes channels 16 w .. 16 w + 15, lane
+// (c8, k4) channel c8 of a group of 8 at reduction index k4 of a group of
+// 4, so a warp's 32 stores hit 32 banks (rows of kFilterRow are 8 banks
+// apart) and its loads are 8 runs of 4 floats. With |round|, rounds in
+// place what the same call copied before.
+__device__ __forceinline__ void filters(const StemArgs& a, int k0, float* fs, bool round) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int c8 = lane & 7, k4 = lane >> 3;
   for (int half = 0; half < 2; ++half) {
     const int nl = 16 * warp + 8 * half + c8;
     const bool ch_in = k0 + nl < a.k;
     const float* src = a.filter + static_cast<int64_t>(ch_in ? k0 + nl : 0) * a.reduction;
     for (int kk = k4; kk < a.padded_reduction; kk += 4) {
-      const bool in = ch_in && kk < a.reduction;
-      copy_async4(fs + kk * kFilterRow + nl, in ? src + kk : a.filter, in);
+      float* dst = fs + kk * kFilterRow + nl;
+      if (round) {
+        *dst = round_tf32(*dst);
+      } else {
+        const bool in = ch_in && kk < a.reduction;
+        copy_async4(dst, in ? src + kk : a.filter, in);
+      }
     }
   }
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-  for (int kk = tid; kk < a.padded_reduction; kk += kThreads) {
-    int off = 0;  // past the reduction: not read (the tail steps)
-    if (kk < a.reduction) {
-      const int ch = kk % a.c, tap = kk / a.c;
-      off = (tap / a.s) * a.dil_h * a.in_row_floats + (tap % a.s) * a.dil_w * a.c + ch;
-    }
-    koff[kk] = off;
-  }
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-  // Each operand is read by two warps: rounded once here, by the thread
-  // that copied it (its own copies are complete after the wait).
-  for (int i = 0; i < a.in_rows; ++i)
-    for (int e = tid; e < a.in_row_floats; e += kThreads) {
-      float* v = xs + i * a.in_row_floats + e;
-      *v = round_tf32(*v);
-    }
-  for (int half = 0; half < 2; ++half)
-    for (int kk = k4; kk < a.padded_reduction; kk += 4) {
-      float* v = fs + kk * kFilterRow + 16 * warp + 8 * half + c8;
-      *v = round_tf32(*v);
-    }
-  __syncthreads();
+}
 
+// One tile's k steps and stores, from its rounded window |xs|.
+template <bool kFast>
+__device__ __forceinline__ void compute_tile(const StemArgs& a, const Tile& tile, int k0, const float* xs,
+                                             const int* koff, const float* fs) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int g = lane >> 2, t = lane & 3;
   const int wm = warp & 1, wn = warp >> 1;
-  const int valid_rows = min(a.rows, a.p - p0);
-  const int valid_cols = min(a.cols, a.q - q0);
+  const int valid_rows = min(a.rows, a.p - tile.p0);
+  const int valid_cols = min(a.cols, a.q - tile.q0);
   const int first = wm * kFragsPerWarp;
   int frags = min(kFragsPerWarp, max(0, valid_rows * a.frags_per_row - first));
   if (k0 + wn * kWarpChannels >= a.k) frags = 0;  // k % 64 == 32: the last block's upper half
@@ -280,12 +276,56 @@ __global__ void __launch_bounds__(kThreads, 3) conv_stem_kernel(StemArgs a) {
     for (int half = 0; half < 2; ++half) {
       const int col = half ? pix1[f] : pix0[f];
       if (col >= valid_cols) continue;
-      float* out = a.y + ((static_cast<int64_t>(n) * a.p + p0 + out_row[f]) * a.q + q0 + col) * a.k + ch0;
+      float* out =
+          a.y + ((static_cast<int64_t>(tile.n) * a.p + tile.p0 + out_row[f]) * a.q + tile.q0 + col) * a.k + ch0;
 #pragma unroll
       for (int j = 0; j < kWarpChannels / 8; ++j)
         *reinterpret_cast<float2*>(out + 8 * j) =
             make_float2(acc[f][j][2 * half] + bias[j][0], acc[f][j][2 * half + 1] + bias[j][1]);
     }
+  }
+}
+
+// Persistent blocks, two an SM (ResNet-50's stem takes 92 KiB of shared
+// memory a block: two windows and the filters): blockIdx.y picks 64 output
+// channels, whose filters a block loads once; it then walks the tiles
+// blockIdx.x, + gridDim.x, ..., copying the next tile's window into its
+// second buffer while it computes this one, so it waits on memory once.
+template <bool kFast>
+__global__ void __launch_bounds__(kThreads, 2) conv_stem_kernel(StemArgs a) {
+  extern __shared__ float smem[];
+  int* koff = reinterpret_cast<int*>(smem + 2 * a.input_words);
+  float* fs = smem + 2 * a.input_words + a.padded_reduction;
+  const int k0 = blockIdx.y * kBlockChannels;
+  const int tiles = a.n * a.row_groups * a.col_windows;
+  int tile = blockIdx.x;
+  if (tile >= tiles) return;
+
+  filters(a, k0, fs, false);
+  copy_window(a, tile_at(a, tile), smem);
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+  for (int kk = threadIdx.x; kk < a.padded_reduction; kk += kThreads) {
+    int off = 0;  // past the reduction: not read (the tail steps)
+    if (kk < a.reduction) {
+      const int ch = kk % a.c, tap = kk / a.c;
+      off = (tap / a.s) * a.dil_h * a.in_row_floats + (tap % a.s) * a.dil_w * a.c + ch;
+    }
+    koff[kk] = off;
+  }
+  for (int it = 0; tile < tiles; ++it, tile += gridDim.x) {
+    const int next = tile + gridDim.x;
+    float* const window = smem + (it & 1) * a.input_words;
+    if (next < tiles) copy_window(a, tile_at(a, next), smem + ((it + 1) & 1) * a.input_words);
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    // This tile's copies (all but the group just committed) are done.
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+    if (it == 0) filters(a, k0, fs, true);
+    round_window(a, window);
+    __syncthreads();
+    compute_tile<kFast>(a, tile_at(a, tile), k0, window, koff, fs);
+    // Every warp is done with this window before the next turn's copies
+    // refill it.
+    __syncthreads();
   }
 }
 
@@ -295,30 +335,34 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 struct DeviceLimits {
   std::atomic<int> state{0};  // 0: not asked, 1: usable, 2: not usable
   std::atomic<int64_t> max_smem{0};
+  std::atomic<int> sm_count{0};
 };
 constexpr int kMaxDevices = 64;
 DeviceLimits g_limits[kMaxDevices];
 
-cudaError_t device_limits(int64_t* max_smem) {
+cudaError_t device_limits(int64_t* max_smem, int* sm_count) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
   if (device < 0 || device >= kMaxDevices) return cudaErrorInvalidValue;
   DeviceLimits& l = g_limits[device];
   if (l.state.load(std::memory_order_acquire) == 0) {
-    int major = 0, smem = 0;
+    int major = 0, smem = 0, sms = 0;
     err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
     if (err == cudaSuccess) err = cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     if (err != cudaSuccess) return err;
     cudaFuncAttributes attr;
     // No image for this GPU (older than the build's architectures).
     const bool image = cudaFuncGetAttributes(&attr, conv_stem_kernel<false>) == cudaSuccess;
     if (!image) (void)cudaGetLastError();
     l.max_smem.store(smem, std::memory_order_relaxed);
+    l.sm_count.store(std::max(1, sms), std::memory_order_relaxed);
     l.state.store(major >= 8 && image ? 1 : 2, std::memory_order_release);
   }
   if (l.state.load(std::memory_order_acquire) != 1) return cudaErrorInvalidValue;
   *max_smem = l.max_smem.load(std::memory_order_relaxed);
+  if (sm_count) *sm_count = l.sm_count.load(std::memory_order_relaxed);
   return cudaSuccess;
 }
 
@@ -347,12 +391,13 @@ bool cuda_conv_stem_geometry(const CudaConvProblem& p, CudaConvStemGeometry* g) 
   r.padded_reduction = static_cast<int>(ceil_div(reduction, 8) * 8);
   r.filter_row = kFilterRow;
   r.fast = p.stride_w * p.c == kFastColStep && r.frags_per_row == kFragsPerWarp;
-  const int64_t input_words = ceil_div(window, 4) * 4;  // a 16-byte multiple
-  r.smem_bytes = 4 * (input_words + r.padded_reduction + static_cast<int64_t>(r.padded_reduction) * kFilterRow);
-  r.blocks = ceil_div(p.p, r.rows) * ceil_div(p.q, r.cols) * p.n * ceil_div(p.k, kBlockChannels);
-  if (ceil_div(p.p, r.rows) * ceil_div(p.q, r.cols) > INT32_MAX || p.n > 65535 ||
-      ceil_div(p.k, kBlockChannels) > 65535)
-    return false;
+  r.window_words = ceil_div(window, 4) * 4;  // a 16-byte multiple
+  // Two windows (this tile's and the next one's), the offsets, the filters.
+  r.smem_bytes =
+      4 * (2 * r.window_words + r.padded_reduction + static_cast<int64_t>(r.padded_reduction) * kFilterRow);
+  r.channel_blocks = ceil_div(p.k, kBlockChannels);
+  r.tiles = ceil_div(p.p, r.rows) * ceil_div(p.q, r.cols) * p.n;
+  if (r.tiles > INT32_MAX || r.channel_blocks > 65535) return false;
   *g = r;
   return true;
 }
@@ -364,7 +409,7 @@ cudaError_t cuda_conv_stem_check(const CudaConvProblem& p) {
       (p.bias && !aligned(p.bias, 4)))
     return cudaErrorInvalidValue;
   int64_t max_smem = 0;
-  const cudaError_t err = device_limits(&max_smem);
+  const cudaError_t err = device_limits(&max_smem, nullptr);
   if (err != cudaSuccess) return err;
   return g.smem_bytes <= max_smem ? cudaSuccess : cudaErrorInvalidValue;
 }
@@ -380,7 +425,7 @@ cudaError_t cuda_conv_stem_launch(const CudaConvProblem& p, cudaStream_t stream)
   if (err != cudaSuccess) return err;
   static std::atomic<bool> carveout[2] = {{false}, {false}};
   if (!carveout[g.fast].exchange(true)) {
-    // All of L1 as shared memory, so three blocks fit (a hint; the driver
+    // All of L1 as shared memory, so two blocks fit (a hint; the driver
     // may otherwise leave less).
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
     if (err != cudaSuccess) return err;
@@ -408,14 +453,20 @@ cudaError_t cuda_conv_stem_launch(const CudaConvProblem& p, cudaStream_t stream)
   a.frags_per_row = g.frags_per_row;
   a.rows = g.rows;
   a.cols = g.cols;
+  a.row_groups = static_cast<int>(ceil_div(p.p, g.rows));
   a.col_windows = static_cast<int>(ceil_div(p.q, g.cols));
   a.in_rows = g.in_rows;
   a.in_row_floats = g.in_row_floats;
-  a.input_words = static_cast<int>(g.smem_bytes / 4 - g.padded_reduction - int64_t{g.padded_reduction} * kFilterRow);
+  a.input_words = static_cast<int>(g.window_words);
   a.reduction = g.reduction;
   a.padded_reduction = g.padded_reduction;
-  const dim3 grid(static_cast<unsigned>(ceil_div(p.p, g.rows) * a.col_windows), static_cast<unsigned>(p.n),
-                  static_cast<unsigned>(ceil_div(p.k, kBlockChannels)));
+  int64_t max_smem = 0;
+  int sms = 1;
+  err = device_limits(&max_smem, &sms);
+  if (err != cudaSuccess) return err;
+  // Two persistent blocks an SM over all the channel blocks.
+  const int64_t per_channel_block = std::max<int64_t>(1, ceil_div(2 * int64_t{sms}, g.channel_blocks));
+  const dim3 grid(static_cast<unsigned>(std::min(g.tiles, per_channel_block)), static_cast<unsigned>(g.channel_blocks));
   if (g.fast)
     conv_stem_kernel<true><<<grid, kThreads, static_cast<size_t>(g.smem_bytes), stream>>>(a);
   else

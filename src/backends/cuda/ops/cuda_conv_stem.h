@@ -26,9 +26,10 @@ namespace aotirt {
 constexpr int kCudaConvStemMaxReduction = 256;
 
 // A block's shape for |p| (host arithmetic, shared by the check, the launch
-// and the tests): |rows| output rows by |cols| output columns (|frags_per_row|
-// fragments of 16 columns each), 64 output channels; the shared memory it
-// takes, in bytes; whether it runs the fast path (3 channels of stride 2,
+// and the tests): a tile of |rows| output rows by |cols| output columns
+// (|frags_per_row| fragments of 16 columns each) and 64 output channels; the
+// shared memory a block takes, in bytes (two tiles' input windows and the
+// filters); whether it runs the fast path (3 channels of stride 2,
 // whole rows of 7 fragments: ResNet's stem).
 struct CudaConvStemGeometry {
   int frags_per_row = 0, rows = 0, cols = 0;
@@ -36,8 +37,10 @@ struct CudaConvStemGeometry {
   int reduction = 0, padded_reduction = 0;
   int filter_row = 0;  // floats a reduction index's filters take (transposed)
   bool fast = false;
+  int64_t window_words = 0;  // one input window's floats, a 16-byte multiple
   int64_t smem_bytes = 0;
-  int64_t blocks = 0;
+  int64_t tiles = 0;           // blocks' worth of outputs for 64 channels
+  int64_t channel_blocks = 0;  // ceil(k / 64)
 };
 // False where |p| is no problem for this kernel (see cuda_conv_stem_check),
 // without looking at the device.
