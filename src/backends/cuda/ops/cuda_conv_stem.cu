@@ -336,11 +336,14 @@ struct DeviceLimits {
   std::atomic<int> state{0};  // 0: not asked, 1: usable, 2: not usable
   std::atomic<int64_t> max_smem{0};
   std::atomic<int> sm_count{0};
+  std::atomic<bool> carveout[2] = {{false}, {false}};  // set for each kernel (fast or not)
 };
 constexpr int kMaxDevices = 64;
 DeviceLimits g_limits[kMaxDevices];
 
-cudaError_t device_limits(int64_t* max_smem, int* sm_count) {
+// The current device's limits (|max_smem|, |sm_count| where not null), and
+// its entry in g_limits (|limits| where not null).
+cudaError_t device_limits(int64_t* max_smem, int* sm_count, DeviceLimits** limits = nullptr) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
@@ -363,6 +366,7 @@ cudaError_t device_limits(int64_t* max_smem, int* sm_count) {
   if (l.state.load(std::memory_order_acquire) != 1) return cudaErrorInvalidValue;
   *max_smem = l.max_smem.load(std::memory_order_relaxed);
   if (sm_count) *sm_count = l.sm_count.load(std::memory_order_relaxed);
+  if (limits) *limits = &l;
   return cudaSuccess;
 }
 
@@ -423,8 +427,12 @@ cudaError_t cuda_conv_stem_launch(const CudaConvProblem& p, cudaStream_t stream)
       g.fast ? reinterpret_cast<const void*>(conv_stem_kernel<true>) : reinterpret_cast<const void*>(conv_stem_kernel<false>);
   err = cuda_reserve_dynamic_smem(kernel, static_cast<size_t>(g.smem_bytes));
   if (err != cudaSuccess) return err;
-  static std::atomic<bool> carveout[2] = {{false}, {false}};
-  if (!carveout[g.fast].exchange(true)) {
+  int64_t max_smem = 0;
+  int sms = 1;
+  DeviceLimits* limits = nullptr;
+  err = device_limits(&max_smem, &sms, &limits);
+  if (err != cudaSuccess) return err;
+  if (!limits->carveout[g.fast].exchange(true)) {
     // All of L1 as shared memory, so two blocks fit (a hint; the driver
     // may otherwise leave less).
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
@@ -460,10 +468,6 @@ cudaError_t cuda_conv_stem_launch(const CudaConvProblem& p, cudaStream_t stream)
   a.input_words = static_cast<int>(g.window_words);
   a.reduction = g.reduction;
   a.padded_reduction = g.padded_reduction;
-  int64_t max_smem = 0;
-  int sms = 1;
-  err = device_limits(&max_smem, &sms);
-  if (err != cudaSuccess) return err;
   // Two persistent blocks an SM over all the channel blocks.
   const int64_t per_channel_block = std::max<int64_t>(1, ceil_div(2 * int64_t{sms}, g.channel_blocks));
   const dim3 grid(static_cast<unsigned>(std::min(g.tiles, per_channel_block)), static_cast<unsigned>(g.channel_blocks));
