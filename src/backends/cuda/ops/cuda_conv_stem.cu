@@ -22,7 +22,7 @@
 // mma.m16n8k8.tf32 (row g = lane / 4, column t = lane % 4).
 //
 // RGB stems of stride 2 (ResNet's, most CNNs') take a faster path
-// (kColStep 6: 6 floats from one output pixel's window to the next): a warp
+// (kFastColStep: 6 floats from one output pixel's window to the next): a warp
 // holds one output row's 7 fragments, at fixed offsets from one address,
 // and fragment row g is pixel (6 g) mod 16, row g + 8 the pixel after it,
 // so the 32 lanes' A loads hit 32 banks; the general path reads each
