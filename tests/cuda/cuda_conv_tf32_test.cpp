@@ -1228,7 +1228,8 @@ TEST_F(CudaConvTf32Test, Timing) {
   for (int bi = 0; bi < 2; ++bi) {
     const int n = bi == 0 ? 1 : 32;
     for (const Shape& s : shapes) {
-      // The kernels take a stem padded to 4 channels, as the shim gives it.
+      // The kernels take a stem padded to 4 channels, as the shim's padded path gives
+      // it (with TF32 the shim row below is the stem kernel: CudaConvStemTest.Timing).
       const int pad = s.pad < 0 ? s.r / 2 : s.pad;
       CudaConvProblem p = conv(n, s.h, s.h, std::max(s.c, kCudaConvStemChannels), s.k, s.r, s.r, s.stride, pad);
       const size_t xn = size_t(p.n) * p.h * p.w * p.c, wn = size_t(p.k) * p.r * p.s * p.c,
