@@ -406,31 +406,37 @@ bool cuda_conv_stem_geometry(const CudaConvProblem& p, CudaConvStemGeometry* g) 
   return true;
 }
 
-cudaError_t cuda_conv_stem_check(const CudaConvProblem& p) {
-  CudaConvStemGeometry g;
-  if (!cuda_conv_stem_geometry(p, &g)) return cudaErrorInvalidValue;
+namespace {
+
+// cuda_conv_stem_check, also giving what the launch needs: |p|'s geometry,
+// the device's multiprocessors and its entry in g_limits.
+cudaError_t check_stem(const CudaConvProblem& p, CudaConvStemGeometry* g, int* sms, DeviceLimits** limits) {
+  if (!cuda_conv_stem_geometry(p, g)) return cudaErrorInvalidValue;
   if (!p.x || !p.filter || !p.y || !aligned(p.x, 4) || !aligned(p.filter, 4) || !aligned(p.y, 8) ||
       (p.bias && !aligned(p.bias, 4)))
     return cudaErrorInvalidValue;
   int64_t max_smem = 0;
-  const cudaError_t err = device_limits(&max_smem, nullptr);
+  const cudaError_t err = device_limits(&max_smem, sms, limits);
   if (err != cudaSuccess) return err;
-  return g.smem_bytes <= max_smem ? cudaSuccess : cudaErrorInvalidValue;
+  return g->smem_bytes <= max_smem ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+}  // namespace
+
+cudaError_t cuda_conv_stem_check(const CudaConvProblem& p) {
+  CudaConvStemGeometry g;
+  return check_stem(p, &g, nullptr, nullptr);
 }
 
 cudaError_t cuda_conv_stem_launch(const CudaConvProblem& p, cudaStream_t stream) {
-  cudaError_t err = cuda_conv_stem_check(p);
-  if (err != cudaSuccess) return err;
   CudaConvStemGeometry g;
-  cuda_conv_stem_geometry(p, &g);
+  int sms = 1;
+  DeviceLimits* limits = nullptr;
+  cudaError_t err = check_stem(p, &g, &sms, &limits);
+  if (err != cudaSuccess) return err;
   const void* kernel =
       g.fast ? reinterpret_cast<const void*>(conv_stem_kernel<true>) : reinterpret_cast<const void*>(conv_stem_kernel<false>);
   err = cuda_reserve_dynamic_smem(kernel, static_cast<size_t>(g.smem_bytes));
-  if (err != cudaSuccess) return err;
-  int64_t max_smem = 0;
-  int sms = 1;
-  DeviceLimits* limits = nullptr;
-  err = device_limits(&max_smem, &sms, &limits);
   if (err != cudaSuccess) return err;
   if (!limits->carveout[g.fast].exchange(true)) {
     // All of L1 as shared memory, so two blocks fit (a hint; the driver
