@@ -4,12 +4,15 @@ Compute (nsys does not run on the H200 machines; ncu does, with
 --clock-control none).
 
   python bench/kernels.py profile --workloads resnet50_b1,vit_b16_b1 [--cuda-graph]
+  python bench/kernels.py profile --workloads resnet50_b32 --system libtorch-aoti
   python bench/kernels.py summarize bench/.work/kernels/resnet50_b1.csv [--json]
 
 `profile` exports the workloads that are missing (as bench/run.py export does), runs
-`aotirt bench PKG --iters 1 --warmup 1` under
+`aotirt bench PKG --iters 1 --warmup 1` (with `--system libtorch-aoti`,
+libtorch's runner on the package the harness gives it, so both runtimes'
+kernels can be set side by side) under
 `ncu --clock-control none --metrics gpu__time_duration.sum --csv`, keeps the
-table under --out (default bench/.work/kernels/<workload>[-graph].csv) and
+table under --out (default bench/.work/kernels/<workload>[-graph|-libtorch].csv) and
 prints a summary of the last run: each kernel with its launches and its total
 and mean microseconds, largest total first. The last run is the final period
 of the launch sequence (a run repeats the same kernels), so the load and the
@@ -165,23 +168,38 @@ def profile(args, harness=None) -> str:
     import run  # the harness: work folders, manifests, library paths
 
     ncu = find_ncu()
-    argv = ["export", "--device", "cuda", "--systems", "aotirt", "--work", args.work, "--aotirt-build",
+    libtorch = args.system == "libtorch-aoti"
+    if libtorch and args.cuda_graph:
+        raise ProfileError("--cuda-graph is aotirt's mode; libtorch's runner has none")
+    # With libtorch's runner, the export phase also builds the runner and
+    # picks the package it runs (the aotirt one where it can).
+    argv = ["export", "--device", "cuda", "--systems", args.system, "--work", args.work, "--aotirt-build",
             args.aotirt_build]
     h = harness or run.Harness(run.parse_args(argv + (["--workloads", args.workloads] if args.workloads else [])))
-    if not h.aotirt_bin.exists():
+    if not libtorch and not h.aotirt_bin.exists():
         raise ProfileError(f"{h.aotirt_bin} not found: build aotirt with CUDA (--aotirt-build names the folder)")
     export_missing(h)
+    if libtorch and not h.runner_bin.exists():
+        raise ProfileError(f"libtorch's runner was not built ({h.runner_bin}; see the lines above)")
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    env = h.aotirt_env()
+    env = h.base_env() if libtorch else h.aotirt_env()
     text = []
     for w in h.workloads:
         m = h.manifest(w)
-        pkg = str(h.wdir(w) / m["package"])
-        cmd = [ncu, "--clock-control", "none", "--metrics", METRIC, "--csv", str(h.aotirt_bin), "bench", pkg,
-               "--device", "cuda", "--iters", "1", "--warmup", "1"]
-        cmd += (["--cuda-graph"] if args.cuda_graph else []) + h.input_args(w, "--input", typed=False)
-        name = w + ("-graph" if args.cuda_graph else "")
+        if libtorch:
+            if not m.get("libtorch_package"):
+                raise ProfileError(f"{w}: no package for libtorch's runner "
+                                   f"({m.get('libtorch_package_note', 'not checked')})")
+            cmd = [ncu, "--clock-control", "none", "--metrics", METRIC, "--csv", str(h.runner_bin),
+                   str(h.wdir(w) / m["libtorch_package"]), "--device", "cuda", "--iters", "1", "--warmup", "1"]
+            cmd += h.input_args(w, "--input", typed=True)
+            name = w + "-libtorch"
+        else:
+            cmd = [ncu, "--clock-control", "none", "--metrics", METRIC, "--csv", str(h.aotirt_bin), "bench",
+                   str(h.wdir(w) / m["package"]), "--device", "cuda", "--iters", "1", "--warmup", "1"]
+            cmd += (["--cuda-graph"] if args.cuda_graph else []) + h.input_args(w, "--input", typed=False)
+            name = w + ("-graph" if args.cuda_graph else "")
         csv_path = out_dir / f"{name}.csv"
         try:
             res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout_s)
@@ -205,6 +223,8 @@ def parse_args(argv=None):
     p = sub.add_parser("profile", help="run workloads under ncu and summarize their last run")
     p.add_argument("--workloads", help="comma-separated (default: all)")
     p.add_argument("--cuda-graph", action="store_true", help="profile `aotirt bench --cuda-graph`")
+    p.add_argument("--system", choices=["aotirt", "libtorch-aoti"], default="aotirt",
+                   help="whose kernels: aotirt's (default) or libtorch's runner's on the same workload")
     p.add_argument("--aotirt-build", default="build", help="aotirt build folder with bin/ and lib/ (default build)")
     p.add_argument("--work", default=str(HERE / ".work"), help="the harness's work folder (default bench/.work)")
     p.add_argument("--out", default=str(HERE / ".work" / "kernels"), help="where tables and summaries go")

@@ -210,3 +210,45 @@ def test_profile_without_ncu_or_aotirt_exits_2(fake_setup, capsys):
     _exe(bindir / "ncu", "#!/bin/sh\nexit 0\n")
     assert kernels.main(argv) == 2
     assert "nobuild/bin/aotirt not found" in capsys.readouterr().err
+
+
+def test_profile_libtorch_runs_ncu_on_the_runner_with_its_package(fake_setup):
+    tmp_path, bindir, args, h = fake_setup
+    m = json.loads((h.wdir("mlp") / "manifest.json").read_text())
+    m["libtorch_package"] = "default.pt2"
+    (h.wdir("mlp") / "manifest.json").write_text(json.dumps(m))
+    h.runner_bin.parent.mkdir(parents=True, exist_ok=True)
+    _exe(h.runner_bin, "#!/bin/sh\nexit 0\n")
+    (tmp_path / "table.csv").write_text(table([("gemm", "4,000"), ("gemm", "4,000")]))
+    _exe(bindir / "ncu", textwrap.dedent(f"""\
+        #!{sys.executable}
+        import sys
+        from pathlib import Path
+        Path({str(tmp_path)!r}, "argv").write_text(" ".join(sys.argv[1:]))
+        sys.stdout.write(Path({str(tmp_path)!r}, "table.csv").read_text())
+        """))
+    args.system = "libtorch-aoti"
+    md = kernels.profile(args, harness=h)
+    assert "### mlp-libtorch" in md and "1 launches in the last run, 4.0 us" in md
+    argv = (tmp_path / "argv").read_text().split()
+    assert argv[5] == str(h.runner_bin) and argv[6].endswith("work/cuda/mlp/default.pt2")
+    assert "bench" not in argv and argv[argv.index("--iters") + 1] == "1"
+    # The runner takes typed inputs (dtype:file).
+    assert argv[argv.index("--input") + 1].endswith("work/cuda/mlp/in0.npy:float32")
+    assert (tmp_path / "out" / "mlp-libtorch.md").read_text() == md
+
+
+def test_profile_libtorch_errors_name_the_problem(fake_setup):
+    tmp_path, bindir, args, h = fake_setup
+    _exe(bindir / "ncu", "#!/bin/sh\nexit 0\n")
+    args.system = "libtorch-aoti"
+    args.cuda_graph = True
+    with pytest.raises(kernels.ProfileError, match="libtorch's runner has none"):
+        kernels.profile(args, harness=h)
+    args.cuda_graph = False
+    with pytest.raises(kernels.ProfileError, match="libtorch's runner was not built"):
+        kernels.profile(args, harness=h)
+    h.runner_bin.parent.mkdir(parents=True, exist_ok=True)
+    _exe(h.runner_bin, "#!/bin/sh\nexit 0\n")
+    with pytest.raises(kernels.ProfileError, match="mlp: no package for libtorch's runner"):
+        kernels.profile(args, harness=h)
