@@ -1019,6 +1019,58 @@ TEST_F(CudaConvTf32Test, HopperSplitsRecordInAGraph) {
   if (tried == 0) GTEST_SKIP() << "no Hopper kernel runs on this GPU";
 }
 
+// A Hopper kernel launched with programmatic dependent launch right after a
+// kernel that writes its input (the input held NaN before) computes what
+// its plain launch does, bit for bit, on every unsplit Hopper kernel: the
+// implicit-GEMM ones and the 1x1 GEMMs.
+TEST_F(CudaConvTf32Test, HopperDependentLaunchesWaitForTheKernelBefore) {
+  const CudaConvProblem problems[] = {conv(4, 14, 14, 128, 128, 3, 3, 1, 1), conv(8, 14, 14, 256, 256, 1, 1, 1, 0)};
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  int tried = 0;
+  for (CudaConvProblem p : problems) {
+    const size_t xn = size_t(p.n) * p.h * p.w * p.c, yn = size_t(p.n) * p.p * p.q * p.k;
+    std::vector<float> x(xn), w(size_t(p.k) * p.r * p.s * p.c);
+    for (float& v : x) v = u(gen);
+    for (float& v : w) v = u(gen);
+    float *src = upload(x), *dx = upload(x), *dw = upload(w), *dy = nullptr;
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), yn * sizeof(float)), cudaSuccess);
+    p.x = dx;
+    p.filter = dw;
+    p.y = dy;
+    for (int i = 0; i < cuda_conv_tf32_config_count(); ++i) {
+      if (!runs(i) || !cuda_conv_tf32_config(i).sm90 || cuda_conv_tf32_check(i, p, 1) != cudaSuccess) continue;
+      SCOPED_TRACE("kernel " + std::to_string(i) + (cuda_conv_tf32_config(i).gemm_1x1 ? " (1x1 GEMM)" : ""));
+      std::vector<float> plain(yn), dependent(yn);
+      ASSERT_EQ(cudaMemset(dy, 0xff, yn * sizeof(float)), cudaSuccess);
+      p.pdl = false;
+      ASSERT_EQ(cuda_conv_tf32_launch(i, p, 1, nullptr, nullptr, stream), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(plain.data(), dy, yn * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+      ASSERT_EQ(cudaMemset(dy, 0xff, yn * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaMemset(dx, 0xff, xn * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      // The input's values arrive by a kernel (a copy of its rows).
+      ASSERT_EQ(cuda_launch_pad_channels(src, int64_t(p.n) * p.h * p.w, p.c, p.c, dx, stream), cudaSuccess);
+      p.pdl = true;
+      ASSERT_EQ(cuda_conv_tf32_launch(i, p, 1, nullptr, nullptr, stream), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(dependent.data(), dy, yn * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+      EXPECT_TRUE(std::all_of(plain.begin(), plain.end(), [](float v) { return std::isfinite(v); }));
+      EXPECT_EQ(std::memcmp(plain.data(), dependent.data(), yn * sizeof(float)), 0);
+      ++tried;
+    }
+    cudaFree(src);
+    cudaFree(dx);
+    cudaFree(dw);
+    cudaFree(dy);
+  }
+  cudaStreamDestroy(stream);
+  if (tried == 0) GTEST_SKIP() << "no Hopper kernel runs on this GPU";
+}
+
 // Through the shim, as a channels-last model calls it.
 struct ShimCase {
   int64_t n, c, h, w, k, r, stride, pad;

@@ -37,6 +37,12 @@ struct CudaConvProblem {
   const float* filter = nullptr;
   const float* bias = nullptr;
   float* y = nullptr;
+  // The Hopper kernels (unsplit) launch with programmatic dependent launch:
+  // their blocks may be scheduled before the kernel queued before them on
+  // the stream has finished, and wait at their start until its writes are
+  // visible, so the gap between the two kernels shrinks. Other kernels
+  // ignore it. Not part of a plan's identity.
+  bool pdl = false;
 };
 
 // A compiled kernel shape: output tile (rows of n * p * q by output

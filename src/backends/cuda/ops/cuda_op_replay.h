@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 
 #include "base/status.h"
@@ -53,7 +54,8 @@ class CudaOpReplay {
   // Calls it directly while |stream| is being captured into a larger graph.
   template <class F>
   Status run(int device, const CudaReplayKey& key, cudaStream_t stream, F&& call) {
-    return run_impl(device, key, stream, &call, [](void* f, cudaStream_t s) { return (*static_cast<F*>(f))(s); });
+    using Fn = std::remove_reference_t<F>;  // |call| may be an lvalue
+    return run_impl(device, key, stream, &call, [](void* f, cudaStream_t s) { return (*static_cast<Fn*>(f))(s); });
   }
 
   // Recordings made and calls replayed so far (for tests).

@@ -11,9 +11,24 @@
 #include <cstdint>
 
 #include "backends/cuda/ops/cuda_fork.h"
+#include "backends/cuda/ops/cuda_kernel_occupancy.h"
 #include "backends/cuda/ops/cutlass/cuda_conv_tf32_entry.h"
 
 namespace aotirt {
+
+// CUTLASS's kernel entry with a wait at its start for the kernel before it
+// on the stream (PTX griddepcontrol.wait), for launches that allow the
+// dependent launch (CudaConvProblem::pdl): the implicit-GEMM kernels of
+// CUTLASS 4.2 have no such wait of their own. Without that attribute the
+// wait returns at once.
+template <class Kernel>
+__global__ void __launch_bounds__(Kernel::MaxThreadsPerBlock, Kernel::MinBlocksPerMultiprocessor)
+    cuda_sm90_pdl_kernel(CUTLASS_GRID_CONSTANT typename Kernel::Params const params) {
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  extern __shared__ char smem[];
+  Kernel op;
+  op(params, smem);
+}
 
 // S names the adapter (S::Op), its kernel (S::Kernel) and its tile (kTileM,
 // kTileN, kTileK); Arguments fills the adapter's arguments for a problem
@@ -38,9 +53,29 @@ struct CudaSm90ConvCalls {
     return split > 1 ? cuda_fork_prepare() : cudaSuccess;
   }
 
-  static cudaError_t run(const typename S::Op::Arguments& args, cudaStream_t stream) {
+  static cudaError_t run(const typename S::Op::Arguments& args, cudaStream_t stream, bool pdl = false) {
     typename S::Op op;
     if (op.initialize(args, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
+    if (pdl) {
+      // The adapter's own launch, through the wrapper above. One-SM
+      // clusters: a plain launch.
+      static_assert(cute::size(typename S::Cluster{}) == 1, "PDL launches assume one-SM clusters");
+      auto* kernel = cuda_sm90_pdl_kernel<typename S::Kernel>;
+      const size_t smem = static_cast<size_t>(S::Kernel::SharedStorageSize);
+      cudaError_t err = cuda_reserve_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);
+      if (err != cudaSuccess) return err;
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = S::Kernel::get_grid_shape(op.params());
+      cfg.blockDim = S::Kernel::get_block_shape();
+      cfg.dynamicSmemBytes = smem;
+      cfg.stream = stream;
+      cudaLaunchAttribute attr;
+      attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr.val.programmaticStreamSerializationAllowed = 1;
+      cfg.attrs = &attr;
+      cfg.numAttrs = 1;
+      return cudaLaunchKernelEx(&cfg, kernel, op.params());
+    }
     if (op.run(stream) != cutlass::Status::kSuccess) {
       const cudaError_t err = cudaGetLastError();
       return err != cudaSuccess ? err : cudaErrorLaunchFailure;
@@ -53,7 +88,7 @@ struct CudaSm90ConvCalls {
     typename S::Op::Arguments args;
     cudaError_t ok = Arguments(p, split, &args);
     if (ok != cudaSuccess) return ok;
-    if (split == 1) return run(args, stream);
+    if (split == 1) return run(args, stream, p.pdl);
     // A split is parallel only: no serial slices (their epilogue would
     // have to read y).
     if constexpr (Slice == nullptr) {
