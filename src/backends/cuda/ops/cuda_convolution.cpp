@@ -625,10 +625,10 @@ Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p, bool th
       const CudaConvConfig& chosen = t.configs[choice.config];
       const double gflop = 2e-9 * p.n * p.p * p.q * p.k * p.r * p.s * p.c;
       plan->pdl = conv_pdl_enabled() && chosen.sm90 && choice.split == 1 && gflop >= kPdlMinGflop;
-      AOTIRT_LOG(kDebug, "convolution {}x{}x{}x{} * {}x{}x{}x{}: {} kernel {}x{}{} split {}{}", p.n, p.h, p.w, p.c,
-                 p.k, p.r, p.s, p.c, three_pass ? "3xTF32" : "TF32", chosen.tile_m, chosen.tile_n,
+      AOTIRT_LOG(kDebug, "convolution {}x{}x{}x{} * {}x{}x{}x{}: {} kernel {}x{}{} split {}{}{}", p.n, p.h, p.w,
+                 p.c, p.k, p.r, p.s, p.c, three_pass ? "3xTF32" : "TF32", chosen.tile_m, chosen.tile_n,
                  chosen.gemm_1x1 ? " (sm_90a GEMM)" : chosen.sm90 ? " (sm_90a)" : "", choice.split,
-                 choice.parallel ? " (parallel)" : "");
+                 choice.parallel ? " (parallel)" : "", plan->pdl ? ", dependent launch" : "");
     }
   }
   if (plans->size() > 4096) {

@@ -57,8 +57,8 @@ struct CudaSm90ConvCalls {
     typename S::Op op;
     if (op.initialize(args, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
     if (pdl) {
-      // The adapter's own launch, through the wrapper above. One-SM
-      // clusters: a plain launch.
+      // What the adapter's run() launches (one-SM clusters: no cluster
+      // launch), through the wrapper above and with the attribute.
       static_assert(cute::size(typename S::Cluster{}) == 1, "PDL launches assume one-SM clusters");
       auto* kernel = cuda_sm90_pdl_kernel<typename S::Kernel>;
       const size_t smem = static_cast<size_t>(S::Kernel::SharedStorageSize);
