@@ -16,10 +16,13 @@
 
 namespace aotirt {
 
-// CUTLASS's kernel entry with a wait at its start for the kernel before it
-// on the stream (PTX griddepcontrol.wait), for launches that allow the
-// dependent launch (CudaConvProblem::pdl): the implicit-GEMM kernels of
-// CUTLASS 4.2 have no such wait of their own. Without that attribute the
+// A kernel entry with a wait at its very start for the kernel before it on
+// the stream (PTX griddepcontrol.wait), before CUTLASS's body. The sm_90a
+// files are built with CUTLASS_ENABLE_GDC_FOR_SM90, so CUTLASS's own entry
+// (cutlass::device_kernel) already waits, in the producer warp alone, after
+// the block's prologue (shared-memory barriers, tensor-map prefetch) and
+// before its first load; this one is kept for AOTIRT_CUDA_PDL_WAIT=start,
+// to time the two against each other. Without the launch attribute either
 // wait returns at once.
 template <class Kernel>
 __global__ void __launch_bounds__(Kernel::MaxThreadsPerBlock, Kernel::MinBlocksPerMultiprocessor)
@@ -29,6 +32,9 @@ __global__ void __launch_bounds__(Kernel::MaxThreadsPerBlock, Kernel::MinBlocksP
   Kernel op;
   op(params, smem);
 }
+
+// AOTIRT_CUDA_PDL_WAIT=start: dependent launches through the entry above.
+bool cuda_sm90_pdl_wait_at_start();
 
 // S names the adapter (S::Op), its kernel (S::Kernel) and its tile (kTileM,
 // kTileN, kTileK); Arguments fills the adapter's arguments for a problem
@@ -60,7 +66,8 @@ struct CudaSm90ConvCalls {
       // What the adapter's run() launches (one-SM clusters: no cluster
       // launch), through the wrapper above and with the attribute.
       static_assert(cute::size(typename S::Cluster{}) == 1, "PDL launches assume one-SM clusters");
-      auto* kernel = cuda_sm90_pdl_kernel<typename S::Kernel>;
+      auto* kernel = cuda_sm90_pdl_wait_at_start() ? cuda_sm90_pdl_kernel<typename S::Kernel>
+                                                   : cutlass::device_kernel<typename S::Kernel>;
       const size_t smem = static_cast<size_t>(S::Kernel::SharedStorageSize);
       cudaError_t err = cuda_reserve_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);
       if (err != cudaSuccess) return err;
