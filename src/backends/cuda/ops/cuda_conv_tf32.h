@@ -39,9 +39,9 @@ struct CudaConvProblem {
   float* y = nullptr;
   // The Hopper kernels (unsplit) launch with programmatic dependent launch:
   // their blocks may be scheduled before the kernel queued before them on
-  // the stream has finished, and wait at their start until its writes are
-  // visible, so the gap between the two kernels shrinks. Other kernels
-  // ignore it. Not part of a plan's identity.
+  // the stream has finished, and wait before their first load until its
+  // writes are visible, so the gap between the two kernels shrinks. Other
+  // kernels ignore it. Not part of a plan's identity.
   bool pdl = false;
 };
 

@@ -578,13 +578,7 @@ bool conv_pdl_enabled() {
 // kernels hide a direct launch's host time (about 8 us on an H200 machine,
 // a replayed one about 2), where smaller ones, host-bound without a graph,
 // keep the replays.
-double pdl_min_gflop() {
-  static const double v = [] {
-    const char* e = std::getenv("AOTIRT_CUDA_PDL_MIN_GFLOP");
-    return e ? std::strtod(e, nullptr) : 2.0;
-  }();
-  return v;
-}
+constexpr double kPdlMinGflop = 2.0;
 
 // A problem's kernel and channel split, chosen once, and its call site for
 // replays (a direct launch costs about 8 us of host time on an H200 machine,
@@ -630,7 +624,7 @@ Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p, bool th
       plan->tiles = static_cast<size_t>(cuda_conv_tf32_tiles(p, t.configs[choice.config]));
       const CudaConvConfig& chosen = t.configs[choice.config];
       const double gflop = 2e-9 * p.n * p.p * p.q * p.k * p.r * p.s * p.c;
-      plan->pdl = conv_pdl_enabled() && chosen.sm90 && choice.split == 1 && gflop >= pdl_min_gflop();
+      plan->pdl = conv_pdl_enabled() && chosen.sm90 && choice.split == 1 && gflop >= kPdlMinGflop;
       AOTIRT_LOG(kDebug, "convolution {}x{}x{}x{} * {}x{}x{}x{}: {} kernel {}x{}{} split {}{}{}", p.n, p.h, p.w,
                  p.c, p.k, p.r, p.s, p.c, three_pass ? "3xTF32" : "TF32", chosen.tile_m, chosen.tile_n,
                  chosen.gemm_1x1 ? " (sm_90a GEMM)" : chosen.sm90 ? " (sm_90a)" : "", choice.split,

@@ -31,8 +31,6 @@
 
 #include <array>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 
 #include "backends/cuda/ops/cuda_kernel_occupancy.h"
 #include "backends/cuda/ops/cutlass/cuda_conv_tf32_sm90_calls.h"
@@ -160,14 +158,6 @@ CudaConvKernelEntry entry() {
 }
 
 }  // namespace
-
-bool cuda_sm90_pdl_wait_at_start() {
-  static const bool start = [] {
-    const char* v = std::getenv("AOTIRT_CUDA_PDL_WAIT");
-    return v && std::strcmp(v, "start") == 0;
-  }();
-  return start;
-}
 
 const CudaConvKernelEntry* cuda_conv_tf32_sm90_entries(int* count) {
   // 128x128 tiles, as deep a pipeline as fits (one block an SM: a second

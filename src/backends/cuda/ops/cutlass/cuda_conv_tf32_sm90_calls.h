@@ -16,26 +16,6 @@
 
 namespace aotirt {
 
-// A kernel entry with a wait at its very start for the kernel before it on
-// the stream (PTX griddepcontrol.wait), before CUTLASS's body. The sm_90a
-// files are built with CUTLASS_ENABLE_GDC_FOR_SM90, so CUTLASS's own entry
-// (cutlass::device_kernel) already waits, in the producer warp alone, after
-// the block's prologue (shared-memory barriers, tensor-map prefetch) and
-// before its first load; this one is kept for AOTIRT_CUDA_PDL_WAIT=start,
-// to time the two against each other. Without the launch attribute either
-// wait returns at once.
-template <class Kernel>
-__global__ void __launch_bounds__(Kernel::MaxThreadsPerBlock, Kernel::MinBlocksPerMultiprocessor)
-    cuda_sm90_pdl_kernel(CUTLASS_GRID_CONSTANT typename Kernel::Params const params) {
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-  extern __shared__ char smem[];
-  Kernel op;
-  op(params, smem);
-}
-
-// AOTIRT_CUDA_PDL_WAIT=start: dependent launches through the entry above.
-bool cuda_sm90_pdl_wait_at_start();
-
 // S names the adapter (S::Op), its kernel (S::Kernel) and its tile (kTileM,
 // kTileN, kTileK); Arguments fills the adapter's arguments for a problem
 // (for a split, its first slice's), or refuses one the kernel does not
@@ -64,10 +44,13 @@ struct CudaSm90ConvCalls {
     if (op.initialize(args, nullptr, stream) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
     if (pdl) {
       // What the adapter's run() launches (one-SM clusters: no cluster
-      // launch), through the wrapper above and with the attribute.
+      // launch), with the attribute. These files are built with
+      // CUTLASS_ENABLE_GDC_FOR_SM90, so CUTLASS's kernel waits for the
+      // kernel before it (griddepcontrol.wait) in its producer warp, after
+      // the block's prologue and before its first load, and lets the
+      // kernel after it start once its mainloop is done.
       static_assert(cute::size(typename S::Cluster{}) == 1, "PDL launches assume one-SM clusters");
-      auto* kernel = cuda_sm90_pdl_wait_at_start() ? cuda_sm90_pdl_kernel<typename S::Kernel>
-                                                   : cutlass::device_kernel<typename S::Kernel>;
+      auto* kernel = cutlass::device_kernel<typename S::Kernel>;
       const size_t smem = static_cast<size_t>(S::Kernel::SharedStorageSize);
       cudaError_t err = cuda_reserve_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);
       if (err != cudaSuccess) return err;
