@@ -262,6 +262,48 @@ TEST(CudaConvTf32Choice, PlainOneByOneConvolutionsTakeTheHopperGemms) {
   EXPECT_LT(c.config, first_gemm);
 }
 
+TEST(CudaConvTf32Choice, PersistentHopperKernelTakesWhatItRunsFastest) {
+  // As above, with the 128x128 Hopper shape in the persistent ping-pong
+  // kernel (its times: CudaConvTf32Test.Timing, batch 32, one H200 machine).
+  std::vector<CudaConvConfig> all;
+  std::vector<int> blocks;
+  with_hopper_shapes(&all, &blocks);
+  const int persistent = kCount;
+  ASSERT_EQ(all[persistent].tile_n, 128);
+  all[persistent].persistent = true;
+  for (int tn : {64, 128, 256}) {
+    CudaConvConfig g = shape(64, tn, 384, 0);
+    g.sm90 = g.gemm_1x1 = true;
+    all.push_back(g);
+    blocks.push_back(1);
+  }
+  auto pick = [&](const CudaConvProblem& p) {
+    std::unique_ptr<bool[]> takes(new bool[all.size()]);
+    const bool plain = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.pad_h == 0;
+    for (size_t i = 0; i < all.size(); ++i) takes[i] = !all[i].fixed_channels && (plain || !all[i].gemm_1x1);
+    return cuda_conv_tf32_choose(p, 132, all.data(), blocks.data(), takes.get(), static_cast<int>(all.size()));
+  };
+  // The strided downsample at 56x56 (27.4 us; the kernel of a block a tile
+  // took 47.9, cuDNN 31).
+  CudaConvChoice c = pick(conv(32, 56, 56, 256, 512, 1, 1, 2, 0));
+  EXPECT_EQ(c.config, persistent);
+  EXPECT_EQ(c.split, 1);
+  // A plain 1x1 whose output it stores under the next tile's products
+  // (17.0 us; the GEMMs 17.8-18.8).
+  c = pick(conv(32, 14, 14, 1024, 256, 1, 1, 1, 0));
+  EXPECT_EQ(c.config, persistent);
+  // The deep 3x3 of 7x7 outputs: 52 tiles, split in two (29.5 us).
+  c = pick(conv(32, 7, 7, 512, 512, 3, 3, 1, 1));
+  EXPECT_EQ(c.config, persistent);
+  EXPECT_EQ(c.split, 2);
+  EXPECT_TRUE(c.parallel);
+  // 64 output channels fill half its tile's width (83.2 us against 43.3 on
+  // 128x64 tiles): left out.
+  c = pick(conv(32, 56, 56, 64, 64, 3, 3, 1, 1));
+  ASSERT_GE(c.config, 0);
+  EXPECT_NE(c.config, persistent);
+}
+
 TEST(CudaConvTf32Choice, NoneWhenNoKernelTakesIt) {
   CudaConvProblem p = conv(1, 8, 8, 6, 16, 3, 3, 1, 1);  // 6 channels: neither kind
   EXPECT_EQ(choose(p).config, -1);
@@ -624,6 +666,10 @@ TEST_F(CudaConvTf32Test, EveryKernelMatchesTheReference) {
       {conv(3, 7, 9, 72, 100, 1, 1, 1, 0), false, "1x1 without a bias, edges (the Hopper GEMMs too)"},
       {conv(2, 28, 28, 256, 516, 1, 1, 1, 0), false, "1x1, many tiles, each GEMM block walks several"},
       {conv(1, 12, 12, 64, 128, 1, 1, 2, 0), false, "1x1 stride 2 (downsample)"},
+      // 98 x 3 tiles of 128x128 for 132 SMs: each persistent ping-pong block
+      // walks two or three, in both warpgroups.
+      {conv(16, 56, 56, 64, 260, 1, 1, 2, 0), false, "1x1 stride 2, many tiles, the last column a part"},
+      {conv(12, 30, 30, 64, 136, 3, 3, 1, 1), false, "3x3, many tiles, edges in both dimensions"},
       {conv(1, 12, 10, 32, 20, 3, 3, 1, 2, 2), true, "dilation 2"},
       {conv(1, 7, 7, 256, 64, 3, 3, 1, 1), false, "deep and small (splits)"},
       {conv(1, 5, 6, 128, 36, 3, 3, 1, 1), true, "deep and small with a bias (splits)"},

@@ -144,6 +144,24 @@ double gemm_1x1_us(const CudaConvProblem& p, const CudaConvConfig& c, int sm_cou
   return std::max(static_cast<double>(per_sm) * tile_us, bytes / kGemm1x1.bytes_per_us) + kGemm1x1.launch_us;
 }
 
+// Hopper's implicit-GEMM kernel in aotirt's persistent ping-pong kernel
+// (CudaConvConfig::persistent): one block an SM walks its tiles, each k
+// step of a tile costing tile_m * tile_n * tile_k / |macs_per_us| (one
+// warpgroup alone keeps the tensor cores about as busy as two), each tile
+// |tile_us| more (the epilogue not hidden), a launch |launch_us|; the
+// input's bytes are those its taps read (a quarter of the input for a
+// strided 1x1), and all of them pass at |bytes_per_us| at best. Fitted on
+// the 128x128 kernel's rows of CudaConvTf32Test.Timing (cold caches, one
+// H200 machine), every ResNet-50 shape at batch 1 and 32 and their Hopper
+// splits: within 10% at batch 32 but for the 3x3 of 64 channels (83 us
+// where this reckons 46; half of each 128-wide tile is past its 64
+// output channels, and the 128x64 kernel takes it in 43) and the strided
+// 3x3 at 56x56 (36 against 28).
+struct PersistentTerms {
+  double launch_us, macs_per_us, tile_us, bytes_per_us;
+};
+constexpr PersistentTerms kPersistent = {2.0, 1.64e6, 1.5, 3.2e6};
+
 // A block's rate and what the blocks on an SM share, for config |c| under
 // |t| (or the Hopper rates).
 void rates(const CudaConvConfig& c, const Terms& t, double* block, double* sm) {
@@ -210,6 +228,11 @@ CudaConvChoice cuda_conv_tf32_choose(const CudaConvProblem& p, int sm_count, con
   const int64_t taps = static_cast<int64_t>(p.r) * p.s;
   const double bytes = 4.0 * (static_cast<double>(p.n) * p.h * p.w * p.c + static_cast<double>(p.n) * p.p * p.q * p.k +
                               static_cast<double>(p.k) * taps * p.c);
+  // The bytes the taps read: no more than the input, and for a strided
+  // 1x1 a part of it (kPersistent).
+  const double read_bytes =
+      4.0 * (std::min(static_cast<double>(p.n) * p.h * p.w * p.c, static_cast<double>(p.n) * p.p * p.q * taps * p.c) +
+             static_cast<double>(p.n) * p.p * p.q * p.k + static_cast<double>(p.k) * taps * p.c);
   // Which terms the candidates are judged by (see above).
   bool any_sm90 = false;
   for (int i = 0; i < count; ++i) any_sm90 |= takes[i] && blocks[i] >= 1 && configs[i].sm90;
@@ -226,6 +249,9 @@ CudaConvChoice cuda_conv_tf32_choose(const CudaConvProblem& p, int sm_count, con
       }
       continue;
     }
+    // The persistent kernel's tiles must fill most of their width: see
+    // kPersistent.
+    if (c.persistent && 2 * p.k <= c.tile_n) continue;
     const Terms& t = c.three_pass ? kThreePass : any_sm90 ? kBesideSm90 : kAmpereAlone;
     double block_rate = 0, sm_rate = 0;
     rates(c, t, &block_rate, &sm_rate);
@@ -244,7 +270,13 @@ CudaConvChoice cuda_conv_tf32_choose(const CudaConvProblem& p, int sm_count, con
       const double rate = std::min(block_rate, sm_rate / static_cast<double>(resident));
       const int64_t waves = ceil_div(tiles * split, static_cast<int64_t>(sm_count) * blocks[i]);
       const double compute = static_cast<double>(waves) * c.tile_m * c.tile_n * slice / rate;
-      const double base = std::max(compute, bytes / t.bytes_per_us) + t.launch_us;
+      double base = std::max(compute, bytes / t.bytes_per_us) + t.launch_us;
+      if (c.persistent) {
+        const double per_sm = static_cast<double>(ceil_div(tiles * split, sm_count));
+        const double tile = static_cast<double>(c.tile_m) * c.tile_n * slice / kPersistent.macs_per_us +
+                            kPersistent.tile_us;
+        base = std::min(base, std::max(per_sm * tile, read_bytes / kPersistent.bytes_per_us) + kPersistent.launch_us);
+      }
       // Serial slices each wait for the one before; parallel ones pay the
       // second kernel instead.
       auto consider = [&](double us, bool parallel) {

@@ -69,6 +69,10 @@ struct CudaConvConfig {
   // consumer warpgroups in ping-pong, a tile_m x tile_n tile each, in
   // persistent blocks (one an SM).
   bool gemm_1x1 = false;
+  // A Hopper implicit-GEMM kernel in aotirt's persistent ping-pong kernel
+  // (sm90 too; cutlass/cuda_conv_sm90_pingpong.h): one block an SM walks
+  // its tiles, two consumer warpgroups a tile each in turn.
+  bool persistent = false;
 };
 
 // The largest parallel-split workspace the shim hands out (16 MiB): the

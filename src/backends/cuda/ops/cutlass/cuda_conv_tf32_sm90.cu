@@ -31,8 +31,11 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include "backends/cuda/ops/cuda_kernel_occupancy.h"
+#include "backends/cuda/ops/cutlass/cuda_conv_sm90_pingpong.h"
 #include "backends/cuda/ops/cutlass/cuda_conv_tf32_sm90_calls.h"
 
 namespace aotirt {
@@ -45,9 +48,13 @@ using Nhwc = cutlass::layout::TensorNHWC;
 // floats), one-SM clusters, |Stages| deep (0: as many as shared memory
 // holds; fewer let the small tiles put two or three blocks on an SM, so one's
 // epilogue overlaps another's loads). CUTLASS 4.2 has no persistent or
-// cooperative schedule for convolutions: a block is one producer warp
-// (TMA) and one consumer warpgroup, a tile each.
-template <int TM, int TN, int Stages>
+// cooperative schedule for convolutions: its kernel is one producer warp
+// (TMA) and one consumer warpgroup, a block a tile; |Pingpong| runs the
+// same collectives in aotirt's persistent kernel instead
+// (cuda_conv_sm90_pingpong.h: two consumer warpgroups, a tile each in
+// turn), whose shared memory holds the epilogue's buffers beside the
+// stages, not in their place.
+template <int TM, int TN, int Stages, bool Pingpong = false>
 struct Sm90Shape {
   using Tile = Shape<Int<TM>, Int<TN>, Shape<_32>>;
   using Cluster = Shape<_1, _1, _1>;
@@ -55,18 +62,21 @@ struct Sm90Shape {
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Tile, Cluster, cutlass::epilogue::collective::EpilogueTileAuto,
       float, float, void, Nhwc, 4, float, Nhwc, 4, cutlass::epilogue::TmaWarpSpecialized>::CollectiveOp;
+  // The ping-pong kernel's order barrier and epilogue pipeline: a little
+  // more than the base kernel's.
+  static constexpr int kCarveout = static_cast<int>(sizeof(typename Epilogue::SharedStorage)) + (Pingpong ? 256 : 0);
   using StageCount =
-      std::conditional_t<Stages == 0,
-                         cutlass::conv::collective::StageCountAutoCarveout<static_cast<int>(
-                             sizeof(typename Epilogue::SharedStorage))>,
+      std::conditional_t<Stages == 0, cutlass::conv::collective::StageCountAutoCarveout<kCarveout>,
                          cutlass::conv::collective::StageCount<(Stages > 0 ? Stages : 1)>>;
   using Mainloop = typename cutlass::conv::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, cutlass::conv::Operator::kFprop, float, Nhwc, 4, float, Nhwc,
       4, float, Tile, Cluster, StageCount, cutlass::conv::KernelImplicitTmaWarpSpecializedSm90>::CollectiveOp;
   using Problem = cutlass::conv::ConvProblemShape<cutlass::conv::Operator::kFprop, 2>;
-  using Kernel = cutlass::conv::kernel::ConvUniversal<Problem, Mainloop, Epilogue>;
+  using Kernel = std::conditional_t<Pingpong, CudaConvSm90Pingpong<Problem, Mainloop, Epilogue>,
+                                    cutlass::conv::kernel::ConvUniversal<Problem, Mainloop, Epilogue>>;
   using Op = cutlass::conv::device::ConvUniversalAdapter<Kernel>;
   static constexpr int kTileM = TM, kTileN = TN, kTileK = 32;
+  static constexpr bool kPingpong = Pingpong;
 };
 
 // |p| over |c| of its input channels, the tensors' rows |p.c| floats apart
@@ -154,21 +164,30 @@ cudaError_t slice_arguments(const CudaConvProblem& p, int split, int slice, floa
 
 template <class S>
 CudaConvKernelEntry entry() {
-  return CudaSm90ConvCalls<S, &check_shape<S>, &slice_arguments<S>>::entry(/*gemm_1x1=*/false);
+  return CudaSm90ConvCalls<S, &check_shape<S>, &slice_arguments<S>>::entry(/*gemm_1x1=*/false, S::kPingpong);
 }
 
 }  // namespace
 
 const CudaConvKernelEntry* cuda_conv_tf32_sm90_entries(int* count) {
-  // 128x128 tiles, as deep a pipeline as fits (one block an SM: a second
-  // one's registers do not fit either); 128x64 and 64x128 for 64-channel
-  // layers and fewer output pixels; 64x256 for wide layers with few pixels;
-  // 64x64 for the smallest, three blocks an SM.
-  static const CudaConvKernelEntry table[] = {entry<Sm90Shape<128, 128, 0>>(), entry<Sm90Shape<128, 64, 4>>(),
+  // 128x128 tiles in the persistent ping-pong kernel, as deep a pipeline
+  // as fits (one block an SM); 128x64 and 64x128 for 64-channel layers and
+  // fewer output pixels; 64x256 for wide layers with few pixels; 64x64 for
+  // the smallest, three blocks an SM. AOTIRT_CUDA_CONV_PINGPONG=0 puts
+  // CUTLASS's kernel of a block a tile in the first one's place (to time
+  // one against the other).
+  static const CudaConvKernelEntry table[] = {entry<Sm90Shape<128, 128, 0, true>>(), entry<Sm90Shape<128, 64, 4>>(),
                                               entry<Sm90Shape<64, 128, 4>>(), entry<Sm90Shape<64, 256, 3>>(),
                                               entry<Sm90Shape<64, 64, 4>>()};
+  static const CudaConvKernelEntry block_a_tile[] = {
+      entry<Sm90Shape<128, 128, 0>>(), entry<Sm90Shape<128, 64, 4>>(), entry<Sm90Shape<64, 128, 4>>(),
+      entry<Sm90Shape<64, 256, 3>>(), entry<Sm90Shape<64, 64, 4>>()};
+  static const bool pingpong = [] {
+    const char* v = std::getenv("AOTIRT_CUDA_CONV_PINGPONG");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
   *count = static_cast<int>(sizeof(table) / sizeof(table[0]));
-  return table;
+  return pingpong ? table : block_a_tile;
 }
 
 }  // namespace aotirt

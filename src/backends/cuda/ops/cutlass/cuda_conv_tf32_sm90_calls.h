@@ -99,7 +99,7 @@ struct CudaSm90ConvCalls {
     }
   }
 
-  static CudaConvKernelEntry entry(bool gemm_1x1) {
+  static CudaConvKernelEntry entry(bool gemm_1x1, bool persistent = false) {
     CudaConvConfig c;
     c.tile_m = S::kTileM;
     c.tile_n = S::kTileN;
@@ -108,6 +108,7 @@ struct CudaSm90ConvCalls {
     c.smem_bytes = static_cast<int>(S::Kernel::SharedStorageSize);
     c.sm90 = true;
     c.gemm_1x1 = gemm_1x1;
+    c.persistent = persistent;
     return CudaConvKernelEntry{c, reinterpret_cast<const void*>(cutlass::device_kernel<typename S::Kernel>), &check,
                                &launch};
   }
