@@ -83,6 +83,28 @@ void with_hopper_shapes(std::vector<CudaConvConfig>* configs, std::vector<int>* 
   }
 }
 
+// The Hopper GEMM kernels for plain 1x1 convolutions (64x64, 64x128 and
+// 64x256 tiles, one block an SM), appended.
+void with_hopper_gemms(std::vector<CudaConvConfig>* configs, std::vector<int>* blocks) {
+  for (int tn : {64, 128, 256}) {
+    CudaConvConfig g = shape(64, tn, 384, 0);
+    g.sm90 = g.gemm_1x1 = true;
+    configs->push_back(g);
+    blocks->push_back(1);
+  }
+}
+
+// The chooser over |configs|: the GEMM kernels take plain 1x1 convolutions
+// alone, the fixed-channels kernels none of these problems.
+CudaConvChoice choose_among(const std::vector<CudaConvConfig>& configs, const std::vector<int>& blocks,
+                            const CudaConvProblem& p) {
+  std::unique_ptr<bool[]> takes(new bool[configs.size()]);
+  const bool plain = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.pad_h == 0;
+  for (size_t i = 0; i < configs.size(); ++i)
+    takes[i] = !configs[i].fixed_channels && (plain || !configs[i].gemm_1x1);
+  return cuda_conv_tf32_choose(p, 132, configs.data(), blocks.data(), takes.get(), static_cast<int>(configs.size()));
+}
+
 // The chooser with the kernels that take |p| by channel count alone.
 CudaConvChoice choose(const CudaConvProblem& p, uint64_t max_partial_floats = kCudaConvMaxPartialFloats) {
   bool takes[kCount];
@@ -224,18 +246,8 @@ TEST(CudaConvTf32Choice, PlainOneByOneConvolutionsTakeTheHopperGemms) {
   std::vector<int> blocks;
   with_hopper_shapes(&all, &blocks);
   const int first_gemm = static_cast<int>(all.size());
-  for (int tn : {64, 128, 256}) {
-    CudaConvConfig g = shape(64, tn, 384, 0);
-    g.sm90 = g.gemm_1x1 = true;
-    all.push_back(g);
-    blocks.push_back(1);
-  }
-  auto pick = [&](const CudaConvProblem& p) {
-    std::unique_ptr<bool[]> takes(new bool[all.size()]);
-    const bool plain = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.pad_h == 0;
-    for (size_t i = 0; i < all.size(); ++i) takes[i] = !all[i].fixed_channels && (plain || !all[i].gemm_1x1);
-    return cuda_conv_tf32_choose(p, 132, all.data(), blocks.data(), takes.get(), static_cast<int>(all.size()));
-  };
+  with_hopper_gemms(&all, &blocks);
+  auto pick = [&](const CudaConvProblem& p) { return choose_among(all, blocks, p); };
   // Batch 32's first expanding 1x1 (56x56, 64 -> 256): bound by its 103 MB
   // of output, which the GEMMs store while they multiply (measured 39-41 us
   // on them against 53 on the best implicit-GEMM kernel).
@@ -271,18 +283,8 @@ TEST(CudaConvTf32Choice, PersistentHopperKernelTakesWhatItRunsFastest) {
   const int persistent = kCount;
   ASSERT_EQ(all[persistent].tile_n, 128);
   all[persistent].persistent = true;
-  for (int tn : {64, 128, 256}) {
-    CudaConvConfig g = shape(64, tn, 384, 0);
-    g.sm90 = g.gemm_1x1 = true;
-    all.push_back(g);
-    blocks.push_back(1);
-  }
-  auto pick = [&](const CudaConvProblem& p) {
-    std::unique_ptr<bool[]> takes(new bool[all.size()]);
-    const bool plain = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.pad_h == 0;
-    for (size_t i = 0; i < all.size(); ++i) takes[i] = !all[i].fixed_channels && (plain || !all[i].gemm_1x1);
-    return cuda_conv_tf32_choose(p, 132, all.data(), blocks.data(), takes.get(), static_cast<int>(all.size()));
-  };
+  with_hopper_gemms(&all, &blocks);
+  auto pick = [&](const CudaConvProblem& p) { return choose_among(all, blocks, p); };
   // The strided downsample at 56x56 (27.4 us; the kernel of a block a tile
   // took 47.9, cuDNN 31).
   CudaConvChoice c = pick(conv(32, 56, 56, 256, 512, 1, 1, 2, 0));

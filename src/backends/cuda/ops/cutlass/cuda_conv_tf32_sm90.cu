@@ -176,18 +176,16 @@ const CudaConvKernelEntry* cuda_conv_tf32_sm90_entries(int* count) {
   // the smallest, three blocks an SM. AOTIRT_CUDA_CONV_PINGPONG=0 puts
   // CUTLASS's kernel of a block a tile in the first one's place (to time
   // one against the other).
-  static const CudaConvKernelEntry table[] = {entry<Sm90Shape<128, 128, 0, true>>(), entry<Sm90Shape<128, 64, 4>>(),
-                                              entry<Sm90Shape<64, 128, 4>>(), entry<Sm90Shape<64, 256, 3>>(),
-                                              entry<Sm90Shape<64, 64, 4>>()};
-  static const CudaConvKernelEntry block_a_tile[] = {
-      entry<Sm90Shape<128, 128, 0>>(), entry<Sm90Shape<128, 64, 4>>(), entry<Sm90Shape<64, 128, 4>>(),
-      entry<Sm90Shape<64, 256, 3>>(), entry<Sm90Shape<64, 64, 4>>()};
   static const bool pingpong = [] {
     const char* v = std::getenv("AOTIRT_CUDA_CONV_PINGPONG");
     return !(v && std::strcmp(v, "0") == 0);
   }();
+  static const CudaConvKernelEntry table[] = {
+      pingpong ? entry<Sm90Shape<128, 128, 0, true>>() : entry<Sm90Shape<128, 128, 0>>(),
+      entry<Sm90Shape<128, 64, 4>>(), entry<Sm90Shape<64, 128, 4>>(), entry<Sm90Shape<64, 256, 3>>(),
+      entry<Sm90Shape<64, 64, 4>>()};
   *count = static_cast<int>(sizeof(table) / sizeof(table[0]));
-  return pingpong ? table : block_a_tile;
+  return table;
 }
 
 }  // namespace aotirt
