@@ -71,6 +71,31 @@ Status run_error(const char* what) {
 Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, const LoadOptions& options) {
   std::unique_ptr<ModelState> m(new ModelState());
   LoadTrace trace(path);
+
+  // Creating a GPU device (its context) is the slowest step of a load: it
+  // runs on a thread of its own while this one reads the package, checks the
+  // imports and extracts the kernels. A device the caller names starts
+  // before the package is read; otherwise the package names it.
+  Status device_status;
+  std::thread device_thread;
+  struct Joiner {
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{device_thread};
+  auto start_device = [&](DeviceId id) {
+    device_thread = std::thread([&m, &device_status, id] {
+      Result<Device*> dev = get_device(id);
+      if (!dev.ok()) {
+        device_status = dev.take_status();
+        return;
+      }
+      m->device_ = dev.value();
+    });
+  };
+  if (options.device && !options.device->is_cpu()) start_device(*options.device);
+
   AOTIRT_ASSIGN_OR_RETURN(m->package_, open_pt2_package(path));
   const PackageInfo& info = m->package_.info;
   trace.mark("package read");
@@ -95,30 +120,10 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
     m->graph_warmup_runs_ = static_cast<size_t>(std::max(options.graph_warmup_runs, 1));
   }
 
-  // Creating a GPU device (its context) is the slowest step of a load: it
-  // runs on a thread of its own while this one checks the imports and
-  // extracts the kernels, and the GEMM and convolution libraries load on
-  // theirs.
+  if (!device_thread.joinable()) start_device(m->device_id_);
+  // The GEMM and convolution libraries load on threads of their own.
   m->prewarm_ = prewarm_backend(m->device_id_, m->package_.undefined_symbols);
   m->prewarm_pending_.store(!m->prewarm_.empty());
-  Status device_status;
-  std::thread device_thread([&] {
-    Result<Device*> dev = get_device(m->device_id_);
-    if (!dev.ok()) {
-      device_status = dev.take_status();
-      return;
-    }
-    m->device_ = dev.value();
-    device_status = m->device_->check_package(m->package_.metadata);
-    if (device_status.ok() && options.memory_limit_bytes)
-      m->device_->allocator().set_limit(options.memory_limit_bytes);
-  });
-  struct Joiner {
-    std::thread& t;
-    ~Joiner() {
-      if (t.joinable()) t.join();
-    }
-  } joiner{device_thread};
 
   // Every imported shim must exist before the library is opened; listing them
   // all beats dlopen's "first undefined symbol" message.
@@ -153,14 +158,28 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   device_thread.join();
   // The device's error is the more basic one (no GPU, wrong architecture).
   AOTIRT_RETURN_IF_ERROR(device_status);
+  AOTIRT_RETURN_IF_ERROR(m->device_->check_package(m->package_.metadata));
+  if (options.memory_limit_bytes) m->device_->allocator().set_limit(options.memory_limit_bytes);
   // Runtime symbols the library imports (SLEEF, the CUDA runtime) must be
   // global before it is opened.
   AOTIRT_RETURN_IF_ERROR(m->device_->prepare_model_load());
   trace.mark("device ready");
+  std::thread warm_thread;
+  Joiner warm_joiner{warm_thread};
+  if (!m->device_id_.is_cpu()) {
+    warm_thread = std::thread([&m, on = log_level() <= LogLevel::kDebug] {
+      const auto start = std::chrono::steady_clock::now();
+      m->device_->warm_up();
+      if (on)
+        AOTIRT_LOG(kDebug, "device warmed up beside the load in {:.1f} ms",
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    });
+  }
   Result<std::unique_ptr<ModelLibrary>> library =
       ModelLibrary::open(m->package_.library_bytes, info.model_name);
   if (!library.ok()) return library.take_status();
   m->library_ = std::move(library).value();
+  trace.mark("library opened");
   // The bytes now live in the memfd; don't keep a second copy.
   std::string().swap(m->package_.library_bytes);
 
@@ -175,6 +194,7 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   trace.mark("container created");
   AOTIRT_RETURN_IF_ERROR(m->load_weights());
   trace.mark("weights loaded");
+  if (warm_thread.joinable()) warm_thread.join();
 
   // Names and specs of inputs and outputs.
   const ContainerApi& api = m->library_->api();
@@ -396,7 +416,9 @@ Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, c
   // The debug trace times the first run (kernel modules and plans load there).
   const bool trace = log_level() <= LogLevel::kDebug && !first_run_done_.exchange(true);
   const auto start = trace ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  tracing_first_run_ = trace;
   Result<std::vector<Tensor>> r = graph_mode_ ? run_graph(inputs, options) : run_eager(inputs, options);
+  tracing_first_run_ = false;
   if (trace) {
     const MemoryUsage m = process_memory_usage();
     AOTIRT_LOG(kDebug, "first run: {:.1f} ms (RSS {} MiB, peak {} MiB)",
@@ -408,10 +430,26 @@ Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, c
 
 Result<std::vector<Tensor>> ModelState::run_eager(const std::vector<Tensor>& inputs, const RunOptions& options) {
   AOTIRT_RETURN_IF_ERROR(check_inputs(inputs));
+  // The first run's phases in the debug trace; the model's part is waited
+  // for there, so that its kernels' time is not counted as the outputs'.
+  const bool trace = tracing_first_run_;
+  auto last = trace ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  auto phase = [&](const char* what, bool wait) -> Status {
+    if (!trace) return Status();
+    if (wait) AOTIRT_RETURN_IF_ERROR(device_->synchronize());
+    const auto now = std::chrono::steady_clock::now();
+    AOTIRT_LOG(kDebug, "first run: {} {:.1f} ms", what, std::chrono::duration<double, std::milli>(now - last).count());
+    last = now;
+    return Status();
+  };
   std::vector<AtenTensorHandle> in_handles;
   AOTIRT_RETURN_IF_ERROR(make_input_handles(inputs, &in_handles));
+  AOTIRT_RETURN_IF_ERROR(phase("inputs placed", false));
   AOTIRT_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, invoke(in_handles, false, "running the model"));
-  return finish(std::move(outputs), options);
+  AOTIRT_RETURN_IF_ERROR(phase("model ran", true));
+  Result<std::vector<Tensor>> r = finish(std::move(outputs), options);
+  if (r.ok()) AOTIRT_RETURN_IF_ERROR(phase("outputs finished", false));
+  return r;
 }
 
 // ---- CUDA-graph mode ----

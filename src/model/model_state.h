@@ -80,6 +80,7 @@ class ModelState {
   std::mutex prewarm_mutex_;
   std::atomic<bool> prewarm_pending_{false};
   std::atomic<bool> first_run_done_{false};  // for the debug trace
+  std::atomic<bool> tracing_first_run_{false};  // the phases of the first run, for the debug trace
 
   bool graph_mode_ = false;
   size_t graph_warmup_runs_ = 1;

@@ -26,11 +26,13 @@ class CudaAllocatorTest : public CudaTest {
     if (IsSkipped()) return;
     Result<CudaDevice*> dev = cuda_device(0);
     ASSERT_TRUE(dev.ok()) << dev.status().to_string();
-    alloc_ = &dev.value()->cuda_allocator();
+    dev_ = dev.value();
+    alloc_ = &dev_->cuda_allocator();
   }
   void TearDown() override {
     if (alloc_) alloc_->set_limit(0);
   }
+  CudaDevice* dev_ = nullptr;
   CudaAllocator* alloc_ = nullptr;
 };
 
@@ -136,6 +138,31 @@ TEST_F(CudaAllocatorTest, TrimReturnsCachedMemory) {
   Result<void*> p = alloc_->allocate(8 << 20);
   ASSERT_TRUE(p.ok());
   alloc_->deallocate(p.value(), 8 << 20);
+}
+
+// A load warms the device up beside the library's opening: one block from
+// the pool, straight back to the cache. Under a limit it cannot meet, it
+// does nothing and reports nothing.
+TEST_F(CudaAllocatorTest, WarmUpTakesOneBlockAndHandsItBack) {
+  if (!alloc_->uses_pool()) GTEST_SKIP() << "this device has no memory pools: there is nothing to warm up";
+  alloc_->trim();
+  const MemoryStats before = alloc_->stats();
+  dev_->warm_up();
+  const MemoryStats after = alloc_->stats();
+  EXPECT_EQ(after.alloc_count, before.alloc_count + 1);
+  EXPECT_EQ(after.active_bytes, before.active_bytes);
+  EXPECT_GT(after.cached_bytes, before.cached_bytes);
+
+  alloc_->trim();
+  Result<void*> held = alloc_->allocate(1 << 20);
+  ASSERT_TRUE(held.ok());
+  alloc_->set_limit(alloc_->stats().active_bytes);  // nothing more fits
+  const MemoryStats limited = alloc_->stats();
+  dev_->warm_up();
+  EXPECT_EQ(alloc_->stats().alloc_count, limited.alloc_count);
+  EXPECT_EQ(alloc_->stats().active_bytes, limited.active_bytes);
+  alloc_->set_limit(0);
+  alloc_->deallocate(held.value(), 1 << 20);
 }
 
 TEST_F(CudaAllocatorTest, ZeroByteRequestsGetDistinctPointers) {

@@ -134,6 +134,16 @@ def test_cpu_package_on_cuda_device(tmp_path, zoo):
                           "--output-dir", tmp_path / "o", "--device", "cuda"], tmp_path), "compiled for cpu")
 
 
+def test_bad_package_on_a_named_gpu_reports_the_package(tmp_path, zoo):
+    # A device named with --device starts before the package is read; the
+    # package's own error still wins over the device's (no GPU here).
+    data = Path(zoo["mlp"]["pt2"]).read_bytes()
+    bad = tmp_path / "truncated.pt2"
+    bad.write_bytes(data[: len(data) // 2])
+    expect_error(run_cli(["run", bad, "--input", zoo["mlp"]["inputs"][0], "--output-dir", tmp_path / "o",
+                          "--device", "cuda"], tmp_path), "truncated")
+
+
 def test_cpu_isa_this_machine_lacks(tmp_path, zoo):
     bad = tmp_path / "neon.pt2"
     rewrite_package(zoo["mlp"]["pt2"], bad, edit_metadata=lambda m: m.update(AOTI_CPU_ISA="NEON"))
