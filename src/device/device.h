@@ -96,10 +96,6 @@ class Device {
   // Called before a model library for this device is opened: a chance to put
   // runtime symbols the library imports (e.g. libcudart's) in global scope.
   virtual Status prepare_model_load() { return Status(); }
-  // Work that a model's first run would otherwise wait for, done on a thread
-  // of its own while the model's library opens and its weights load. Errors
-  // are left for the work that needs it to report.
-  virtual void warm_up() {}
   // Refuses packages this device cannot run. |metadata| is the package's
   // *_metadata.json as key/value strings (AOTI_COMPUTE_CAPABILITY, ...).
   virtual Status check_package(const std::vector<std::pair<std::string, std::string>>& metadata) {

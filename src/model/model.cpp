@@ -155,6 +155,16 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
     cubin_dir = m->kernel_dir_.path().c_str();
   }
 
+  trace.mark("kernels extracted");
+
+  // A GPU model's library opens while its device is still being created:
+  // the runtime functions it imports are aotirt's own, global already. If
+  // that fails, it is opened again once the device has checked them.
+  Result<std::unique_ptr<ModelLibrary>> library = AOTIRT_STATUS(kUnavailable, "the library is not open");
+  if (!m->device_id_.is_cpu()) {
+    library = ModelLibrary::open(m->package_.library_bytes, info.model_name);
+    trace.mark("library opened");
+  }
   device_thread.join();
   // The device's error is the more basic one (no GPU, wrong architecture).
   AOTIRT_RETURN_IF_ERROR(device_status);
@@ -164,22 +174,12 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   // global before it is opened.
   AOTIRT_RETURN_IF_ERROR(m->device_->prepare_model_load());
   trace.mark("device ready");
-  std::thread warm_thread;
-  Joiner warm_joiner{warm_thread};
-  if (!m->device_id_.is_cpu()) {
-    warm_thread = std::thread([&m, on = log_level() <= LogLevel::kDebug] {
-      const auto start = std::chrono::steady_clock::now();
-      m->device_->warm_up();
-      if (on)
-        AOTIRT_LOG(kDebug, "device warmed up beside the load in {:.1f} ms",
-                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    });
+  if (!library.ok()) {
+    library = ModelLibrary::open(m->package_.library_bytes, info.model_name);
+    trace.mark("library opened");
   }
-  Result<std::unique_ptr<ModelLibrary>> library =
-      ModelLibrary::open(m->package_.library_bytes, info.model_name);
   if (!library.ok()) return library.take_status();
   m->library_ = std::move(library).value();
-  trace.mark("library opened");
   // The bytes now live in the memfd; don't keep a second copy.
   std::string().swap(m->package_.library_bytes);
 
@@ -194,7 +194,6 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   trace.mark("container created");
   AOTIRT_RETURN_IF_ERROR(m->load_weights());
   trace.mark("weights loaded");
-  if (warm_thread.joinable()) warm_thread.join();
 
   // Names and specs of inputs and outputs.
   const ContainerApi& api = m->library_->api();

@@ -1,8 +1,10 @@
 #include "backends/cuda/cuda_allocator.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "backends/cuda/cuda_status.h"
 #include "backends/cuda/cuda_stream.h"
@@ -87,6 +89,8 @@ Result<std::unique_ptr<CudaAllocator>> CudaAllocator::create(int device) {
     // back at every sync, which makes steady-state inference reallocate).
     uint64_t threshold = UINT64_MAX;
     AOTIRT_CUDA_RETURN_IF_ERROR(cudaMemPoolSetAttribute(a->pool_, cudaMemPoolAttrReleaseThreshold, &threshold));
+    const char* env = std::getenv("AOTIRT_CUDA_DEFAULT_STREAM_POOL");
+    a->default_stream_pooled_ = env && std::string(env) == "1";
   }
   AOTIRT_ASSIGN_OR_RETURN(a->cached_stream_, cuda_default_stream(device));
   return a;
@@ -194,6 +198,7 @@ Result<void*> CudaAllocator::allocate(size_t nbytes) {
         return ptr;
       }
     }
+    const bool pooled = pooled_on(stream);
     cudaError_t err = cudaSuccess;
     for (int attempt = 0; attempt < 2; ++attempt) {
       {
@@ -201,7 +206,7 @@ Result<void*> CudaAllocator::allocate(size_t nbytes) {
         if (!scope.status().ok())
           err = cudaErrorInvalidDevice;
         else
-          err = pool_ ? cudaMallocFromPoolAsync(&ptr, capacity, pool_, stream) : cudaMalloc(&ptr, capacity);
+          err = pooled ? cudaMallocFromPoolAsync(&ptr, capacity, pool_, stream) : cudaMalloc(&ptr, capacity);
       }
       if (err != cudaErrorMemoryAllocation || attempt == 1) break;
       // Out of memory: give cached memory back, wait for pending frees and
@@ -212,7 +217,7 @@ Result<void*> CudaAllocator::allocate(size_t nbytes) {
     if (err != cudaSuccess) {
       cudaGetLastError();
       unreserve();
-      Status st = cuda_error_status(err, pool_ ? "cudaMallocFromPoolAsync" : "cudaMalloc", __FILE__, __LINE__);
+      Status st = cuda_error_status(err, pooled ? "cudaMallocFromPoolAsync" : "cudaMalloc", __FILE__, __LINE__);
       return st.annotate(fmt::format("allocating {} bytes on cuda:{}", nbytes, device_));
     }
   }
@@ -223,9 +228,18 @@ Result<void*> CudaAllocator::allocate(size_t nbytes) {
   return ptr;
 }
 
+bool CudaAllocator::pooled_on(cudaStream_t stream) const {
+  // The default stream's blocks live in the host cache, so the pool's
+  // stream-ordered reuse gains them nothing, while its first allocation
+  // costs 8-10 ms (its first mapping) and 12 MiB of host memory on an H200
+  // machine, where cudaMalloc's first takes 0.1 ms: a model's first run
+  // paid that on its first input.
+  return pool_ && (stream != cached_stream_ || default_stream_pooled_);
+}
+
 void CudaAllocator::free_to_device(void* ptr, size_t capacity, cudaStream_t stream) {
   cudaError_t err;
-  if (pool_) {
+  if (pooled_on(stream)) {
     err = cudaFreeAsync(ptr, stream);
   } else {
     CudaDeviceScope scope(device_);
@@ -315,6 +329,15 @@ MemoryStats CudaAllocator::stats() const {
     cudaGetLastError();
   }
   return s;
+}
+
+size_t CudaAllocator::pool_reserved_bytes() const {
+  uint64_t reserved = 0;
+  if (pool_ && cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess) {
+    cudaGetLastError();
+    reserved = 0;
+  }
+  return static_cast<size_t>(reserved);
 }
 
 void CudaAllocator::set_limit(size_t bytes) {

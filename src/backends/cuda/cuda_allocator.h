@@ -1,15 +1,18 @@
-// Device memory for the CUDA backend: a stream-ordered allocator over a
-// memory pool that aotirt owns (cudaMallocFromPoolAsync / cudaFreeAsync),
-// with a host-side cache in front of it.
+// Device memory for the CUDA backend: blocks of aotirt's default stream for
+// the device from cudaMalloc behind a host-side cache, blocks of other streams
+// from a memory pool that aotirt owns (cudaMallocFromPoolAsync /
+// cudaFreeAsync, stream-ordered).
 //
 // Each block is allocated on the calling thread's current stream and freed on
-// that same stream, whichever thread frees it. A block freed on aotirt's
-// default stream for the device first goes to a cache on the host and is
-// handed out again to the next request of the same size class on that
-// stream, without any CUDA call: work queued on one stream runs in order, so
-// the next user cannot overtake the previous one. (Blocks of other streams,
-// which callers may destroy, go straight back to the pool.) trim(), the memory limit and out-of-memory retries give cached blocks
-// back to the pool. Devices without memory-pool support use cudaMalloc/cudaFree.
+// that same stream, whichever thread frees it. A block freed on the default
+// stream goes to a cache on the host and is handed out again to the next
+// request of the same size class on that stream, without any CUDA call: work
+// queued on one stream runs in order, so the next user cannot overtake the
+// previous one. (Blocks of other streams, which callers may destroy, go
+// straight back to the pool.) trim(), the memory limit and out-of-memory
+// retries give cached blocks back (cudaFree, which waits for the device).
+// AOTIRT_CUDA_DEFAULT_STREAM_POOL=1 takes the default stream's blocks from the
+// pool too. Devices without memory-pool support use cudaMalloc/cudaFree.
 //
 // While a graph is recorded (begin_capture), allocations made by the
 // recording thread come from a CudaGraphPool that belongs to that graph, so
@@ -82,6 +85,8 @@ class CudaAllocator final : public Allocator {
   bool owns(void* ptr) const;
   int device() const { return device_; }
   bool uses_pool() const { return pool_ != nullptr; }
+  // The memory the pool holds from the device, in use or not (0 without one).
+  size_t pool_reserved_bytes() const;
 
   // Routes the calling thread's allocations to |pool| until end_capture().
   // One recording at a time per device: UNAVAILABLE otherwise.
@@ -109,7 +114,9 @@ class CudaAllocator final : public Allocator {
   using CacheKey = std::pair<cudaStream_t, size_t>;
 
   explicit CudaAllocator(int device) : device_(device) {}
-  // Returns a block's memory to the device pool (cudaFreeAsync / cudaFree).
+  // Whether blocks of |stream| come from the pool (else from cudaMalloc).
+  bool pooled_on(cudaStream_t stream) const;
+  // Returns a block's memory to the device (cudaFreeAsync / cudaFree).
   void free_to_device(void* ptr, size_t capacity, cudaStream_t stream);
   // Gives every host-cached block back to the device pool. Call unlocked.
   void flush_cache();
@@ -119,6 +126,7 @@ class CudaAllocator final : public Allocator {
   mutable std::mutex mutex_;
   std::unordered_map<void*, Block> blocks_;
   cudaStream_t cached_stream_ = nullptr;  // the device's default stream
+  bool default_stream_pooled_ = false;     // AOTIRT_CUDA_DEFAULT_STREAM_POOL=1
   std::map<CacheKey, std::vector<void*>> cache_;
   size_t cached_bytes_ = 0;  // in cache_
   std::shared_ptr<CudaGraphPool> capture_pool_;

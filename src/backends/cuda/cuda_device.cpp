@@ -84,17 +84,6 @@ Status CudaDevice::prepare_model_load() {
   return Status();
 }
 
-void CudaDevice::warm_up() {
-  // The pool's first allocation took 8-10 ms on an H200 machine (its first
-  // mapping), where later ones take microseconds; a model's first run would
-  // otherwise pay for it with its first input. The block goes back to the
-  // allocator's cache.
-  CudaDeviceScope scope(index_);
-  if (!scope.status().ok()) return;
-  Result<void*> p = allocator_->allocate(1);
-  if (p.ok()) allocator_->deallocate(p.value(), 1);
-}
-
 namespace {
 // AOTIRT_CUDA_PREWARM_CUDNN=1: load cuDNN at load time for any package that
 // imports the convolution, not at its first convolution that needs it.

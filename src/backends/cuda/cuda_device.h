@@ -35,8 +35,6 @@ class CudaDevice final : public Device {
   Status synchronize() override;
   void* current_stream() override;
   Status prepare_model_load() override;
-  // Maps the memory pool's first memory (its first allocation).
-  void warm_up() override;
   Status check_package(const std::vector<std::pair<std::string, std::string>>& metadata) override;
   // CUDA graphs: relaxed-mode stream capture of |body| on the current stream,
   // with the allocator serving this thread from the graph's private pool.
