@@ -258,15 +258,19 @@ TEST_F(CudaShimsTest, DeviceDescribesItselfAndChecksPackages) {
   ASSERT_TRUE(dev.ok());
   const CudaDeviceProperties& p = dev.value()->properties();
   EXPECT_GT(p.sm_count, 0);
-  EXPECT_GT(p.total_memory, 0u);
+  EXPECT_GT(p.shared_memory_per_block_optin, 0u);
+  const CudaDeviceIdentity& id = dev.value()->identity();
+  EXPECT_GT(id.total_memory, 0u);
+  EXPECT_FALSE(id.name.empty());
   const std::string desc = dev.value()->description();
   EXPECT_NE(desc.find("cuda:0"), std::string::npos) << desc;
-  EXPECT_NE(desc.find(p.name), std::string::npos) << desc;
+  EXPECT_NE(desc.find(id.name), std::string::npos) << desc;
   const std::string cc = std::to_string(p.major) + std::to_string(p.minor);
   EXPECT_TRUE(dev.value()->check_package({{"AOTI_DEVICE_KEY", "cuda"}, {"AOTI_COMPUTE_CAPABILITY", cc}}).ok());
   EXPECT_TRUE(dev.value()->check_package({}).ok());
   Status bad = dev.value()->check_package({{"AOTI_COMPUTE_CAPABILITY", p.major == 7 ? "80" : "75"}});
   EXPECT_EQ(bad.code(), StatusCode::kIncompatible) << bad.to_string();
+  EXPECT_NE(bad.message().find(id.name), std::string::npos) << bad.to_string();
   // Model libraries will find the runtime's functions.
   EXPECT_TRUE(dev.value()->prepare_model_load().ok());
 }

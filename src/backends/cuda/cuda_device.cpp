@@ -20,22 +20,35 @@ namespace aotirt {
 
 Result<std::unique_ptr<CudaDevice>> CudaDevice::create(int index) {
   AOTIRT_RETURN_IF_ERROR(cuda_check_device_index(index));
-  cudaDeviceProp p;
-  AOTIRT_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&p, index));
   CudaDeviceProperties props;
-  props.name = p.name;
-  props.major = p.major;
-  props.minor = p.minor;
-  props.sm_count = p.multiProcessorCount;
-  props.total_memory = p.totalGlobalMem;
-  props.shared_memory_per_block_optin = p.sharedMemPerBlockOptin;
+  int smem = 0;
+  AOTIRT_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&props.major, cudaDevAttrComputeCapabilityMajor, index));
+  AOTIRT_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&props.minor, cudaDevAttrComputeCapabilityMinor, index));
+  AOTIRT_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&props.sm_count, cudaDevAttrMultiProcessorCount, index));
+  AOTIRT_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, index));
+  props.shared_memory_per_block_optin = static_cast<size_t>(smem);
   AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaAllocator> alloc, CudaAllocator::create(index));
   return std::unique_ptr<CudaDevice>(new CudaDevice(index, std::move(props), std::move(alloc)));
 }
 
+const CudaDeviceIdentity& CudaDevice::identity() const {
+  std::call_once(identity_once_, [this] {
+    cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, index_) == cudaSuccess) {
+      identity_.name = p.name;
+      identity_.total_memory = p.totalGlobalMem;
+    } else {
+      cudaGetLastError();
+      identity_.name = "unknown GPU";
+    }
+  });
+  return identity_;
+}
+
 std::string CudaDevice::description() const {
-  return fmt::format("cuda:{} ({}, sm_{}{}, {} SMs, {:.1f} GiB)", index_, props_.name, props_.major, props_.minor,
-                     props_.sm_count, static_cast<double>(props_.total_memory) / (1024.0 * 1024.0 * 1024.0));
+  const CudaDeviceIdentity& id = identity();
+  return fmt::format("cuda:{} ({}, sm_{}{}, {} SMs, {:.1f} GiB)", index_, id.name, props_.major, props_.minor,
+                     props_.sm_count, static_cast<double>(id.total_memory) / (1024.0 * 1024.0 * 1024.0));
 }
 
 Status CudaDevice::copy(const TensorImpl& dst, const TensorImpl& src, bool non_blocking) {
@@ -152,8 +165,10 @@ Status cuda_check_compute_capability(const std::string& package_cc, int major, i
 Status CudaDevice::check_package(const std::vector<std::pair<std::string, std::string>>& metadata) {
   for (const auto& kv : metadata) {
     if (kv.first != "AOTI_COMPUTE_CAPABILITY") continue;
-    Status s = cuda_check_compute_capability(kv.second, props_.major, props_.minor,
-                                             fmt::format("cuda:{} ({})", index_, props_.name));
+    // The GPU's name only goes into a refusal, so it is read only then.
+    Status s = cuda_check_compute_capability(kv.second, props_.major, props_.minor, "");
+    if (!s.ok()) s = cuda_check_compute_capability(kv.second, props_.major, props_.minor,
+                                                   fmt::format("cuda:{} ({})", index_, identity().name));
     if (!s.ok() && s.code() == StatusCode::kIncompatible) {
       const char* allow = std::getenv("AOTIRT_CUDA_ALLOW_ARCH_MISMATCH");
       if (allow && std::string(allow) == "1") {

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "backends/cuda/cuda_allocator.h"
@@ -14,13 +15,21 @@
 
 namespace aotirt {
 
+// What the ops ask of the GPU, read attribute by attribute when the device is
+// created (cudaGetDeviceProperties queries every property, some of them
+// slowly, and sits on the cold start's path).
 struct CudaDeviceProperties {
-  std::string name;
   int major = 0;
   int minor = 0;
   int sm_count = 0;
-  size_t total_memory = 0;
   size_t shared_memory_per_block_optin = 0;
+};
+
+// The GPU's name and memory, for descriptions and messages: read on first
+// use with cudaGetDeviceProperties.
+struct CudaDeviceIdentity {
+  std::string name;
+  size_t total_memory = 0;
 };
 
 class CudaDevice final : public Device {
@@ -46,6 +55,7 @@ class CudaDevice final : public Device {
 
   int index() const { return index_; }
   const CudaDeviceProperties& properties() const { return props_; }
+  const CudaDeviceIdentity& identity() const;
   CudaAllocator& cuda_allocator() { return *allocator_; }
 
  private:
@@ -54,6 +64,8 @@ class CudaDevice final : public Device {
 
   int index_;
   CudaDeviceProperties props_;
+  mutable std::once_flag identity_once_;
+  mutable CudaDeviceIdentity identity_;
   std::unique_ptr<CudaAllocator> allocator_;
 };
 
