@@ -141,8 +141,11 @@ const BackendInfo& cuda_backend_info();
 const BackendInfo& metal_backend_info();
 
 // Returns the device, creating it on first use. Borrowed: the registry owns it
-// until process exit.
+// until process exit. Creating one device does not hold up callers of another.
 Result<Device*> get_device(DeviceId id);
+// For tests: |info| stands in for the backend of info->type (null puts the
+// real one back). Devices it created stay in the registry.
+void set_backend_for_testing(const BackendInfo* info);
 // The backend's prewarm threads for a model on |id| (none if it has none).
 std::vector<std::thread> prewarm_backend(DeviceId id, const std::vector<std::string>& imported);
 // Number of devices of |type|, or the backend's UNAVAILABLE status.

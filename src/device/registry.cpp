@@ -9,7 +9,10 @@
 namespace aotirt {
 namespace {
 
+std::atomic<const BackendInfo*> g_test_backend{nullptr};
+
 const BackendInfo* backend_for(DeviceType type) {
+  if (const BackendInfo* t = g_test_backend.load(std::memory_order_acquire); t && t->type == type) return t;
   switch (type) {
     case DeviceType::kCpu: return &cpu_backend_info();
     case DeviceType::kCuda: return &cuda_backend_info();
@@ -18,9 +21,18 @@ const BackendInfo* backend_for(DeviceType type) {
   return nullptr;
 }
 
+// One per device: creating a GPU device (its context) takes 140-430 ms, and
+// other devices must stay reachable meanwhile (the CLI reads its inputs into
+// host tensors beside a GPU model's load).
+struct Slot {
+  std::mutex mutex;  // held while the device is created
+  std::unique_ptr<Device> device;
+  std::atomic<Device*> ready{nullptr};  // |device| once created
+};
+
 struct Registry {
-  std::mutex mutex;
-  std::map<std::pair<int, int>, std::unique_ptr<Device>> devices;
+  std::mutex mutex;  // guards |slots| only
+  std::map<std::pair<int, int>, std::unique_ptr<Slot>> slots;
   // Hot path: every CPU empty_strided asks for it, without taking the mutex,
   // so it is atomic (shims run on any thread).
   std::atomic<Device*> cpu{nullptr};
@@ -34,6 +46,8 @@ Registry& registry() {
 }
 
 }  // namespace
+
+void set_backend_for_testing(const BackendInfo* info) { g_test_backend.store(info, std::memory_order_release); }
 
 Result<int> device_count(DeviceType type) {
   const BackendInfo* info = backend_for(type);
@@ -52,19 +66,32 @@ Result<Device*> get_device(DeviceId id) {
   if (id.type == DeviceType::kCpu && id.index == 0) {
     if (Device* cpu = r.cpu.load(std::memory_order_acquire)) return cpu;
   }
-  std::lock_guard<std::mutex> lock(r.mutex);
-  auto key = std::make_pair(static_cast<int>(id.type), id.index);
-  auto it = r.devices.find(key);
-  if (it != r.devices.end()) return it->second.get();
   const BackendInfo* info = backend_for(id.type);
   if (!info) return AOTIRT_STATUS(kInvalidArgument, "unknown device type {}", static_cast<int>(id.type));
+  auto not_found = [&](int count) {
+    return AOTIRT_STATUS(kNotFound, "device {} does not exist: {} {} device(s) present", id.to_string(), count,
+                         info->name);
+  };
+  if (id.index < 0) {
+    AOTIRT_ASSIGN_OR_RETURN(int count, info->probe());
+    return not_found(count);
+  }
+  Slot* slot = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    std::unique_ptr<Slot>& s = r.slots[std::make_pair(static_cast<int>(id.type), id.index)];
+    if (!s) s.reset(new Slot());
+    if (Device* d = s->ready.load(std::memory_order_acquire)) return d;
+    slot = s.get();
+  }
+  // A failed creation leaves the slot empty, so the next caller tries again.
+  std::lock_guard<std::mutex> lock(slot->mutex);
+  if (slot->device) return slot->device.get();
   AOTIRT_ASSIGN_OR_RETURN(int count, info->probe());
-  if (id.index < 0 || id.index >= count)
-    return AOTIRT_STATUS(kNotFound, "device {} does not exist: {} {} device(s) present",
-                         id.to_string(), count, info->name);
-  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<Device> dev, info->create(id.index));
-  Device* raw = dev.get();
-  r.devices.emplace(key, std::move(dev));
+  if (id.index >= count) return not_found(count);
+  AOTIRT_ASSIGN_OR_RETURN(slot->device, info->create(id.index));
+  Device* raw = slot->device.get();
+  slot->ready.store(raw, std::memory_order_release);
   if (id.type == DeviceType::kCpu) r.cpu.store(raw, std::memory_order_release);
   return raw;
 }

@@ -1,8 +1,10 @@
 // Storage reference counting, TensorImpl views and layout helpers, and the
-// device registry's tensor allocation (empty_strided, storage_bytes_for).
+// device registry: its tensor allocation (empty_strided, storage_bytes_for) and
+// devices created without holding each other up.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <thread>
@@ -308,6 +310,61 @@ TEST(EmptyStridedTest, UnknownDevicesAreErrors) {
   Result<int> n = device_count(DeviceType::kCpu);
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 1);
+}
+
+// A device whose creation takes a while (a GPU's context): while it is
+// created, other devices stay reachable, and a second caller for the same
+// device waits for the one creation instead of making its own.
+namespace slow_backend {
+std::atomic<int> creations{0};
+std::atomic<bool> creating{false};
+
+class SlowDevice final : public Device {
+ public:
+  explicit SlowDevice(int index) : index_(index) {}
+  DeviceId id() const override { return DeviceId{DeviceType::kMps, index_}; }
+  std::string description() const override { return "slow test device"; }
+  Allocator& allocator() override { return get_device(DeviceId{}).value()->allocator(); }
+  Status copy(const TensorImpl&, const TensorImpl&, bool) override { return Status(); }
+  Status zero(const TensorImpl&) override { return Status(); }
+  Status synchronize() override { return Status(); }
+
+ private:
+  int index_;
+};
+
+Result<int> probe() { return 8; }
+Result<std::unique_ptr<Device>> create(int index) {
+  creations++;
+  creating = true;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  return std::unique_ptr<Device>(new SlowDevice(index));
+}
+const BackendInfo kInfo{DeviceType::kMps, "slow test", probe, create};
+}  // namespace slow_backend
+
+TEST(DeviceRegistryTest, ACreationHoldsUpNoOtherDevice) {
+  using namespace slow_backend;
+  set_backend_for_testing(&kInfo);
+  const DeviceId slow{DeviceType::kMps, 7};
+  Result<Device*> first = Status(StatusCode::kInternal, "not run");
+  Result<Device*> second = Status(StatusCode::kInternal, "not run");
+  std::thread a([&] { first = get_device(slow); });
+  while (!creating) std::this_thread::yield();
+  std::thread b([&] { second = get_device(slow); });
+  // CPU index 1 misses the CPU's lock-free path: it goes through the registry.
+  const auto start = std::chrono::steady_clock::now();
+  Result<Device*> other = get_device(DeviceId{DeviceType::kCpu, 1});
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(other.status().code(), StatusCode::kNotFound);
+  EXPECT_LT(ms, 150.0) << "another device's lookup waited for the slow creation";
+  a.join();
+  b.join();
+  set_backend_for_testing(nullptr);
+  ASSERT_TRUE(first.ok()) << first.status().to_string();
+  ASSERT_TRUE(second.ok()) << second.status().to_string();
+  EXPECT_EQ(first.value(), second.value());
+  EXPECT_EQ(creations.load(), 1);
 }
 
 TEST(EmptyStridedTest, CloneMakesAContiguousCopy) {
