@@ -1,10 +1,14 @@
 #include "backends/cuda/cuda_device.h"
 
+#include <cuda.h>
 #include <dlfcn.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/cuda/cuda_copy.h"
@@ -285,10 +289,50 @@ Result<CudaDevice*> cuda_device(int index) {
 }
 
 namespace {
-Result<int> cuda_probe() { return cuda_device_count(); }
+
+// AOTIRT_CUDA_DRIVER_CONTEXT_FIRST=1 (an experiment, off by default): the
+// driver creates device 0's primary context on a thread of its own from the
+// first probe on, so that the runtime's own start (its entry points, aotirt's
+// kernel images) runs beside it; the runtime then finds the context made.
+// The thread is leaked on purpose: a std::thread still running at exit
+// would end the process with std::terminate.
+std::thread* g_driver_context = nullptr;
+std::once_flag g_driver_context_once;
+
+void start_driver_context() {
+  std::call_once(g_driver_context_once, [] {
+    const char* v = std::getenv("AOTIRT_CUDA_DRIVER_CONTEXT_FIRST");
+    if (!v || std::string(v) != "1") return;
+    g_driver_context = new std::thread([] {
+      void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+      if (!h) return;
+      auto init = reinterpret_cast<decltype(&cuInit)>(dlsym(h, "cuInit"));
+      auto get = reinterpret_cast<decltype(&cuDeviceGet)>(dlsym(h, "cuDeviceGet"));
+      auto retain = reinterpret_cast<decltype(&cuDevicePrimaryCtxRetain)>(dlsym(h, "cuDevicePrimaryCtxRetain"));
+      CUdevice dev = 0;
+      CUcontext ctx = nullptr;
+      // Kept retained for the process, like the runtime's own reference.
+      if (init && get && retain && init(0) == CUDA_SUCCESS && get(&dev, 0) == CUDA_SUCCESS) retain(&ctx, dev);
+    });
+  });
+}
+
+void join_driver_context() {
+  static std::once_flag joined;
+  std::call_once(joined, [] {
+    if (g_driver_context && g_driver_context->joinable()) g_driver_context->join();
+  });
+}
+
+Result<int> cuda_probe() {
+  start_driver_context();
+  return cuda_device_count();
+}
 Result<std::unique_ptr<Device>> cuda_create(int index) {
-  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaDevice> d, CudaDevice::create(index));
-  return std::unique_ptr<Device>(std::move(d));
+  Result<std::unique_ptr<CudaDevice>> d = CudaDevice::create(index);
+  join_driver_context();
+  if (!d.ok()) return d.take_status();
+  return std::unique_ptr<Device>(std::move(d).value());
 }
 }  // namespace
 
