@@ -350,7 +350,13 @@ TEST(DeviceRegistryTest, ACreationHoldsUpNoOtherDevice) {
   Result<Device*> first = Status(StatusCode::kInternal, "not run");
   Result<Device*> second = Status(StatusCode::kInternal, "not run");
   std::thread a([&] { first = get_device(slow); });
-  while (!creating) std::this_thread::yield();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!creating && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  if (!creating) {
+    a.join();
+    set_backend_for_testing(nullptr);
+    FAIL() << "the slow backend was never asked to create the device: " << first.status().to_string();
+  }
   std::thread b([&] { second = get_device(slow); });
   // CPU index 1 misses the CPU's lock-free path: it goes through the registry.
   const auto start = std::chrono::steady_clock::now();
