@@ -160,11 +160,13 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   // A GPU model's library opens while its device is still being created:
   // the runtime functions it imports are aotirt's own, global already. If
   // that fails, it is opened again once the device has checked them.
-  Result<std::unique_ptr<ModelLibrary>> library = AOTIRT_STATUS(kUnavailable, "the library is not open");
-  if (!m->device_id_.is_cpu()) {
-    library = ModelLibrary::open(m->package_.library_bytes, info.model_name);
+  auto open_library = [&] {
+    Result<std::unique_ptr<ModelLibrary>> l = ModelLibrary::open(m->package_.library_bytes, info.model_name);
     trace.mark("library opened");
-  }
+    return l;
+  };
+  Result<std::unique_ptr<ModelLibrary>> library = AOTIRT_STATUS(kUnavailable, "the library is not open");
+  if (!m->device_id_.is_cpu()) library = open_library();
   device_thread.join();
   // The device's error is the more basic one (no GPU, wrong architecture).
   AOTIRT_RETURN_IF_ERROR(device_status);
@@ -174,10 +176,7 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   // global before it is opened.
   AOTIRT_RETURN_IF_ERROR(m->device_->prepare_model_load());
   trace.mark("device ready");
-  if (!library.ok()) {
-    library = ModelLibrary::open(m->package_.library_bytes, info.model_name);
-    trace.mark("library opened");
-  }
+  if (!library.ok()) library = open_library();
   if (!library.ok()) return library.take_status();
   m->library_ = std::move(library).value();
   // The bytes now live in the memfd; don't keep a second copy.
@@ -415,9 +414,7 @@ Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, c
   // The debug trace times the first run (kernel modules and plans load there).
   const bool trace = log_level() <= LogLevel::kDebug && !first_run_done_.exchange(true);
   const auto start = trace ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-  tracing_first_run_ = trace;
-  Result<std::vector<Tensor>> r = graph_mode_ ? run_graph(inputs, options) : run_eager(inputs, options);
-  tracing_first_run_ = false;
+  Result<std::vector<Tensor>> r = graph_mode_ ? run_graph(inputs, options) : run_eager(inputs, options, trace);
   if (trace) {
     const MemoryUsage m = process_memory_usage();
     AOTIRT_LOG(kDebug, "first run: {:.1f} ms (RSS {} MiB, peak {} MiB)",
@@ -427,11 +424,11 @@ Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, c
   return r;
 }
 
-Result<std::vector<Tensor>> ModelState::run_eager(const std::vector<Tensor>& inputs, const RunOptions& options) {
+Result<std::vector<Tensor>> ModelState::run_eager(const std::vector<Tensor>& inputs, const RunOptions& options,
+                                                  bool trace) {
   AOTIRT_RETURN_IF_ERROR(check_inputs(inputs));
   // The first run's phases in the debug trace; the model's part is waited
   // for there, so that its kernels' time is not counted as the outputs'.
-  const bool trace = tracing_first_run_;
   auto last = trace ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   auto phase = [&](const char* what, bool wait) -> Status {
     if (!trace) return Status();

@@ -58,7 +58,8 @@ class ModelState {
   Result<std::vector<Tensor>> invoke(std::vector<AtenTensorHandle>& in_handles, bool single_threaded,
                                      const char* what);
   Result<std::vector<Tensor>> finish(std::vector<Tensor> outputs, const RunOptions& options);
-  Result<std::vector<Tensor>> run_eager(const std::vector<Tensor>& inputs, const RunOptions& options);
+  // |trace|: the debug trace times the run's phases (the first run's).
+  Result<std::vector<Tensor>> run_eager(const std::vector<Tensor>& inputs, const RunOptions& options, bool trace);
   Result<std::vector<Tensor>> run_graph(const std::vector<Tensor>& inputs, const RunOptions& options);
   Status record_graph(GraphEntry& entry, const std::vector<Tensor>& inputs);
   // Points the graph's input copies at |inputs| (or copies them in).
@@ -80,7 +81,6 @@ class ModelState {
   std::mutex prewarm_mutex_;
   std::atomic<bool> prewarm_pending_{false};
   std::atomic<bool> first_run_done_{false};  // for the debug trace
-  std::atomic<bool> tracing_first_run_{false};  // the phases of the first run, for the debug trace
 
   bool graph_mode_ = false;
   size_t graph_warmup_runs_ = 1;
