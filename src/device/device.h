@@ -133,6 +133,11 @@ struct BackendInfo {
   // of a model load, device creation included. The caller joins the threads
   // before the model's first run. Failures are left for the ops to report.
   std::vector<std::thread> (*prewarm)(int index, const std::vector<std::string>& imported) = nullptr;
+  // Optional. Called once get_device has decided to create device |index|,
+  // before it probes: work the driver can do on its own (a GPU's context)
+  // may start here, beside the probe. create(), or a probe that shows
+  // |index| absent, finishes it.
+  void (*begin_create)(int index) = nullptr;
 };
 
 // Each backend defines one of these (the real one or its stub).

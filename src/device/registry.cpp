@@ -87,6 +87,7 @@ Result<Device*> get_device(DeviceId id) {
   // A failed creation leaves the slot empty, so the next caller tries again.
   std::lock_guard<std::mutex> lock(slot->mutex);
   if (slot->device) return slot->device.get();
+  if (info->begin_create) info->begin_create(id.index);
   AOTIRT_ASSIGN_OR_RETURN(int count, info->probe());
   if (id.index >= count) return not_found(count);
   AOTIRT_ASSIGN_OR_RETURN(slot->device, info->create(id.index));

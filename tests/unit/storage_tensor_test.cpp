@@ -373,6 +373,37 @@ TEST(DeviceRegistryTest, ACreationHoldsUpNoOtherDevice) {
   EXPECT_EQ(creations.load(), 1);
 }
 
+// begin_create hears of each creation before the probe, and only of creations.
+namespace recording_backend {
+std::vector<std::string> calls;
+Result<int> probe() {
+  calls.push_back("probe");
+  return 2;
+}
+void begin_create(int index) { calls.push_back("begin " + std::to_string(index)); }
+Result<std::unique_ptr<Device>> create(int index) {
+  calls.push_back("create " + std::to_string(index));
+  return std::unique_ptr<Device>(new slow_backend::SlowDevice(index));
+}
+const BackendInfo kInfo{DeviceType::kMps, "recording test", probe, create, nullptr, begin_create};
+}  // namespace recording_backend
+
+TEST(DeviceRegistryTest, BeginCreateComesBeforeTheProbeOfACreation) {
+  using namespace recording_backend;
+  set_backend_for_testing(&kInfo);
+  calls.clear();
+  Result<Device*> d = get_device(DeviceId{DeviceType::kMps, 1});
+  Result<Device*> again = get_device(DeviceId{DeviceType::kMps, 1});
+  Result<Device*> absent = get_device(DeviceId{DeviceType::kMps, 5});
+  set_backend_for_testing(nullptr);
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(d.value(), again.value());
+  EXPECT_EQ(absent.status().code(), StatusCode::kNotFound);
+  // The second lookup finds the device made; the absent one is probed, not created.
+  EXPECT_EQ(calls, (std::vector<std::string>{"begin 1", "probe", "create 1", "begin 5", "probe"}));
+}
+
 TEST(EmptyStridedTest, CloneMakesAContiguousCopy) {
   Result<TensorImpl> src = empty_strided({2, 3}, {1, 2}, DType::kInt32, DeviceId{});
   ASSERT_TRUE(src.ok());

@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -290,20 +291,23 @@ Result<CudaDevice*> cuda_device(int index) {
 
 namespace {
 
-// AOTIRT_CUDA_DRIVER_CONTEXT_FIRST=1 (an experiment, off by default): the
-// driver creates device 0's primary context on a thread of its own from the
-// first probe on, so that the runtime's own start (its entry points, aotirt's
-// kernel images) runs beside it; the runtime then finds the context made.
-// The thread is leaked on purpose: a std::thread still running at exit
-// would end the process with std::terminate.
+// The driver creates the first device's primary context on a thread of its
+// own as soon as get_device decides to create it, so that the runtime's own
+// start (its entry points, aotirt's kernel images, the probe) runs beside it;
+// the runtime then finds the context made. On the MLP's cold start this saved
+// about 5 ms of 168 (bench/notes.md). AOTIRT_CUDA_DRIVER_CONTEXT_FIRST=0 turns
+// it off. The thread is leaked on purpose: a std::thread still running at exit
+// would end the process with std::terminate; every path joins it first.
 std::thread* g_driver_context = nullptr;
+std::atomic<int> g_driver_context_index{-1};
 std::once_flag g_driver_context_once;
 
-void start_driver_context() {
-  std::call_once(g_driver_context_once, [] {
+void cuda_begin_create(int index) {
+  std::call_once(g_driver_context_once, [index] {
     const char* v = std::getenv("AOTIRT_CUDA_DRIVER_CONTEXT_FIRST");
-    if (!v || std::string(v) != "1") return;
-    g_driver_context = new std::thread([] {
+    if (v && std::string(v) == "0") return;
+    g_driver_context_index = index;
+    g_driver_context = new std::thread([index] {
       void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
       if (!h) return;
       auto init = reinterpret_cast<decltype(&cuInit)>(dlsym(h, "cuInit"));
@@ -312,7 +316,7 @@ void start_driver_context() {
       CUdevice dev = 0;
       CUcontext ctx = nullptr;
       // Kept retained for the process, like the runtime's own reference.
-      if (init && get && retain && init(0) == CUDA_SUCCESS && get(&dev, 0) == CUDA_SUCCESS) retain(&ctx, dev);
+      if (init && get && retain && init(0) == CUDA_SUCCESS && get(&dev, index) == CUDA_SUCCESS) retain(&ctx, dev);
     });
   });
 }
@@ -325,8 +329,10 @@ void join_driver_context() {
 }
 
 Result<int> cuda_probe() {
-  start_driver_context();
-  return cuda_device_count();
+  Result<int> n = cuda_device_count();
+  // No create() follows for an absent device: finish the thread here.
+  if (!n.ok() || g_driver_context_index.load() >= *n) join_driver_context();
+  return n;
 }
 Result<std::unique_ptr<Device>> cuda_create(int index) {
   Result<std::unique_ptr<CudaDevice>> d = CudaDevice::create(index);
@@ -337,7 +343,7 @@ Result<std::unique_ptr<Device>> cuda_create(int index) {
 }  // namespace
 
 const BackendInfo& cuda_backend_info() {
-  static const BackendInfo info{DeviceType::kCuda, "cuda", cuda_probe, cuda_create, cuda_prewarm};
+  static const BackendInfo info{DeviceType::kCuda, "cuda", cuda_probe, cuda_create, cuda_prewarm, cuda_begin_create};
   return info;
 }
 
