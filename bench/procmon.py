@@ -26,7 +26,13 @@ class Observed:
     stderr: str = ""
     wall_s: float = 0.0
     marker_s: float | None = None  # spawn -> first stdout line matching the marker
-    max_rss_mb: float | None = None  # wait4's ru_maxrss
+    # wait4's ru_maxrss. Linux keeps in it the peak of the memory the child
+    # had before exec, which is the harness's own at fork (500-1100 MB here),
+    # so it is at least that: not a measure of a small process.
+    max_rss_mb: float | None = None
+    # The largest VmHWM read from /proc while the process ran (every poll):
+    # its own peak, up to the last reading before its exit.
+    polled_hwm_mb: float | None = None
     peak_device_mb: float | None = None
     device_method: str | None = None
     mapped_libs: set = field(default_factory=set)
@@ -184,6 +190,17 @@ def _descendants(pid: int) -> set:
     return out
 
 
+def _read_hwm_mb(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def _read_maps(pid: int, into: set) -> None:
     try:
         with open(f"/proc/{pid}/maps") as f:
@@ -267,6 +284,9 @@ def run_observed(
                     d = total - baseline
                     if peaks["delta"] is None or d > peaks["delta"]:
                         peaks["delta"] = d
+            hwm = _read_hwm_mb(proc.pid)
+            if hwm is not None and (obs.polled_hwm_mb is None or hwm > obs.polled_hwm_mb):
+                obs.polled_hwm_mb = hwm
             now = time.perf_counter()
             if watch_maps and now - last_maps > 0.2:
                 _read_maps(proc.pid, obs.mapped_libs)

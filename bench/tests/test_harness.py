@@ -28,6 +28,7 @@ def test_marker_time_and_peak_rss():
             block = bytearray(300 * 2**20)  # touched: counted in the RSS
             for i in range(0, len(block), 4096):
                 block[i] = 1
+            time.sleep(0.2)  # long enough for a poll to see it
             """
         ),
         marker=r"^first_output",
@@ -35,6 +36,20 @@ def test_marker_time_and_peak_rss():
     assert obs.ok(), obs.failure()
     assert 0.3 <= obs.marker_s < obs.wall_s
     assert obs.max_rss_mb >= 300
+    assert obs.polled_hwm_mb is not None and obs.polled_hwm_mb >= 300
+
+
+def test_polled_peak_rss_leaves_out_the_harness_memory():
+    # wait4's ru_maxrss of a child starts from the forking process's own
+    # memory; the polled VmHWM is the child's alone.
+    ballast = bytearray(400 * 2**20)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    obs = procmon.run_observed(_py("import time; time.sleep(0.3)"))
+    del ballast
+    assert obs.ok(), obs.failure()
+    assert obs.max_rss_mb >= 400
+    assert obs.polled_hwm_mb is not None and obs.polled_hwm_mb < 100, obs.polled_hwm_mb
 
 
 def test_marker_absent_leaves_none():
