@@ -302,8 +302,19 @@ std::thread* g_driver_context = nullptr;
 std::atomic<int> g_driver_context_index{-1};
 std::once_flag g_driver_context_once;
 
+// For the debug trace of a creation: where its time goes (the runtime's
+// start in the probe, the context, the allocator) against the driver's thread.
+using Clock = std::chrono::steady_clock;
+std::atomic<int64_t> g_create_start_ns{0};  // 0: no creation begun
+std::atomic<double> g_driver_context_ready_ms{-1.0};
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+double ms_since(int64_t start_ns) { return static_cast<double>(now_ns() - start_ns) / 1e6; }
+
 void cuda_begin_create(int index) {
   std::call_once(g_driver_context_once, [index] {
+    g_create_start_ns = now_ns();
     const char* v = std::getenv("AOTIRT_CUDA_DRIVER_CONTEXT_FIRST");
     if (v && std::string(v) == "0") return;
     g_driver_context_index = index;
@@ -316,7 +327,9 @@ void cuda_begin_create(int index) {
       CUdevice dev = 0;
       CUcontext ctx = nullptr;
       // Kept retained for the process, like the runtime's own reference.
-      if (init && get && retain && init(0) == CUDA_SUCCESS && get(&dev, index) == CUDA_SUCCESS) retain(&ctx, dev);
+      if (init && get && retain && init(0) == CUDA_SUCCESS && get(&dev, index) == CUDA_SUCCESS &&
+          retain(&ctx, dev) == CUDA_SUCCESS)
+        g_driver_context_ready_ms = ms_since(g_create_start_ns.load());
     });
   });
 }
@@ -328,15 +341,30 @@ void join_driver_context() {
   });
 }
 
+std::atomic<double> g_probed_ms{-1.0};
+
 Result<int> cuda_probe() {
   Result<int> n = cuda_device_count();
+  const int64_t begun = g_create_start_ns.load();
+  if (begun && g_probed_ms.load() < 0) g_probed_ms = ms_since(begun);
   // No create() follows for an absent device: finish the thread here.
   if (!n.ok() || g_driver_context_index.load() >= *n) join_driver_context();
   return n;
 }
 Result<std::unique_ptr<Device>> cuda_create(int index) {
+  const int64_t start = now_ns();
   Result<std::unique_ptr<CudaDevice>> d = CudaDevice::create(index);
+  const double created = ms_since(start);
   join_driver_context();
+  const int64_t begun = g_create_start_ns.load();
+  if (begun)
+    AOTIRT_LOG(kDebug,
+               "cuda:{} creation: runtime probed at {:.1f} ms, device made {:.1f} ms after, joined at {:.1f} ms; "
+               "the driver's context {}",
+               index, g_probed_ms.load(), created, ms_since(begun),
+               g_driver_context_ready_ms.load() >= 0
+                   ? fmt::format("ready at {:.1f} ms", g_driver_context_ready_ms.load())
+                   : std::string(g_driver_context ? "not made by its thread" : "thread off"));
   if (!d.ok()) return d.take_status();
   return std::unique_ptr<Device>(std::move(d).value());
 }
