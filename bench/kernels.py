@@ -20,7 +20,9 @@ warm-up do not count. `summarize` prints the same from a saved table.
 
 ncu times each kernel alone, with caches flushed before it (its default
 --cache-control all), so the sums exceed a run's latency; they rank where the
-GPU time goes, and the count of launches is exact.
+GPU time goes, and the count of launches is exact. `--cache-control none`
+leaves the caches as the kernels before left them, as in a run (tables named
+...-warm).
 """
 
 from __future__ import annotations
@@ -120,11 +122,12 @@ def summarize(kernels: list[Kernel]) -> dict:
     return {"launches": len(kernels), "total_us": sum(k.us for k in kernels), "kernels": rows}
 
 
-def format_summary(summary: dict, title: str, whole: bool, top: int = 25) -> str:
+def format_summary(summary: dict, title: str, whole: bool, top: int = 25, flushed: bool = True) -> str:
     out = [f"### {title}", ""]
     scope = "the whole profile (no two equal runs at its end)" if whole else "the last run"
+    caches = "caches flushed" if flushed else "caches as the kernels before left them"
     out.append(f"{summary['launches']} launches in {scope}, {summary['total_us']:.1f} us by ncu "
-               "(each kernel alone, caches flushed)")
+               f"(each kernel alone, {caches})")
     out += ["", "| launches | total us | mean us | share | kernel |", "|---|---|---|---|---|"]
     total = summary["total_us"] or 1.0
     for g in summary["kernels"][:top]:
@@ -184,6 +187,8 @@ def profile(args, harness=None) -> str:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     env = h.base_env() if libtorch else h.aotirt_env()
+    ncu_args = [ncu, "--clock-control", "none", "--cache-control", args.cache_control, "--metrics", METRIC, "--csv"]
+    suffix = "" if args.cache_control == "all" else "-warm"
     text = []
     for w in h.workloads:
         m = h.manifest(w)
@@ -191,15 +196,15 @@ def profile(args, harness=None) -> str:
             if not m.get("libtorch_package"):
                 raise ProfileError(f"{w}: no package for libtorch's runner "
                                    f"({m.get('libtorch_package_note', 'not checked')})")
-            cmd = [ncu, "--clock-control", "none", "--metrics", METRIC, "--csv", str(h.runner_bin),
+            cmd = ncu_args + [str(h.runner_bin),
                    str(h.wdir(w) / m["libtorch_package"]), "--device", "cuda", "--iters", "1", "--warmup", "1"]
             cmd += h.input_args(w, "--input", typed=True)
-            name = w + "-libtorch"
+            name = w + "-libtorch" + suffix
         else:
-            cmd = [ncu, "--clock-control", "none", "--metrics", METRIC, "--csv", str(h.aotirt_bin), "bench",
+            cmd = ncu_args + [str(h.aotirt_bin), "bench",
                    str(h.wdir(w) / m["package"]), "--device", "cuda", "--iters", "1", "--warmup", "1"]
             cmd += (["--cuda-graph"] if args.cuda_graph else []) + h.input_args(w, "--input", typed=False)
-            name = w + ("-graph" if args.cuda_graph else "")
+            name = w + ("-graph" if args.cuda_graph else "") + suffix
         csv_path = out_dir / f"{name}.csv"
         try:
             res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout_s)
@@ -211,7 +216,7 @@ def profile(args, harness=None) -> str:
             raise ProfileError(f"{w}: ncu exited with {res.returncode}: {' | '.join(tail)} (table: {csv_path})")
         kernels = parse_ncu_csv(res.stdout, str(csv_path))
         run_kernels, found = last_run(kernels)
-        md = format_summary(summarize(run_kernels), name, not found)
+        md = format_summary(summarize(run_kernels), name, not found, flushed=args.cache_control == "all")
         (out_dir / f"{name}.md").write_text(md)
         text.append(md)
     return "\n".join(text)
@@ -223,6 +228,9 @@ def parse_args(argv=None):
     p = sub.add_parser("profile", help="run workloads under ncu and summarize their last run")
     p.add_argument("--workloads", help="comma-separated (default: all)")
     p.add_argument("--cuda-graph", action="store_true", help="profile `aotirt bench --cuda-graph`")
+    p.add_argument("--cache-control", choices=["all", "none"], default="all",
+                   help="ncu's: all flushes the caches before each kernel (the default); none leaves them as the "
+                        "kernels before left them, as in a run (tables named <workload>[...]-warm)")
     p.add_argument("--system", choices=["aotirt", "libtorch-aoti"], default="aotirt",
                    help="whose kernels: aotirt's (default) or libtorch's runner's on the same workload")
     p.add_argument("--aotirt-build", default="build", help="aotirt build folder with bin/ and lib/ (default build)")

@@ -184,13 +184,36 @@ def test_profile_runs_ncu_on_aotirt_bench_and_summarizes(fake_setup):
     md = kernels.profile(args, harness=h)
     assert "### mlp-graph" in md and "2 launches in the last run, 4.0 us" in md
     argv = (tmp_path / "argv").read_text().split()
-    assert argv[:5] == ["--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv"]
-    assert argv[5].endswith("build/bin/aotirt") and argv[6] == "bench"
-    assert argv[7].endswith("work/cuda/mlp/model.pt2")
+    assert argv[:7] == ["--clock-control", "none", "--cache-control", "all", "--metrics",
+                        "gpu__time_duration.sum", "--csv"]
+    assert argv[7].endswith("build/bin/aotirt") and argv[8] == "bench"
+    assert argv[9].endswith("work/cuda/mlp/model.pt2")
+    assert "caches flushed" in md
     assert "--cuda-graph" in argv and argv[argv.index("--iters") + 1] == "1"
     assert argv[argv.index("--input") + 1].endswith("work/cuda/mlp/in0.npy")
     assert (tmp_path / "out" / "mlp-graph.csv").read_text() == csv_text
     assert (tmp_path / "out" / "mlp-graph.md").read_text() == md
+
+
+def test_profile_with_warm_caches_passes_cache_control_none(fake_setup):
+    tmp_path, bindir, args, h = fake_setup
+    (tmp_path / "table.csv").write_text(table([("mm", "3,000"), ("mm", "3,000")]))
+    _exe(bindir / "ncu", textwrap.dedent(f"""\
+        #!{sys.executable}
+        import sys
+        from pathlib import Path
+        Path({str(tmp_path)!r}, "argv").write_text(" ".join(sys.argv[1:]))
+        sys.stdout.write(Path({str(tmp_path)!r}, "table.csv").read_text())
+        """))
+    args.cache_control = "none"
+    md = kernels.profile(args, harness=h)
+    argv = (tmp_path / "argv").read_text().split()
+    assert argv[argv.index("--cache-control") + 1] == "none"
+    assert "### mlp-warm" in md and "caches as the kernels before left them" in md
+    assert (tmp_path / "out" / "mlp-warm.md").read_text() == md
+    assert kernels.parse_args(["profile", "--cache-control", "none"]).cache_control == "none"
+    with pytest.raises(SystemExit):
+        kernels.parse_args(["profile", "--cache-control", "some"])
 
 
 def test_profile_reports_ncu_failures(fake_setup):
@@ -231,7 +254,7 @@ def test_profile_libtorch_runs_ncu_on_the_runner_with_its_package(fake_setup):
     md = kernels.profile(args, harness=h)
     assert "### mlp-libtorch" in md and "1 launches in the last run, 4.0 us" in md
     argv = (tmp_path / "argv").read_text().split()
-    assert argv[5] == str(h.runner_bin) and argv[6].endswith("work/cuda/mlp/default.pt2")
+    assert argv[7] == str(h.runner_bin) and argv[8].endswith("work/cuda/mlp/default.pt2")
     assert "bench" not in argv and argv[argv.index("--iters") + 1] == "1"
     # The runner takes typed inputs (dtype:file).
     assert argv[argv.index("--input") + 1].endswith("work/cuda/mlp/in0.npy:float32")

@@ -24,6 +24,7 @@
 #include "backends/cuda/ops/cuda_conv_stem.h"
 #include "backends/cuda/ops/cuda_conv_tf32.h"
 #include "backends/cuda/ops/cuda_kernel_table.h"
+#include "backends/cuda/ops/cuda_l2_prefetch.h"
 #include "backends/cuda/ops/cuda_op_replay.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "base/log.h"
@@ -818,6 +819,10 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
     AOTIRT_CUDA_RETURN_IF_ERROR(cuda_conv_tf32_launch(plan->index, q, plan->split, semaphores, partials, s));
     return Status();
   };
+  // While a graph is recorded, the point after the convolution is where the
+  // next GEMM's weights may start into L2 (cuda_l2_prefetch.h).
+  unsigned long long capture = 0;
+  AOTIRT_CUDA_RETURN_IF_ERROR(cuda_l2_prefetch_capture(scope.stream(), &capture));
   if (plan->pdl) {
     // Not while the stream is recorded into a graph (there the kernels are
     // one graph's nodes already): a plain launch.
@@ -828,6 +833,7 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
   } else {
     AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, scope.stream(), call));
   }
+  AOTIRT_CUDA_RETURN_IF_ERROR(cuda_l2_prefetch_mark(scope.stream(), capture));
   *bias_done = bias != nullptr;
   return true;
 }
