@@ -146,6 +146,18 @@ def _exe(path: Path, text: str) -> Path:
     return path
 
 
+def _fake_ncu(bindir: Path, tmp_path: Path) -> Path:
+    """An ncu that records its arguments in tmp_path/argv and prints tmp_path/table.csv."""
+    # PATH holds only the fake tools, so the fake is Python with an absolute interpreter.
+    return _exe(bindir / "ncu", textwrap.dedent(f"""\
+        #!{sys.executable}
+        import sys
+        from pathlib import Path
+        Path({str(tmp_path)!r}, "argv").write_text(" ".join(sys.argv[1:]))
+        sys.stdout.write(Path({str(tmp_path)!r}, "table.csv").read_text())
+        """))
+
+
 @pytest.fixture
 def fake_setup(tmp_path, monkeypatch):
     bindir = tmp_path / "bin"
@@ -172,14 +184,7 @@ def test_profile_runs_ncu_on_aotirt_bench_and_summarizes(fake_setup):
     tmp_path, bindir, args, h = fake_setup
     csv_text = table([("copy", "5,000"), ("mm", "3,000"), ("relu", "1,000"), ("mm", "3,000"), ("relu", "1,000")])
     (tmp_path / "table.csv").write_text(csv_text)
-    # PATH holds only the fake tools, so the fake is Python with an absolute interpreter.
-    _exe(bindir / "ncu", textwrap.dedent(f"""\
-        #!{sys.executable}
-        import sys
-        from pathlib import Path
-        Path({str(tmp_path)!r}, "argv").write_text(" ".join(sys.argv[1:]))
-        sys.stdout.write(Path({str(tmp_path)!r}, "table.csv").read_text())
-        """))
+    _fake_ncu(bindir, tmp_path)
     args.cuda_graph = True
     md = kernels.profile(args, harness=h)
     assert "### mlp-graph" in md and "2 launches in the last run, 4.0 us" in md
@@ -198,13 +203,7 @@ def test_profile_runs_ncu_on_aotirt_bench_and_summarizes(fake_setup):
 def test_profile_with_warm_caches_passes_cache_control_none(fake_setup):
     tmp_path, bindir, args, h = fake_setup
     (tmp_path / "table.csv").write_text(table([("mm", "3,000"), ("mm", "3,000")]))
-    _exe(bindir / "ncu", textwrap.dedent(f"""\
-        #!{sys.executable}
-        import sys
-        from pathlib import Path
-        Path({str(tmp_path)!r}, "argv").write_text(" ".join(sys.argv[1:]))
-        sys.stdout.write(Path({str(tmp_path)!r}, "table.csv").read_text())
-        """))
+    _fake_ncu(bindir, tmp_path)
     args.cache_control = "none"
     md = kernels.profile(args, harness=h)
     argv = (tmp_path / "argv").read_text().split()
@@ -243,13 +242,7 @@ def test_profile_libtorch_runs_ncu_on_the_runner_with_its_package(fake_setup):
     h.runner_bin.parent.mkdir(parents=True, exist_ok=True)
     _exe(h.runner_bin, "#!/bin/sh\nexit 0\n")
     (tmp_path / "table.csv").write_text(table([("gemm", "4,000"), ("gemm", "4,000")]))
-    _exe(bindir / "ncu", textwrap.dedent(f"""\
-        #!{sys.executable}
-        import sys
-        from pathlib import Path
-        Path({str(tmp_path)!r}, "argv").write_text(" ".join(sys.argv[1:]))
-        sys.stdout.write(Path({str(tmp_path)!r}, "table.csv").read_text())
-        """))
+    _fake_ncu(bindir, tmp_path)
     args.system = "libtorch-aoti"
     md = kernels.profile(args, harness=h)
     assert "### mlp-libtorch" in md and "1 launches in the last run, 4.0 us" in md
