@@ -204,4 +204,27 @@ cudaError_t cuda_launch_space_to_depth2(const float* x, const SpaceToDepth2& m, 
   return cudaGetLastError();
 }
 
+namespace {
+
+constexpr int kLineBytes = 128;
+constexpr int kMaxPrefetchBlocks = 264;  // two an SM on an H200: enough requests in flight
+
+// The instruction only asks L2 for the line, so the kernel ends long before
+// the last lines arrive and holds no SM.
+__global__ void l2_prefetch_kernel(const char* p, size_t bytes) {
+  const size_t stride = size_t(gridDim.x) * blockDim.x * kLineBytes;
+  for (size_t off = (size_t(blockIdx.x) * blockDim.x + threadIdx.x) * kLineBytes; off < bytes; off += stride)
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(p + off));
+}
+
+}  // namespace
+
+cudaError_t cuda_launch_l2_prefetch(const void* p, size_t bytes, cudaStream_t stream) {
+  if (bytes == 0) return cudaSuccess;
+  const size_t lines = (bytes + kLineBytes - 1) / kLineBytes;
+  const int blocks = static_cast<int>(std::min<size_t>((lines + kThreads - 1) / kThreads, kMaxPrefetchBlocks));
+  l2_prefetch_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const char*>(p), bytes);
+  return cudaGetLastError();
+}
+
 }  // namespace aotirt

@@ -41,4 +41,8 @@ cudaError_t cuda_launch_space_to_depth2(const float* x, const SpaceToDepth2& m, 
 // x[i] *= alpha for |n| contiguous elements.
 cudaError_t cuda_launch_scale(void* x, int dtype, int64_t n, double alpha, cudaStream_t stream);
 
+// Asks L2 for the |bytes| at |p| (borrowed), one prefetch a 128-byte line;
+// writes nothing (cuda_l2_prefetch.h).
+cudaError_t cuda_launch_l2_prefetch(const void* p, size_t bytes, cudaStream_t stream);
+
 }  // namespace aotirt

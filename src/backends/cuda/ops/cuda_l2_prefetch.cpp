@@ -1,24 +1,13 @@
 #include "backends/cuda/ops/cuda_l2_prefetch.h"
 
-#include <algorithm>
-#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
+#include "backends/cuda/cuda_stream.h"
+#include "backends/cuda/ops/cuda_op_kernels.h"
+
 namespace aotirt {
 namespace {
-
-constexpr int kLineBytes = 128;
-constexpr int kThreads = 256;
-constexpr int kMaxBlocks = 264;  // two an SM on an H200: enough requests in flight
-
-// One prefetch a 128-byte line: the instruction only asks L2 for the line,
-// so the kernel ends long before the last lines arrive and holds no SM.
-__global__ void l2_prefetch_kernel(const char* p, size_t bytes) {
-  const size_t stride = size_t(gridDim.x) * blockDim.x * kLineBytes;
-  for (size_t off = (size_t(blockIdx.x) * blockDim.x + threadIdx.x) * kLineBytes; off < bytes; off += stride)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(p + off));
-}
 
 // This thread's branch stream and events for one device (owned; destroyed
 // when the thread ends). A thread's own, so that captures on two threads
@@ -36,14 +25,12 @@ struct PrefetchSet {
   }
 };
 
-constexpr int kMaxDevices = 64;
-
 cudaError_t prefetch_set(PrefetchSet** out) {
   int device = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
-  if (device < 0 || device >= kMaxDevices) return cudaErrorInvalidDevice;
-  thread_local PrefetchSet sets[kMaxDevices];
+  if (device < 0 || device >= kCudaMaxDevices) return cudaErrorInvalidDevice;
+  thread_local PrefetchSet sets[kCudaMaxDevices];
   PrefetchSet& s = sets[device];
   if (!s.made) {
     // Made whole or not at all. Stream and event creation are allowed while
@@ -101,10 +88,7 @@ cudaError_t cuda_l2_prefetch(cudaStream_t stream, unsigned long long capture, co
   if (s->mark_capture != capture) return cudaSuccess;
   err = cudaStreamWaitEvent(s->side, s->mark, 0);
   if (err != cudaSuccess) return err;
-  const size_t lines = (bytes + kLineBytes - 1) / kLineBytes;
-  const int blocks = static_cast<int>(std::min<size_t>((lines + kThreads - 1) / kThreads, kMaxBlocks));
-  l2_prefetch_kernel<<<blocks, kThreads, 0, s->side>>>(static_cast<const char*>(p), bytes);
-  err = cudaGetLastError();
+  err = cuda_launch_l2_prefetch(p, bytes, s->side);
   // Joined whatever happened: a capture with a branch left unjoined is
   // invalid.
   cudaError_t joined = cudaEventRecord(s->done, s->side);
