@@ -503,11 +503,15 @@ Result<bool> own_gemm(int device, cudaStream_t stream, const LtGemm& g, bool dry
   return f32x3_gemm(device, stream, g, dry_run);
 }
 
-// The bytes op(A) or op(B) of a single GEMM spans.
+// The bytes op(A) or op(B) of a single GEMM spans in memory, from its first
+// element to its last (not past it: the operand may be a view that ends
+// where its allocation does, short of a whole leading dimension).
 size_t operand_bytes(const LtGemm& g, bool a) {
   const int64_t ld = a ? g.lda : g.ldb;
+  const int64_t rows = a ? (g.ta ? g.k : g.m) : (g.tb ? g.n : g.k);
   const int64_t cols = a ? (g.ta ? g.m : g.k) : (g.tb ? g.k : g.n);
-  return static_cast<size_t>(ld) * static_cast<size_t>(cols) * dtype_size(g.dtype);
+  if (rows <= 0 || cols <= 0) return 0;
+  return static_cast<size_t>((cols - 1) * ld + rows) * dtype_size(g.dtype);
 }
 
 Status queue_gemm(int device, cudaStream_t stream, const LtGemm& g);
