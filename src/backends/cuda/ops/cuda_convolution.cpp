@@ -826,9 +826,7 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
   if (plan->pdl) {
     // Not while the stream is recorded into a graph (there the kernels are
     // one graph's nodes already): a plain launch.
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    AOTIRT_CUDA_RETURN_IF_ERROR(cudaStreamIsCapturing(scope.stream(), &capture));
-    q.pdl = capture == cudaStreamCaptureStatusNone;
+    q.pdl = capture == 0;
     AOTIRT_RETURN_IF_ERROR(call(scope.stream()));
   } else {
     AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, scope.stream(), call));

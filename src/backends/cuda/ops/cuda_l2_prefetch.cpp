@@ -60,7 +60,6 @@ bool cuda_l2_prefetch_enabled() {
 
 cudaError_t cuda_l2_prefetch_capture(cudaStream_t stream, unsigned long long* capture) {
   *capture = 0;
-  if (!cuda_l2_prefetch_enabled()) return cudaSuccess;
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   unsigned long long id = 0;
   cudaError_t err = cudaStreamGetCaptureInfo(stream, &status, &id);
@@ -69,7 +68,7 @@ cudaError_t cuda_l2_prefetch_capture(cudaStream_t stream, unsigned long long* ca
 }
 
 cudaError_t cuda_l2_prefetch_mark(cudaStream_t stream, unsigned long long capture) {
-  if (capture == 0) return cudaSuccess;
+  if (capture == 0 || !cuda_l2_prefetch_enabled()) return cudaSuccess;
   PrefetchSet* s = nullptr;
   cudaError_t err = prefetch_set(&s);
   if (err != cudaSuccess) return err;
@@ -80,7 +79,9 @@ cudaError_t cuda_l2_prefetch_mark(cudaStream_t stream, unsigned long long captur
 }
 
 cudaError_t cuda_l2_prefetch(cudaStream_t stream, unsigned long long capture, const void* p, size_t bytes) {
-  if (capture == 0 || !p || bytes < kCudaL2PrefetchMinBytes || bytes > kCudaL2PrefetchMaxBytes) return cudaSuccess;
+  if (capture == 0 || !cuda_l2_prefetch_enabled() || !p || bytes < kCudaL2PrefetchMinBytes ||
+      bytes > kCudaL2PrefetchMaxBytes)
+    return cudaSuccess;
   PrefetchSet* s = nullptr;
   cudaError_t err = prefetch_set(&s);
   if (err != cudaSuccess) return err;

@@ -28,15 +28,17 @@ constexpr size_t kCudaL2PrefetchMaxBytes = size_t(16) << 20;
 // repaid.
 constexpr size_t kCudaL2PrefetchMinBytes = size_t(64) << 10;
 
-// The id of the capture |stream| is recorded into, or 0 where it is not (or
-// prefetches are off): the |capture| the two calls below take.
+// The id of the capture |stream| is recorded into, or 0 where it is not:
+// the |capture| the two calls below take. One query serves an op that also
+// launches differently inside a capture (a convolution's dependent launch).
 cudaError_t cuda_l2_prefetch_capture(cudaStream_t stream, unsigned long long* capture);
 
 // Marks the point on |stream| after an op's kernels, where the next
-// prefetch may begin. Does nothing for |capture| 0.
+// prefetch may begin. Does nothing for |capture| 0 or with prefetches off.
 cudaError_t cuda_l2_prefetch_mark(cudaStream_t stream, unsigned long long capture);
 
-// If this thread marked a point of |capture| (not 0): a branch from that
+// If prefetches are on and this thread marked a point of |capture| (not 0):
+// a branch from that
 // point reads |bytes| at |p| (borrowed; device memory that outlives the
 // graph) into L2, and |stream| waits for it, so that the kernels queued
 // next find the bytes in L2. Otherwise nothing. Queues no work that writes

@@ -521,7 +521,7 @@ Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
   // batch sizes where this pays, the weights) read into L2 beside the
   // kernels since the previous GEMM or convolution (cuda_l2_prefetch.h).
   unsigned long long capture = 0;
-  AOTIRT_CUDA_RETURN_IF_ERROR(cuda_l2_prefetch_capture(stream, &capture));
+  if (cuda_l2_prefetch_enabled()) AOTIRT_CUDA_RETURN_IF_ERROR(cuda_l2_prefetch_capture(stream, &capture));
   if (capture && g.batch == 1) {
     const size_t a = operand_bytes(g, true), b = operand_bytes(g, false);
     AOTIRT_CUDA_RETURN_IF_ERROR(cuda_l2_prefetch(stream, capture, a >= b ? g.a : g.b, std::max(a, b)));
