@@ -49,6 +49,10 @@ struct PackageInfo {
     bool provided;
   };
   std::vector<Symbol> imported_shims;
+  // Problems that do not stop the package from loading but that its user
+  // should hear of (a CPU package compiled without vector instructions for a
+  // CPU that has them, say). `aotirt inspect` prints them.
+  std::vector<std::string> warnings;
 };
 
 struct LoadOptions {

@@ -22,6 +22,7 @@ from ._package import (
     model_names,
     read_metadata,
 )
+from ._vec_isa import prepare_vec_isa
 
 __all__ = [
     "DYNAMIC_DIM",
@@ -39,6 +40,7 @@ __all__ = [
     "imported_shims",
     "imported_shims_by_model",
     "model_names",
+    "prepare_vec_isa",
     "provided_shims",
     "read_metadata",
 ]

@@ -17,6 +17,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from ._package import imported_shims_by_model, read_all_metadata
+from ._vec_isa import prepare_vec_isa
 
 # The three inductor options that make a package loadable without libtorch.
 LEAN_OPTIONS = {
@@ -284,6 +285,10 @@ def export(
     autotuned Triton kernels and attention is decomposed into plain math, so
     the library needs no fallback operator at all.
 
+    For a CPU device, Inductor's vector-ISA probe is prepared first
+    (`prepare_vec_isa`), so the kernels use this host's best vector ISA even
+    on a machine whose probe cache a lean export spoilt.
+
     A model that updates its own buffers is compiled with Inductor's
     joint-graph constant folding off (unless the caller sets it), because that
     pass can freeze such a buffer at its initial value.
@@ -316,6 +321,9 @@ def export(
     configs = _compile_options(
         inductor_configs, options, inputs, outputs, stateful=mutates_state(ep)
     )
+
+    if device.type == "cpu":
+        prepare_vec_isa()
 
     parent = os.path.dirname(os.path.abspath(path))
     os.makedirs(parent, exist_ok=True)

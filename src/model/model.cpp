@@ -112,6 +112,7 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
                          info.device_key, wanted.to_string());
   m->device_id_ = wanted;
   AOTIRT_RETURN_IF_ERROR(check_package_host(m->package_));
+  for (const std::string& w : info.warnings) AOTIRT_LOG(kWarning, "'{}': {}", path, w);
   if (options.cuda_graph) {
     if (type != DeviceType::kCuda)
       return AOTIRT_STATUS(kInvalidArgument, "CUDA graphs were requested, but '{}' is a {} model", path,

@@ -82,6 +82,19 @@ std::string host_machine() {
   return u.machine;
 }
 
+std::string scalar_package_warning(const std::string& device_key, const std::string& isa) {
+  if (device_key != "cpu") return std::string();
+  for (const std::string& token : split_tokens(isa))
+    if (token != "INVALID_VEC_ISA" && token != "NONE" && token != "DEFAULT") return std::string();
+  const std::string host = host_cpu_isa();
+  if (host == "scalar") return std::string();
+  return fmt::format(
+      "the package's CPU kernels were compiled without vector instructions (ISA {}), but this CPU has {}: "
+      "they run several times slower than they could. Inductor's vector-ISA probe was probably cached by a "
+      "lean export; export again after aotirt.prepare_vec_isa() (docs/exporting.md)",
+      isa.empty() ? "none" : isa, host);
+}
+
 Status check_cpu_isa(const std::string& isa) {
   for (const std::string& token : split_tokens(isa)) {
     if (token == "INVALID_VEC_ISA" || token == "NONE" || token == "DEFAULT") continue;

@@ -16,5 +16,10 @@ Status check_cpu_isa(const std::string& isa);
 std::string host_cpu_isa();
 // uname's machine ("x86_64", "aarch64").
 std::string host_machine();
+// A warning for a CPU package whose kernels were compiled without vector
+// instructions (AOTI_CPU_ISA "INVALID_VEC_ISA" or empty) while this CPU has
+// them: it runs, but its kernels are scalar and several times slower than a
+// package exported for this CPU. Empty when there is nothing to say.
+std::string scalar_package_warning(const std::string& device_key, const std::string& isa);
 
 }  // namespace aotirt

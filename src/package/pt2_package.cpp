@@ -147,6 +147,8 @@ Result<Pt2Package> open_pt2_package(const std::string& path, const std::string& 
   if (p.info.device_key.empty())
     return AOTIRT_STATUS(kDataLoss, "'{}': metadata has no AOTI_DEVICE_KEY", path);
   p.info.cpu_isa = metadata_get(p, "AOTI_CPU_ISA");
+  std::string scalar = scalar_package_warning(p.info.device_key, p.info.cpu_isa);
+  if (!scalar.empty()) p.info.warnings.push_back(std::move(scalar));
   p.info.compute_capability = metadata_get(p, "AOTI_COMPUTE_CAPABILITY");
   p.info.library_entry = p.library->name;
   p.info.library_bytes = p.library->size;

@@ -91,6 +91,11 @@ def _save(t: torch.Tensor, path: Path) -> dict:
 
 
 def _export(model: zoo.ZooModel, example, device: str, pt2: Path) -> None:
+    if device == "cpu":
+        # What docs/exporting.md asks of plain aoti_compile_and_package users
+        # too: the plain exports below would otherwise compile scalar kernels
+        # on a machine whose vector-ISA probe a lean export spoilt.
+        aotirt.prepare_vec_isa()
     module = model.build()
     dynamic = model.dynamic_shapes() if model.dynamic_shapes else None
     if model.plain:

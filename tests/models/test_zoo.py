@@ -57,6 +57,27 @@ def test_cli_matches_eager(name, zoo_manifest, zoo_root, cli, tmp_path):
         assert not problems, f"{name} {s['name']}:\n" + "\n".join(problems)
 
 
+def test_cpu_packages_are_vectorised(zoo_manifest, zoo_root):
+    """Every CPU package of the zoo compiles its kernels for a vector ISA on a
+    CPU that has one (a spoilt Inductor probe made them scalar: see
+    python/aotirt/_vec_isa.py)."""
+    import aotirt
+    from test_vec_isa import host_has_vector_isa
+
+    if zoo_device() != "cpu":
+        pytest.skip("CUDA packages carry no CPU kernels")
+    if not host_has_vector_isa():
+        pytest.skip("this CPU has no AVX2: scalar kernels are expected")
+    scalar = {}
+    for pkg in zoo_manifest["packages"]:
+        if "error" in pkg:
+            continue
+        isa = aotirt.read_metadata(zoo_root / pkg["dir"] / pkg["package"]).get("AOTI_CPU_ISA", "")
+        if not isa or isa == "INVALID_VEC_ISA":
+            scalar[pkg["name"]] = isa
+    assert not scalar, f"CPU packages compiled without a vector ISA: {scalar}"
+
+
 @pytest.mark.parametrize("preset", [None, "4"])
 def test_cli_uses_one_cuda_connection_unless_told(preset, zoo_manifest, zoo_root, cli, tmp_path):
     # The CLI asks the driver for one hardware work queue (less host memory)

@@ -120,5 +120,23 @@ TEST(CpuFeaturesTest, HostMachine) {
 #endif
 }
 
+TEST(CpuFeaturesTest, ScalarCpuPackagesWarnOnVectorHosts) {
+  const bool vector_host = host_cpu_isa() != "scalar";
+  for (const char* isa : {"INVALID_VEC_ISA", "", "NONE"}) {
+    std::string w = scalar_package_warning("cpu", isa);
+    if (vector_host) {
+      EXPECT_NE(w.find("without vector instructions"), std::string::npos) << isa;
+      EXPECT_NE(w.find(host_cpu_isa()), std::string::npos) << w;
+    } else {
+      EXPECT_EQ(w, "") << isa;
+    }
+  }
+  // Vectorised CPU packages and other devices' packages get no warning.
+  EXPECT_EQ(scalar_package_warning("cpu", "AVX2"), "");
+  EXPECT_EQ(scalar_package_warning("cpu", "AVX512 AVX512_VNNI"), "");
+  EXPECT_EQ(scalar_package_warning("cuda", ""), "");
+  EXPECT_EQ(scalar_package_warning("cuda", "INVALID_VEC_ISA"), "");
+}
+
 }  // namespace
 }  // namespace aotirt

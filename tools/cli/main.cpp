@@ -372,6 +372,7 @@ Status cmd_inspect(const std::string& package, bool json) {
     j["imported_shims"] = Json::array();
     for (const auto& s : p.imported_shims) j["imported_shims"].push_back({{"name", s.name}, {"provided", s.provided}});
     j["missing_shims"] = missing;
+    j["warnings"] = p.warnings;
     j["summary"] = summary;
     std::cout << j.dump(2) << "\n";
     return Status();
@@ -392,6 +393,8 @@ Status cmd_inspect(const std::string& package, bool json) {
   fmt::print("imported shims ({}):\n", p.imported_shims.size());
   for (const auto& s : p.imported_shims) fmt::print("  {:<8} {}\n", s.provided ? "provided" : "MISSING", s.name);
   fmt::print("{}\n", summary);
+  std::fflush(stdout);
+  for (const std::string& w : p.warnings) fmt::print(stderr, "aotirt: warning: {}\n", w);
   return Status();
 }
 
