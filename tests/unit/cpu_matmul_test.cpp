@@ -132,6 +132,58 @@ TEST(CpuMatmulTest, ReducedPrecisionGoesThroughFloat32) {
   }
 }
 
+// One to eight rows of float32 (up to four) and bfloat16 take the few-row
+// kernels (cpu_gemm_rows.h) when B has a unit stride: every tail of their
+// vector loops (K and N around the vector widths) and both B layouts, with
+// and without a bias, in mm, addmm and bmm.
+TEST(CpuMatmulTest, FewRowProductsMatchReference) {
+  std::mt19937 rng(4321);
+  const int64_t ks[] = {1, 7, 16, 17, 40, 100, 768};
+  const int64_t ns[] = {1, 3, 4, 5, 31, 64, 65, 130};
+  for (DType dtype : {DType::kFloat32, DType::kBFloat16}) {
+    const int64_t max_rows = dtype == DType::kFloat32 ? 4 : 8;
+    for (int64_t m = 1; m <= max_rows; m += (m < 3 ? 1 : 3)) {
+      for (int64_t k : ks) {
+        for (int64_t n : ns) {
+          for (Layout lb : {Layout::kTransposed, Layout::kContiguous, Layout::kPadded, Layout::kOffset}) {
+            Handle a = make_matrix(m, k, Layout::kContiguous, dtype), b = make_matrix(k, n, lb, dtype);
+            Handle out = make_tensor({m, n}, dtype);
+            fill_random(a, rng);
+            fill_random(b, rng);
+            fill_value(out, std::numeric_limits<double>::quiet_NaN());
+            ASSERT_EQ(aoti_torch_cpu_mm_out(out.get(), a.get(), b.get()), 0) << get_last_error().to_string();
+            const std::string what = std::string(dtype_name(dtype)) + " m=" + std::to_string(m) +
+                                     " k=" + std::to_string(k) + " n=" + std::to_string(n) +
+                                     " layout " + std::to_string(int(lb));
+            ASSERT_TRUE(all_close(values(out), ref_bmm(values(a), values(b), {}, 1, m, k, n, 0, 1),
+                                  atol_for(dtype), rtol_for(dtype)))
+                << what;
+
+            Handle bias = make_tensor({n}, dtype);
+            Handle out2 = make_matrix(m, n, Layout::kStrided, dtype);
+            fill_random(bias, rng);
+            ASSERT_EQ(aoti_torch_cpu_addmm_out(out2.get(), bias.get(), a.get(), b.get(), 0.5, 2.0), 0)
+                << get_last_error().to_string();
+            auto want = ref_bmm(values(a), values(b), expand(values(bias), {n}, 1, m, n), 1, m, k, n, 0.5, 2.0);
+            ASSERT_TRUE(all_close(values(out2), want, 2 * atol_for(dtype), rtol_for(dtype))) << what << " addmm";
+          }
+        }
+      }
+    }
+    // A batch of few-row products, B [B, K, N] read as each batch's transpose.
+    const int64_t batch = 3, m = 2, k = 70, n = 37;
+    Handle a = make_tensor({batch, m, k}, dtype);
+    Handle b = make_permuted({batch, k, n}, {0, 2, 1}, dtype);
+    Handle out = make_tensor({batch, m, n}, dtype);
+    fill_random(a, rng);
+    fill_random(b, rng);
+    ASSERT_EQ(aoti_torch_cpu_bmm_out(out.get(), a.get(), b.get()), 0) << get_last_error().to_string();
+    EXPECT_TRUE(all_close(values(out), ref_bmm(values(a), values(b), {}, batch, m, k, n, 0, 1),
+                          atol_for(dtype), rtol_for(dtype)))
+        << dtype_name(dtype) << " bmm";
+  }
+}
+
 TEST(CpuMatmulTest, AddmmBroadcastsBiasShapes) {
   std::mt19937 rng(21);
   const int64_t m = 5, k = 7, n = 6;

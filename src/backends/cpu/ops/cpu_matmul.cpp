@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_copy.h"
+#include "backends/cpu/ops/cpu_gemm_rows.h"
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "base/status.h"
 #include "device/device.h"
@@ -65,12 +66,66 @@ void run_batches(const TensorImpl& c, const BlasMatrix& cl, const Operand& a, co
   }
 }
 
+// How the few-row kernels can read |b| [B, K, N] in place, if they can: one
+// of its matrix strides must be 1. A float32 product goes to them only up to
+// kGemmRowsF32 rows, where sgemm's packing of all of B costs more than it
+// saves; a bfloat16 one up to kGemmRowsMax (OpenBLAS would need both operands
+// widened to float32 first).
+constexpr int64_t kGemmRowsF32 = 4;
+
+bool rows_layout(const TensorImpl& b, RowsLayout* layout, int64_t* ldb) {
+  const int64_t sk = b.strides()[1], sn = b.strides()[2];
+  if (sk == 1 || b.sizes()[1] == 1) {
+    *layout = RowsLayout::kKContiguous;
+    *ldb = b.sizes()[2] == 1 ? b.sizes()[1] : sn;
+    return *ldb >= 0;
+  }
+  if (sn == 1 || b.sizes()[2] == 1) {
+    *layout = RowsLayout::kNContiguous;
+    *ldb = sk;
+    return sk >= 0;
+  }
+  return false;
+}
+
+bool use_gemm_rows(const TensorImpl& a, const TensorImpl& b) {
+  const int64_t m = a.sizes()[1];
+  if (m < 1 || m > kGemmRowsMax || a.dtype() != b.dtype()) return false;
+  if (a.dtype() != DType::kBFloat16 && !(a.dtype() == DType::kFloat32 && m <= kGemmRowsF32)) return false;
+  RowsLayout layout;
+  int64_t ldb;
+  return rows_layout(b, &layout, &ldb);
+}
+
+// The few-row path of matmul_into: A widened to float32, B read in place.
+Status matmul_rows(const TensorImpl& c, const TensorImpl& a, const TensorImpl& b, double alpha, double beta) {
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl a32, contiguous_as(a, DType::kFloat32));
+  RowsProblem p;
+  p.m = c.sizes()[1];
+  p.n = c.sizes()[2];
+  p.k = a.sizes()[2];
+  p.b_bf16 = b.dtype() == DType::kBFloat16;
+  rows_layout(b, &p.layout, &p.ldb);
+  p.c_rs = c.strides()[1];
+  p.c_cs = c.strides()[2];
+  p.alpha = static_cast<float>(alpha);
+  p.beta = static_cast<float>(beta);
+  const int64_t batch = c.sizes()[0];
+  const size_t elem = dtype_size(b.dtype());
+  for (int64_t i = 0; i < batch; ++i) {
+    p.a = static_cast<const float*>(a32.data_ptr()) + i * p.m * p.k;
+    p.b = static_cast<const char*>(b.data_ptr()) + (batch > 1 ? i * b.strides()[0] : 0) * elem;
+    p.c = static_cast<float*>(c.data_ptr()) + (batch > 1 ? i * c.strides()[0] : 0);
+    gemm_rows(p);
+  }
+  return Status();
+}
+
 // out = beta * self + alpha * (a @ b) over [B, M, K] x [B, K, N] -> [B, M, N];
 // |self| (null for mm/bmm) broadcasts to out and is ignored when beta is 0.
 // Shapes and dtypes are already checked.
 Status matmul_into(const TensorImpl& out, const TensorImpl* self, const TensorImpl& a, const TensorImpl& b,
                    double beta, double alpha) {
-  AOTIRT_RETURN_IF_ERROR(ensure_blas());
   const int64_t batch = out.sizes()[0], m = out.sizes()[1], n = out.sizes()[2];
   const int64_t k = a.sizes()[2];
   AOTIRT_RETURN_IF_ERROR(check_blas_int(m, "M"));
@@ -91,9 +146,15 @@ Status matmul_into(const TensorImpl& out, const TensorImpl* self, const TensorIm
   const bool use_self = self != nullptr && beta != 0.0;
   if (use_self && !same_view(c, *self)) AOTIRT_RETURN_IF_ERROR(cpu_copy_strided(c, *self));
 
+  const double eff_beta = use_self ? beta : 0.0;
+  if (ct == DType::kFloat32 && use_gemm_rows(a, b)) {
+    AOTIRT_RETURN_IF_ERROR(matmul_rows(c, a, b, alpha, eff_beta));
+    if (!direct) AOTIRT_RETURN_IF_ERROR(cpu_copy_strided(out, c));
+    return Status();
+  }
+  AOTIRT_RETURN_IF_ERROR(ensure_blas());
   AOTIRT_ASSIGN_OR_RETURN(Operand oa, stage_operand(a, ct));
   AOTIRT_ASSIGN_OR_RETURN(Operand ob, stage_operand(b, ct));
-  const double eff_beta = use_self ? beta : 0.0;
   if (ct == DType::kFloat64)
     run_batches<double>(c, cl, oa, ob, alpha, eff_beta);
   else
