@@ -1,15 +1,21 @@
 # The harness's child processes (bench/run.py starts them; each run is a
 # fresh process so its start-up, memory and compile caches are its own):
 #
-#   worker.py export WORKLOAD_DIR --workload W --device D [--quick] [--lean] [--default]
+#   worker.py export WORKLOAD_DIR --workload W --device D [--quick] [--lean] [--default] [--onnx]
+#           [--key K --package-name NAME --cpp-threads N [--freezing]]
 #       builds the workload, saves its inputs and eager reference outputs as
 #       .npy, and writes the aotirt (lean) package and/or a package with
-#       AOTInductor's default options, plus manifest.json.
-#   worker.py python-system WORKLOAD_DIR --system S --device D ...
+#       AOTInductor's default options, plus manifest.json. With --key (the
+#       CPU benchmark) the package is NAME, compiled for N OpenMP threads
+#       (Inductor's cpp.threads) and with freezing if asked, recorded under K
+#       in the manifest's "packages" (lean) or "default_packages". --onnx
+#       writes model.onnx with torch.onnx.export for onnxruntime
+#       (ort_worker.py).
+#   worker.py python-system WORKLOAD_DIR --system S --device D [--threads T] ...
 #       times eager / torch.compile / torch.compile reduce-overhead; prints
 #       "first_output" as soon as the first output is on the host, then one
-#       JSON line.
-#   worker.py python-warm WORKLOAD_DIR --system S --device D
+#       JSON line. --threads: torch.set_num_threads(T) before anything else.
+#   worker.py python-warm WORKLOAD_DIR --system S --device D [--threads T]
 #       fills the inductor cache for torch.compile / reduce-overhead: builds
 #       and compiles the model exactly as python-system does, runs it twice
 #       and exits (no timing); the harness runs several at once before any
@@ -51,7 +57,12 @@ def save_npy(t: torch.Tensor, path: Path) -> None:
     if t.dtype in _WIDENED:
         t = t.float()  # exact; the runners convert back to the input's dtype
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, t.contiguous().numpy())
+    # Written beside and renamed: another export of the same workload (one
+    # per package on the CPU) rewrites the same files while a reader may have
+    # them open.
+    tmp = path.with_name(path.name + ".tmp.npy")
+    np.save(tmp, t.contiguous().numpy())
+    os.replace(tmp, path)
 
 
 def load_inputs(wdir: Path, manifest: dict, device: torch.device) -> list:
@@ -133,43 +144,111 @@ def cmd_export(args) -> int:
         save_npy(t, wdir / f)
         manifest["reference"].append(f)
 
+    # The CPU benchmark's packages: one per OpenMP thread count, which
+    # Inductor writes into the generated code (cpp.threads; -1, its default,
+    # means torch.get_num_threads() of the exporting process), and with
+    # freezing (Inductor's CPU recipe) where asked.
+    configs = {}
+    if args.cpp_threads:
+        configs["cpp.threads"] = args.cpp_threads
+    if args.freezing:
+        configs["freezing"] = True
     if args.lean:
         import aotirt
 
         start = time.perf_counter()
-        pkg = wdir / "model.pt2"
+        pkg = wdir / (args.package_name or "model.pt2")
         # Packages the runtime cannot load yet are still written (and the
         # missing shims recorded), so the other systems are measured anyway.
-        aotirt.export(module, tuple(dev_inputs), pkg, device=device, check_shims=False)
-        manifest["package"] = pkg.name
-        manifest["export_s"] = round(time.perf_counter() - start, 1)
-        manifest["package_bytes"] = pkg.stat().st_size
+        aotirt.export(module, tuple(dev_inputs), pkg, device=device, check_shims=False,
+                      inductor_configs=configs or None)
         # Against the shims the build for this device provides (a CUDA
         # build adds those of provided_shims_cuda.txt); the harness checks
         # again with `aotirt inspect --json` when the binary is there.
-        manifest["missing_shims"] = sorted(
-            {n for names in aotirt.check_package_shims(pkg, device=device).values() for n in names}
-        )
-        manifest["missing_shims_device"] = device.type
+        info = {
+            "export_s": round(time.perf_counter() - start, 1),
+            "package_bytes": pkg.stat().st_size,
+            "missing_shims": sorted(
+                {n for names in aotirt.check_package_shims(pkg, device=device).values() for n in names}
+            ),
+            "missing_shims_device": device.type,
+        }
+        if args.key:
+            manifest.setdefault("packages", {})[args.key] = pkg.name
+            manifest.setdefault("package_info", {})[args.key] = {**info, "inductor_configs": configs}
+            # What tools that take one package (bench/ab.py) run: the first
+            # unfrozen one written.
+            if not args.freezing:
+                manifest.setdefault("package", pkg.name)
+        else:
+            manifest["package"] = pkg.name
+            manifest.update(info)
     if args.default:
         start = time.perf_counter()
-        pkg = wdir / "model.default.pt2"
+        pkg = wdir / (("model.default." + args.package_name.removeprefix("model.")) if args.package_name
+                      else "model.default.pt2")
         ep = torch.export.export(module, tuple(dev_inputs), strict=False)
         # Built under its final name (the zip's top folder is named after
         # the file) in a private folder, then moved into place.
         staging = Path(tempfile.mkdtemp(prefix=".export-", dir=wdir))
         try:
-            torch._inductor.aoti_compile_and_package(ep, package_path=str(staging / pkg.name))
+            torch._inductor.aoti_compile_and_package(ep, package_path=str(staging / pkg.name),
+                                                     inductor_configs=configs or None)
             os.replace(staging / pkg.name, pkg)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        manifest["default_package"] = pkg.name
-        manifest["default_export_s"] = round(time.perf_counter() - start, 1)
+        if args.key:
+            manifest.setdefault("default_packages", {})[args.key] = pkg.name
+        else:
+            manifest["default_package"] = pkg.name
+            manifest["default_export_s"] = round(time.perf_counter() - start, 1)
+    if args.onnx:
+        manifest["onnx"] = export_onnx(module, tuple(dev_inputs), wdir)
     tmp_manifest = wdir / ".manifest.json.tmp"
     tmp_manifest.write_text(json.dumps(manifest, indent=1))
     os.replace(tmp_manifest, manifest_path)
     print(json.dumps({"ok": True, "workload": args.workload}))
     return 0
+
+
+def export_onnx(module, inputs: tuple, wdir: Path) -> dict:
+    """Writes WDIR/model.onnx (and its external data file) with
+    torch.onnx.export: the default exporter first (torch 2.11's is the
+    dynamo one), then the TorchScript one (dynamo=False) if that fails.
+    Returns what happened; raises when both fail."""
+    import inspect
+
+    default_dynamo = inspect.signature(torch.onnx.export).parameters["dynamo"].default
+    info = {"file": "model.onnx", "torch_default_dynamo": default_dynamo}
+    attempts = [("default", {}), ("dynamo=False", {"dynamo": False})]
+    errors = []
+    start = time.perf_counter()
+    for name, kwargs in attempts:
+        # Written under its final name (the external data file is named
+        # after it, and the model refers to it by that name) in a private
+        # folder, then moved into place.
+        staging = Path(tempfile.mkdtemp(prefix=".onnx-", dir=wdir))
+        try:
+            with torch.no_grad():
+                torch.onnx.export(module, inputs, str(staging / "model.onnx"), **kwargs)
+            files = sorted(p.name for p in staging.iterdir())
+            for old in wdir.glob("model.onnx*"):
+                old.unlink()
+            for f in files:
+                os.replace(staging / f, wdir / f)
+        except Exception as e:  # noqa: BLE001 - the fallback, then the error, is the answer
+            errors.append(f"{name}: {type(e).__name__}: {' '.join(str(e).split())[:600]}")
+            continue
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        info["exporter"] = (f"torch.onnx.export default (dynamo={default_dynamo})" if name == "default"
+                            else "torch.onnx.export(dynamo=False)")
+        info["files"] = files
+        info["export_s"] = round(time.perf_counter() - start, 1)
+        if errors:
+            info["fallback_reason"] = errors[0]
+        return info
+    raise RuntimeError("torch.onnx.export failed with both exporters: " + " | ".join(errors))
 
 
 # ---- eager / torch.compile ----
@@ -207,9 +286,15 @@ def prepare(wdir: Path, system: str, device: torch.device):
     return manifest, step
 
 
+def set_threads(threads: int | None) -> None:
+    if threads:
+        torch.set_num_threads(threads)
+
+
 def cmd_python_warm(args) -> int:
     wdir = Path(args.dir)
     device = torch.device(args.device)
+    set_threads(args.threads)
     start = time.perf_counter()
     _, step = prepare(wdir, args.system, device)
     runs = []
@@ -230,6 +315,7 @@ def cmd_python_warm(args) -> int:
 def cmd_python_system(args) -> int:
     wdir = Path(args.dir)
     device = torch.device(args.device)
+    set_threads(args.threads)
 
     load_start = time.perf_counter()
     if args.system not in PY_SYSTEMS:
@@ -283,6 +369,7 @@ def cmd_python_system(args) -> int:
         "mean_us": sum(samples) / n,
         "peak_rss_mb": vm_hwm_mb(),
         "rel_err_vs_reference": err,
+        "torch_num_threads": torch.get_num_threads(),
     }
     if device.type == "cuda":
         result["torch_max_allocated_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
@@ -319,7 +406,9 @@ def cmd_environment(args) -> int:
         "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
         "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
     }
-    for mod in ("torchvision", "transformers"):
+    # On a CPU also the onnxruntime system's packages.
+    mods = ("torchvision", "transformers") + (("onnxruntime", "onnx", "onnxscript") if device.type == "cpu" else ())
+    for mod in mods:
         try:
             env[mod] = __import__(mod).__version__
         except Exception as e:  # noqa: BLE001
@@ -382,23 +471,32 @@ def main() -> int:
     e.add_argument("--quick", action="store_true")
     e.add_argument("--lean", action="store_true", help="the aotirt package (model.pt2)")
     e.add_argument("--default", action="store_true", help="a default-options package (model.default.pt2)")
+    e.add_argument("--onnx", action="store_true", help="model.onnx, with torch.onnx.export")
+    e.add_argument("--key", help="record the package under this key (packages / default_packages)")
+    e.add_argument("--package-name", help="the lean package's file name (default model.pt2)")
+    e.add_argument("--cpp-threads", type=int, help="Inductor's cpp.threads: OpenMP threads of the generated code")
+    e.add_argument("--freezing", action="store_true", help="compile with Inductor's freezing=True")
     p = sub.add_parser("python-system")
     p.add_argument("dir")
     p.add_argument("--system", required=True)
     p.add_argument("--device", required=True)
     p.add_argument("--iters", type=int, required=True)
     p.add_argument("--warmup", type=int, required=True)
+    p.add_argument("--threads", type=int, help="torch.set_num_threads")
     pw = sub.add_parser("python-warm")
     pw.add_argument("dir")
     pw.add_argument("--system", required=True, choices=["torch.compile", "torch.compile-reduce-overhead"])
     pw.add_argument("--device", required=True)
     pw.add_argument("--runs", type=int, default=2)
+    pw.add_argument("--threads", type=int, help="torch.set_num_threads")
     v = sub.add_parser("environment")
     v.add_argument("--device", required=True)
     args = ap.parse_args()
     if args.cmd == "export":
-        if not (args.lean or args.default):
-            ap.error("export needs --lean and/or --default")
+        if not (args.lean or args.default or args.onnx):
+            ap.error("export needs --lean, --default and/or --onnx")
+        if args.key and not args.package_name:
+            ap.error("--key needs --package-name")
         return cmd_export(args)
     if args.cmd == "python-system":
         return cmd_python_system(args)

@@ -2,8 +2,10 @@
 # and its example inputs, so every process (the exporter, the eager and
 # torch.compile workers) builds the same model and the same inputs without
 # any download. GPT-2 is a compact implementation of GPT-2 small written for
-# static shapes (a decode step over a fixed 512-token KV cache exports as one
-# graph); tests/test_workloads.py checks it against transformers' GPT-2.
+# static shapes (a decode step over a fixed KV cache exports as one graph);
+# tests/test_workloads.py checks it against transformers' GPT-2. WORKLOADS
+# holds both sets: the GPU one (GPU_WORKLOADS) and the CPU one, sized for a
+# two-core machine (CPU_WORKLOADS).
 
 from __future__ import annotations
 
@@ -156,6 +158,9 @@ class Workload:
     # The decode step's bytes per run, for the physical limit.
     memory_bound: bool = False
     meta: dict = field(default_factory=dict)
+    # Timed / warm-up runs on a CPU, for the workloads of both sets.
+    cpu_iters: int | None = None
+    cpu_warmup: int | None = None
 
 
 def _generator() -> torch.Generator:
@@ -190,6 +195,30 @@ def _build_vit(quick: bool):
     return m, [torch.randn(1, 3, 224, 224, generator=_generator())]
 
 
+def _build_vit_s16(quick: bool):
+    import torchvision
+
+    torch.manual_seed(SEED)
+    # torchvision has no ViT-S/16 builder: the ViT-S/16 shape (DeiT-S) on
+    # its VisionTransformer class, 22M parameters.
+    m = torchvision.models.VisionTransformer(
+        image_size=224, patch_size=16, num_layers=12, num_heads=6, hidden_dim=384, mlp_dim=1536
+    )
+    nn.init.normal_(m.heads.head.weight, std=0.02)  # zero-initialised, as in _build_vit
+    return m, [torch.randn(1, 3, 224, 224, generator=_generator())]
+
+
+def _build_torchvision(name: str):
+    def build(quick: bool):
+        import torchvision
+
+        torch.manual_seed(SEED)
+        m = getattr(torchvision.models, name)(weights=None)
+        return m, [torch.randn(1, 3, 224, 224, generator=_generator())]
+
+    return build
+
+
 def gpt2_shape(quick: bool) -> GPT2Shape:
     return GPT2_TINY if quick else GPT2_SMALL
 
@@ -199,15 +228,28 @@ def gpt2_context(quick: bool) -> int:
     return 64 if quick else 512
 
 
-def _build_gpt2_decode(quick: bool):
-    s, past = gpt2_shape(quick), gpt2_context(quick)
+def _decode_step(s: GPT2Shape, past: int, dtype: torch.dtype):
     torch.manual_seed(SEED)
-    m = GPT2Decode(s, past).to(torch.bfloat16)
+    m = GPT2Decode(s, past).to(dtype)
     g = _generator()
     ids = torch.randint(0, s.vocab, (1, 1), generator=g)
-    # A plausible cache: keys and values of unit scale, as bf16.
-    kv = torch.randn(s.n_layer, 2, 1, s.n_head, past, s.head_dim, generator=g).to(torch.bfloat16)
+    # A plausible cache: keys and values of unit scale, in the model's dtype.
+    kv = torch.randn(s.n_layer, 2, 1, s.n_head, past, s.head_dim, generator=g).to(dtype)
     return m, [ids, kv]
+
+
+def _build_gpt2_decode(quick: bool):
+    return _decode_step(gpt2_shape(quick), gpt2_context(quick), torch.bfloat16)
+
+
+def _build_gpt2_decode128(dtype: torch.dtype):
+    """GPT-2 small over a 128-token cache (the CPU set); --quick: the tiny
+    model over gpt2_context(True) tokens, as gpt2_decode."""
+
+    def build(quick: bool):
+        return _decode_step(gpt2_shape(quick), gpt2_context(quick) if quick else 128, dtype)
+
+    return build
 
 
 def _build_gpt2_prefill(quick: bool):
@@ -232,7 +274,11 @@ def _build_bert(quick: bool):
 # than about 10 s even for a system ten times slower than libtorch on an H200
 # machine (ResNet-50 batch 32 at ~150 ms a run, say), while keeping at least
 # 100 timed runs for the sub-millisecond workloads and 30 for the larger ones.
-WORKLOADS = {
+# The CPU set's (its own workloads' iters / warmup, cpu_iters / cpu_warmup of
+# the shared ones) are sized for one thread of a two-core machine: at least 30
+# timed runs, each row's timing within about 10 s for a system twice as slow
+# as libtorch's runner.
+_GPU_SET = {
     w.name: w
     for w in [
         Workload("mlp", "MLP 64->128->10, batch 8, fp32", _build_mlp, 500, 50),
@@ -248,15 +294,48 @@ WORKLOADS = {
             memory_bound=True,
         ),
         Workload("gpt2_prefill512", "GPT-2 small prefill of 512 tokens, bf16", _build_gpt2_prefill, 100, 10),
-        Workload("bert_base_s128", "BERT-base (transformers), batch 1, seq 128, fp32", _build_bert, 200, 20),
+        Workload("bert_base_s128", "BERT-base (transformers), batch 1, seq 128, fp32", _build_bert, 200, 20,
+                 cpu_iters=30, cpu_warmup=3),
     ]
 }
+_CPU_ONLY = {
+    w.name: w
+    for w in [
+        Workload("resnet18_b1", "ResNet-18 (torchvision), batch 1, fp32", _build_torchvision("resnet18"), 40, 4),
+        Workload("mobilenet_v3_b1", "MobileNetV3-Large (torchvision mobilenet_v3_large), batch 1, fp32",
+                 _build_torchvision("mobilenet_v3_large"), 100, 10),
+        Workload("gpt2_decode128_f32", "GPT-2 small decode step, fp32, static KV cache of 128 past tokens",
+                 _build_gpt2_decode128(torch.float32), 50, 5, memory_bound=True),
+        Workload("gpt2_decode128_bf16", "GPT-2 small decode step, bf16, static KV cache of 128 past tokens",
+                 _build_gpt2_decode128(torch.bfloat16), 30, 3, memory_bound=True),
+        Workload("vit_s16_b1", "ViT-S/16 (torchvision VisionTransformer: 12 layers, 6 heads, width 384, MLP "
+                 "1536), batch 1, fp32", _build_vit_s16, 30, 3),
+    ]
+}
+WORKLOADS = {**_GPU_SET, **{n: w for n, w in _CPU_ONLY.items() if n not in _GPU_SET}}
+GPU_WORKLOADS = list(_GPU_SET)
+# The CPU benchmark's set (the issue's: mlp, resnet18 and mobilenet_v3 at
+# batch 1, bert-base at 128 tokens, the GPT-2 small decode step over 128
+# cached tokens in float32 and bfloat16, ViT-S/16), in report order.
+CPU_WORKLOADS = ["mlp", "resnet18_b1", "mobilenet_v3_b1", "bert_base_s128", "gpt2_decode128_f32",
+                 "gpt2_decode128_bf16", "vit_s16_b1"]
 
 QUICK_WORKLOADS = ["mlp", "gpt2_decode"]
+_TINY = "tiny GPT-2 (2 layers, 128 wide, vocab 1024)"
 QUICK_DESCRIPTIONS = {
-    "gpt2_decode": "tiny GPT-2 (2 layers, 128 wide, vocab 1024) decode step, bf16, 64 cached tokens",
-    "gpt2_prefill512": "tiny GPT-2 (2 layers, 128 wide, vocab 1024) prefill of 64 tokens, bf16",
+    "gpt2_decode": f"{_TINY} decode step, bf16, 64 cached tokens",
+    "gpt2_prefill512": f"{_TINY} prefill of 64 tokens, bf16",
+    "gpt2_decode128_f32": f"{_TINY} decode step, fp32, 64 cached tokens",
+    "gpt2_decode128_bf16": f"{_TINY} decode step, bf16, 64 cached tokens",
 }
+
+
+def iterations(name: str, cpu: bool) -> tuple:
+    """(timed runs, warm-up runs) of a workload on a CPU or a GPU."""
+    w = WORKLOADS[name]
+    if cpu and w.cpu_iters is not None:
+        return w.cpu_iters, w.cpu_warmup if w.cpu_warmup is not None else w.warmup
+    return w.iters, w.warmup
 
 
 def describe(name: str, quick: bool) -> str:

@@ -221,7 +221,7 @@ def test_prewarm_runs_the_compilations_in_parallel_and_records_them(tmp_path, mo
         with open({str(log)!r}, "a") as f:
             f.write(f"end {{time.time()}}\\n")
         """)
-    monkeypatch.setattr(h, "warm_command", lambda w, s: cmd)
+    monkeypatch.setattr(h, "warm_command", lambda w, s, t=None: cmd)
     assert h.row_guess("mlp", "torch.compile") == run.ROW_GUESS_S["torch.compile"]
     start = time.monotonic()
     h.prewarm_finish()
@@ -241,7 +241,7 @@ def test_prewarm_runs_the_compilations_in_parallel_and_records_them(tmp_path, mo
     # A second call finds the marker and starts nothing.
     log.unlink()
     h2 = _prewarm_harness(tmp_path)
-    monkeypatch.setattr(h2, "warm_command", lambda w, s: cmd)
+    monkeypatch.setattr(h2, "warm_command", lambda w, s, t=None: cmd)
     assert h2.prewarm_pairs(h2.workloads) == []
     h2.prewarm_finish()
     assert not log.exists()
@@ -277,7 +277,7 @@ def test_prewarm_timeout_leaves_no_process(tmp_path, monkeypatch):
             f.write(f"{{os.getpid()}} {{child.pid}}")
         time.sleep(60)
         """)
-    monkeypatch.setattr(h, "warm_command", lambda w, s: cmd)
+    monkeypatch.setattr(h, "warm_command", lambda w, s, t=None: cmd)
     monkeypatch.setattr(run, "PREWARM_TIMEOUT_S", 1.5)
     h.prewarm_finish()
     state = json.loads(h.prewarm_file.read_text())
@@ -294,7 +294,7 @@ def test_prewarm_timeout_leaves_no_process(tmp_path, monkeypatch):
 def test_prewarm_stopped_at_the_budget_is_not_recorded(tmp_path, monkeypatch):
     h = _prewarm_harness(tmp_path, "--workloads", "mlp", "--systems", "torch.compile", "--budget-s", "100")
     cmd = _warm_script(tmp_path, "import time; time.sleep(60)\n")
-    monkeypatch.setattr(h, "warm_command", lambda w, s: cmd)
+    monkeypatch.setattr(h, "warm_command", lambda w, s, t=None: cmd)
     monkeypatch.setattr(run, "PREWARM_MIN_S", 10)
     h.budget.seconds = 17  # 17 - 15 s of margin: a 2 s limit, below PREWARM_TIMEOUT_S
     h.prewarm_finish()
