@@ -43,6 +43,19 @@ else
   log "torch $TORCH_VERSION, numpy and pytest present in .venv"
 fi
 
+# oneDNN 3.x for frozen (freezing=True) CPU packages: Intel's GNU-OpenMP
+# build from PyPI (the model's own kernels use libgomp, so oneDNN must share
+# it; pip's plain "onednn" is a SYCL/TBB build). The library lands in
+# .venv/lib, its headers in .venv/include, where CMake looks.
+ONEDNN_VERSION="2023.2.0"
+if [ ! -e .venv/lib/libdnnl.so.3 ] || [ ! -e .venv/include/oneapi/dnnl/dnnl.h ]; then
+  log "installing onednn-cpu-gomp==$ONEDNN_VERSION (oneDNN 3.2, GNU OpenMP) into .venv"
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps \
+    "onednn-cpu-gomp==$ONEDNN_VERSION" "onednn-devel-cpu-gomp==$ONEDNN_VERSION"
+else
+  log "oneDNN present in .venv"
+fi
+
 # CUTLASS's headers for the CUDA build's 3xTF32 GEMM (src/backends/cuda/CMakeLists.txt
 # finds them here). Only the headers are used, so the wheel's Python
 # dependencies are left out.

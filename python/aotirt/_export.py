@@ -53,6 +53,19 @@ def _attention_backends(recipe: str):
     return sdpa_kernel([SDPBackend.MATH])
 
 
+def _compile_context(recipe: str, configs: dict):
+    """Where the package is compiled: the recipe's attention backends, and
+    autograd off when freezing is asked for (Inductor freezes only then; with
+    autograd on it would silently make an ordinary package)."""
+    import contextlib
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(_attention_backends(recipe))
+    if configs.get("freezing"):
+        stack.enter_context(torch.no_grad())
+    return stack
+
+
 # Dynamic dimensions are written as this value in the shape lists.
 DYNAMIC_DIM = -1
 
@@ -334,7 +347,7 @@ def export(
     staged = os.path.join(staging, os.path.basename(path))
     try:
         try:
-            with _attention_backends(recipe):
+            with _compile_context(recipe, configs):
                 torch._inductor.aoti_compile_and_package(
                     ep, package_path=staged, inductor_configs=configs
                 )
@@ -346,7 +359,7 @@ def export(
             warnings.warn("triton recipe: Triton has no template for some convolution; "
                           "those use aotirt's cuDNN convolution instead")
             configs = {**configs, "max_autotune_conv_backends": "TRITON,ATEN"}
-            with _attention_backends(recipe):
+            with _compile_context(recipe, configs):
                 torch._inductor.aoti_compile_and_package(
                     ep, package_path=staged, inductor_configs=configs
                 )

@@ -7,9 +7,11 @@
 
 #include <atomic>
 #include <cstddef>
+#include <memory>
 #include <utility>
 
 #include "aotirt/types.h"
+#include "core/opaque_layout.h"
 
 namespace aotirt {
 
@@ -33,6 +35,12 @@ class Storage {
   bool is_borrowed() const { return deleter_ == nullptr; }
   int refcount() const { return refcount_.load(std::memory_order_relaxed); }
 
+  // Non-null when the bytes are in a library's own layout (see
+  // OpaqueLayout). Set once, right after creation, before the storage is
+  // shared.
+  const OpaqueLayout* opaque() const { return opaque_.get(); }
+  void set_opaque(std::unique_ptr<OpaqueLayout> layout) { opaque_ = std::move(layout); }
+
  private:
   Storage(void* data, size_t nbytes, DeviceId device, DeleterFn deleter, void* ctx)
       : data_(data), nbytes_(nbytes), device_(device), deleter_(deleter), deleter_ctx_(ctx) {}
@@ -44,6 +52,7 @@ class Storage {
   DeviceId device_;
   DeleterFn deleter_;
   void* deleter_ctx_;
+  std::unique_ptr<OpaqueLayout> opaque_;
 };
 
 // Intrusive smart pointer for Storage.

@@ -148,6 +148,10 @@ Result<TensorImpl> empty_contiguous(const DimVector& sizes, DType dtype, DeviceI
 Status copy_tensor(const TensorImpl& dst, const TensorImpl& src, bool non_blocking) {
   if (!dst.defined() || !src.defined())
     return AOTIRT_STATUS(kInvalidArgument, "copy with an undefined tensor");
+  // A prepacked (_mkldnn) weight's bytes follow its library's layout, not
+  // its sizes and strides: a strided copy would be garbage.
+  if (src.storage()->opaque() || dst.storage()->opaque())
+    return AOTIRT_STATUS(kUnimplemented, "a tensor with an opaque (_mkldnn) layout cannot be copied as a strided one");
   DeviceId owner = dst.device().is_cpu() ? src.device() : dst.device();
   if (!dst.device().is_cpu() && !src.device().is_cpu() && dst.device() != src.device())
     return AOTIRT_STATUS(kUnimplemented, "copy between {} and {} is not supported",

@@ -223,6 +223,31 @@ AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu__scaled_dot_product_flash_atten
     AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
     AtenTensorHandle* attn_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1) AOTIRT_NOEXCEPT;
 
+// ---- CPU oneDNN ops of frozen packages (shim_cpu.h) ----
+// Defined only in builds that found oneDNN's headers
+// (src/backends/cpu/ops/cpu_mkldnn_ops.cpp); without them a frozen package
+// is refused at load, naming these.
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise(AtenTensorHandle X,
+    AtenTensorHandle W, AtenTensorHandle* B, const int64_t* padding, int64_t padding_len_, const int64_t* stride,
+    int64_t stride_len_, const int64_t* dilation, int64_t dilation_len_, int64_t groups, const char* attr,
+    const double** scalars, int64_t scalars_len_, const char** algorithm, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise_binary(AtenTensorHandle X,
+    AtenTensorHandle other, AtenTensorHandle W, AtenTensorHandle* B, const int64_t* padding, int64_t padding_len_,
+    const int64_t* stride, int64_t stride_len_, const int64_t* dilation, int64_t dilation_len_, int64_t groups,
+    const char* binary_attr, double* alpha, const char** unary_attr, const double** unary_scalars,
+    int64_t unary_scalars_len_, const char** unary_algorithm, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise_binary_(AtenTensorHandle other,
+    AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, const int64_t* padding, int64_t padding_len_,
+    const int64_t* stride, int64_t stride_len_, const int64_t* dilation, int64_t dilation_len_, int64_t groups,
+    const char* binary_attr, double* alpha, const char** unary_attr, const double** unary_scalars,
+    int64_t unary_scalars_len_, const char** unary_algorithm, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu__linear_pointwise(AtenTensorHandle X, AtenTensorHandle W,
+    AtenTensorHandle* B, const char* attr, const double** scalars, int64_t scalars_len_, const char** algorithm,
+    AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu__linear_pointwise_binary(AtenTensorHandle X,
+    AtenTensorHandle other, AtenTensorHandle W, AtenTensorHandle* B, const char* attr,
+    AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+
 // ---- CUDA (shim.h under USE_CUDA, and c_shim_cuda.h) ----
 // Defined only in CUDA builds (src/backends/cuda/); a CPU-only libaotirt.so
 // has none of them, and a model that imports one is refused at load.

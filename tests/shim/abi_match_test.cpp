@@ -20,6 +20,8 @@
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/inductor/aoti_torch/generated/c_shim_cpu.h>
 #include <torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h>
+// The oneDNN shims of frozen packages (declared when torch was built with oneDNN).
+#include <torch/csrc/inductor/aoti_torch/c/shim_cpu.h>
 
 #include <type_traits>
 

@@ -239,9 +239,19 @@ TEST(ShimFromBlobTest, RefusesOtherLayoutsAndBadArguments) {
   const uint8_t meta[4] = {1, 2, 3, 4};
   AtenTensorHandle t = nullptr;
   clear_last_error();
+  // _mkldnn (frozen oneDNN weights) needs its descriptor, and only on the CPU.
   expect_failure(aoti_torch_create_tensor_from_blob_v2(buf, 2, sizes, nullptr, 0, 6, 0, 0, &t,
+                                                       aoti_torch_layout__mkldnn(), nullptr, 0),
+                 "descriptor");
+  EXPECT_EQ(get_last_error().code(), StatusCode::kInvalidArgument);
+  clear_last_error();
+  expect_failure(aoti_torch_create_tensor_from_blob_v2(buf, 2, sizes, nullptr, 0, 6, 1, 0, &t,
                                                        aoti_torch_layout__mkldnn(), meta, 4),
-                 "layout 3");
+                 "only on the CPU");
+  EXPECT_EQ(get_last_error().code(), StatusCode::kUnimplemented);
+  clear_last_error();
+  expect_failure(aoti_torch_create_tensor_from_blob_v2(buf, 2, sizes, nullptr, 0, 6, 0, 0, &t, 9, meta, 4),
+                 "layout 9");
   EXPECT_EQ(get_last_error().code(), StatusCode::kUnimplemented);
   clear_last_error();
   expect_failure(aoti_torch_create_tensor_from_blob_v2(buf, 2, sizes, nullptr, 0, 6, 0, 0, &t,

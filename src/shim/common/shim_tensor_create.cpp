@@ -1,5 +1,8 @@
 // Tensor creation, views and handle life-cycle. Allocation goes through the
 // device registry, so nothing here names a backend.
+#include <memory>
+#include <vector>
+
 #include "device/device.h"
 #include "shim/common/shim_util.h"
 
@@ -156,13 +159,29 @@ AOTITorchError aoti_torch_create_tensor_from_blob_v2(void* data, int64_t ndim, c
                                                      const uint8_t* opaque_metadata,
                                                      int64_t opaque_metadata_size) noexcept {
   return shim_call(__func__, [&]() -> Status {
-    (void)opaque_metadata;
-    AOTIRT_ENSURE(layout == 0, kUnimplemented,
-                  "layout {} is not supported (only strided); mkldnn weights come from "
-                  "freezing with oneDNN, export without it",
-                  layout);
-    AOTIRT_ENSURE(opaque_metadata_size == 0, kUnimplemented, "opaque tensor metadata is not supported");
-    return from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index, ret);
+    // Strided (0), or _mkldnn (3): a weight that freezing prepacked for
+    // oneDNN, whose bytes only its memory descriptor (the metadata) explains.
+    // The ops that take such weights read the descriptor; here it is kept
+    // with the storage, whose sizes and strides are nominal.
+    constexpr int32_t kStrided = 0, kMkldnn = 3;
+    AOTIRT_ENSURE(layout == kStrided || layout == kMkldnn, kUnimplemented,
+                  "layout {} is not supported (only strided, and _mkldnn for frozen weights)", layout);
+    if (layout == kStrided) {
+      AOTIRT_ENSURE(opaque_metadata_size == 0, kUnimplemented,
+                    "opaque metadata ({} bytes) on a strided tensor is not supported", opaque_metadata_size);
+      return from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index,
+                       ret);
+    }
+    AOTIRT_ENSURE(device_type == 0, kUnimplemented, "_mkldnn tensors exist only on the CPU, not on device type {}",
+                  device_type);
+    AOTIRT_ENSURE(opaque_metadata != nullptr && opaque_metadata_size > 0 && opaque_metadata_size <= (1 << 20),
+                  kInvalidArgument, "a _mkldnn tensor needs its descriptor as metadata, got {} bytes",
+                  opaque_metadata_size);
+    AOTIRT_RETURN_IF_ERROR(
+        from_blob(data, ndim, sizes_ptr, strides_ptr, storage_offset, dtype, device_type, device_index, ret));
+    std::vector<uint8_t> metadata(opaque_metadata, opaque_metadata + opaque_metadata_size);
+    impl_of(*ret)->storage()->set_opaque(std::make_unique<OpaqueLayout>(layout, std::move(metadata)));
+    return Status();
   });
 }
 

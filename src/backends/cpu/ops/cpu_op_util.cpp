@@ -1,5 +1,7 @@
 #include "backends/cpu/ops/cpu_op_util.h"
 
+#include "backends/cpu/cpu_options.h"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -179,8 +181,7 @@ struct BlasTable {
 const BlasTable& blas_table() {
   static const BlasTable table = [] {
     BlasTable t;
-    const char* env = std::getenv("AOTIRT_BLAS_LIBRARY");
-    const std::string name = env && *env ? env : AOTIRT_BLAS_SONAME;
+    const std::string& name = cpu_options().blas_library;
     // RTLD_GLOBAL is not needed: only these two symbols are used. The
     // search follows libaotirt.so's RUNPATH, which names the OpenMP build.
     void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
