@@ -620,6 +620,32 @@ TEST_F(OnednnTest, ThePrimitiveCacheIsBounded) {
   (*ctx)->set_capacity_for_testing(old);
 }
 
+// aten::convolution (aoti_torch_cpu_convolution) of float32 and bfloat16
+// runs on oneDNN too, as in PyTorch: each new problem adds a primitive to the
+// cache. Its values are checked against a reference in cpu_convolution_test.
+TEST_F(OnednnTest, PlainConvolutionsRunOnOnednn) {
+  auto ctx = onednn_context();
+  ASSERT_TRUE(ctx.ok());
+  std::mt19937 rng(61);
+  const int64_t stride[] = {1, 1}, padding[] = {1, 1}, dilation[] = {1, 1}, output_padding[] = {0, 0};
+  for (DType dtype : {DType::kFloat32, DType::kBFloat16}) {
+    for (int64_t groups : {int64_t{1}, int64_t{4}}) {
+      Handle x = tensor_from({2, 4, 9, 7}, random_values(2 * 4 * 63, rng, dtype), dtype);
+      Handle w = tensor_from({8, 4 / groups, 3, 3}, random_values(8 * (4 / groups) * 9, rng, dtype), dtype);
+      const size_t before = (*ctx)->cached_primitives();
+      Handle out;
+      ASSERT_EQ(aoti_torch_cpu_convolution(x.get(), w.get(), nullptr, stride, 2, padding, 2, dilation, 2, 0,
+                                           output_padding, 2, groups, out.out()),
+                0)
+          << get_last_error().to_string();
+      EXPECT_EQ((*ctx)->cached_primitives(), before + 1) << dtype_name(dtype) << " groups " << groups;
+      int64_t* sizes = nullptr;
+      ASSERT_EQ(aoti_torch_get_sizes(out.get(), &sizes), 0);
+      EXPECT_EQ(std::vector<int64_t>(sizes, sizes + 4), (std::vector<int64_t>{2, 8, 9, 7}));
+    }
+  }
+}
+
 #else  // !AOTIRT_WITH_ONEDNN
 
 TEST(OnednnTest, BuiltWithoutOnednn) {

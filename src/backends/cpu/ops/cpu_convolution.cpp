@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_copy.h"
+#include "backends/cpu/ops/cpu_onednn.h"
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "base/status.h"
 #include "device/device.h"
@@ -362,7 +363,20 @@ Status convolution(const ConvArgs& a, AtenTensorHandle* ret0) {
   DimVector out_strides = channels_last ? channels_last_strides(out_sizes) : contiguous_strides(out_sizes);
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_strided(out_sizes, out_strides, dtype, DeviceId{}));
 
+  // oneDNN's kernels where they apply, as in PyTorch; im2col and BLAS when
+  // this build or machine has no oneDNN, and for what oneDNN lacks.
+  if (out.numel() > 0 && !g.transposed && dtype != DType::kFloat64) {
+    const int64_t off = kMaxSpatial - spatial;
+    Status st = onednn_convolution_into(in, *a.weight, a.bias, g.stride + off, g.padding + off, g.dilation + off,
+                                        g.groups, out);
+    if (st.ok()) {
+      *ret0 = new_handle(std::move(out));
+      return Status();
+    }
+    if (st.code() != StatusCode::kUnavailable && st.code() != StatusCode::kUnimplemented) return st;
+  }
   if (out.numel() > 0) {
+    AOTIRT_RETURN_IF_ERROR(ensure_blas());
     AOTIRT_RETURN_IF_ERROR(check_blas_int(g.out_channels * g.kernel_volume(), "rows"));
     AOTIRT_RETURN_IF_ERROR(check_blas_int(g.in_channels * g.kernel_volume(), "rows"));
     AOTIRT_RETURN_IF_ERROR(check_blas_int(std::max(g.in_volume(), g.out_volume()), "columns"));
@@ -398,7 +412,6 @@ AOTITorchError aoti_torch_cpu_convolution(AtenTensorHandle input, AtenTensorHand
                                           const int64_t* output_padding, int64_t output_padding_len_,
                                           int64_t groups, AtenTensorHandle* ret0) noexcept {
   return shim_call(__func__, [&]() -> Status {
-    AOTIRT_RETURN_IF_ERROR(cpu_ops::ensure_blas());
     ConvArgs a;
     AOTIRT_ASSIGN_OR_RETURN(a.input, require_tensor(input, "input"));
     AOTIRT_ASSIGN_OR_RETURN(a.weight, require_tensor(weight, "weight"));

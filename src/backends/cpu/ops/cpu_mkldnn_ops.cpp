@@ -168,6 +168,7 @@ struct ConvCall {
   PostOps ops;
   const TensorImpl* other = nullptr;  // binary operand
   bool in_place = false;              // write into |other|
+  const TensorImpl* out = nullptr;    // the output, when the caller made it
 };
 
 Status read_list(const int64_t* v, int64_t len, int64_t spatial, const char* name, int64_t* out) {
@@ -194,8 +195,10 @@ DimVector channels_last(const DimVector& sizes) {
   return strides;
 }
 
+// The convolution |c| describes, into c.out when set (|ret0| unused), else
+// into a new tensor returned in |ret0|.
 Status run_conv(ConvCall& c, AtenTensorHandle* ret0) {
-  AOTIRT_REQUIRE_OUT(ret0);
+  if (!c.out) AOTIRT_REQUIRE_OUT(ret0);
   const TensorImpl& x = *c.x;
   AOTIRT_RETURN_IF_ERROR(check_float(x, "X"));
   AOTIRT_ENSURE(x.dim() >= 3 && x.dim() <= 5, kInvalidArgument, "'X' must be 3-D, 4-D or 5-D, got shape {}",
@@ -267,7 +270,12 @@ Status run_conv(ConvCall& c, AtenTensorHandle* ret0) {
   // Output: channels-last, as Inductor planned for a packed weight; with a
   // plain weight (dynamic shapes) a contiguous input gives a contiguous output.
   TensorImpl out;
-  if (c.in_place) {
+  if (c.out) {
+    AOTIRT_ENSURE(c.out->sizes() == out_sizes && c.out->dtype() == x.dtype(), kInvalidArgument,
+                  "'out' is {} {}, the convolution gives {} {}", dtype_name(c.out->dtype()), shape_str(*c.out),
+                  dtype_name(x.dtype()), dims_to_string(out_sizes.data(), out_sizes.size()));
+    out = *c.out;
+  } else if (c.in_place) {
     const TensorImpl& o = *c.other;
     AOTIRT_ENSURE(o.sizes() == out_sizes, kInvalidArgument, "'other' has shape {}, the convolution gives {}",
                   shape_str(o), dims_to_string(out_sizes.data(), out_sizes.size()));
@@ -284,7 +292,7 @@ Status run_conv(ConvCall& c, AtenTensorHandle* ret0) {
                   shape_str(*c.other), dims_to_string(out_sizes.data(), out_sizes.size()));
   }
   if (out.numel() == 0) {
-    *ret0 = new_handle(std::move(out));
+    if (!c.out) *ret0 = new_handle(std::move(out));
     return Status();
   }
 
@@ -345,7 +353,7 @@ Status run_conv(ConvCall& c, AtenTensorHandle* ret0) {
   if (c.ops.binary)
     args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(c.ops.sum ? 1 : 0) | DNNL_ARG_SRC_1, c.other->data_ptr());
   AOTIRT_RETURN_IF_ERROR(ctx->execute(*prim, args));
-  *ret0 = new_handle(std::move(out));
+  if (!c.out) *ret0 = new_handle(std::move(out));
   return Status();
 }
 
@@ -474,6 +482,27 @@ Status conv_common(AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, 
 
 }  // namespace
 
+Status aotirt::cpu_ops::onednn_convolution_into(const TensorImpl& x, const TensorImpl& w, const TensorImpl* bias,
+                               const int64_t* stride, const int64_t* padding, const int64_t* dilation,
+                               int64_t groups, const TensorImpl& out) {
+  AOTIRT_RETURN_IF_ERROR(onednn_context().status());
+  const int64_t spatial = x.dim() - 2;
+  ConvCall c;
+  c.x = &x;
+  AOTIRT_ASSIGN_OR_RETURN(c.w, read_weight(w));
+  AOTIRT_ENSURE(!c.w.packed, kInvalidArgument, "a plain convolution was given a prepacked weight");
+  c.bias = bias;
+  c.padding = padding;
+  c.padding_len = spatial;
+  c.stride = stride;
+  c.stride_len = spatial;
+  c.dilation = dilation;
+  c.dilation_len = spatial;
+  c.groups = groups;
+  c.out = &out;
+  return run_conv(c, nullptr);
+}
+
 extern "C" {
 
 AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise(AtenTensorHandle X, AtenTensorHandle W,
@@ -566,5 +595,20 @@ AOTITorchError aoti_torch_cpu__linear_pointwise_binary(AtenTensorHandle X, AtenT
 }
 
 }  // extern "C"
+
+#else  // !AOTIRT_WITH_ONEDNN
+
+#include "base/status.h"
+
+namespace aotirt {
+namespace cpu_ops {
+
+Status onednn_convolution_into(const TensorImpl&, const TensorImpl&, const TensorImpl*, const int64_t*,
+                               const int64_t*, const int64_t*, int64_t, const TensorImpl&) {
+  return AOTIRT_STATUS(kUnavailable, "this build of aotirt has no oneDNN");
+}
+
+}  // namespace cpu_ops
+}  // namespace aotirt
 
 #endif  // AOTIRT_WITH_ONEDNN

@@ -12,6 +12,27 @@
 // Only built when CMake found oneDNN's headers (AOTIRT_WITH_ONEDNN).
 #pragma once
 
+#include <cstdint>
+
+#include "aotirt/status.h"
+#include "core/tensor.h"
+
+namespace aotirt {
+namespace cpu_ops {
+
+// A plain convolution (aten::convolution, not transposed; float32, bfloat16
+// or float16) on oneDNN, written into |out|, whose sizes and strides the
+// caller chose. stride, padding and dilation hold |spatial| values each. The
+// weight is reordered for oneDNN's kernel on each call, as PyTorch's own CPU
+// convolution does. UNAVAILABLE when this build has no oneDNN or the library
+// cannot be loaded, so that the caller can compute it another way.
+Status onednn_convolution_into(const TensorImpl& x, const TensorImpl& w, const TensorImpl* bias,
+                               const int64_t* stride, const int64_t* padding, const int64_t* dilation,
+                               int64_t groups, const TensorImpl& out);
+
+}  // namespace cpu_ops
+}  // namespace aotirt
+
 #if AOTIRT_WITH_ONEDNN
 
 #include <oneapi/dnnl/dnnl.h>
