@@ -482,6 +482,8 @@ Status conv_common(AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, 
 
 }  // namespace
 
+Status aotirt::cpu_ops::onednn_open() { return onednn_context().status(); }
+
 Status aotirt::cpu_ops::onednn_convolution_into(const TensorImpl& x, const TensorImpl& w, const TensorImpl* bias,
                                const int64_t* stride, const int64_t* padding, const int64_t* dilation,
                                int64_t groups, const TensorImpl& out) {
@@ -607,6 +609,8 @@ Status onednn_convolution_into(const TensorImpl&, const TensorImpl&, const Tenso
                                const int64_t*, const int64_t*, int64_t, const TensorImpl&) {
   return AOTIRT_STATUS(kUnavailable, "this build of aotirt has no oneDNN");
 }
+
+Status onednn_open() { return AOTIRT_STATUS(kUnavailable, "this build of aotirt has no oneDNN"); }
 
 }  // namespace cpu_ops
 }  // namespace aotirt

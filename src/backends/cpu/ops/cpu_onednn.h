@@ -30,6 +30,10 @@ Status onednn_convolution_into(const TensorImpl& x, const TensorImpl& w, const T
                                const int64_t* stride, const int64_t* padding, const int64_t* dilation,
                                int64_t groups, const TensorImpl& out);
 
+// Opens oneDNN now (the ops open it at their first call), for a load that
+// wants it ready by the first run. The status is the library's.
+Status onednn_open();
+
 }  // namespace cpu_ops
 }  // namespace aotirt
 
