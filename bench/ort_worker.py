@@ -25,32 +25,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from measure_util import rel_error, vm_hwm_mb  # noqa: E402
 
 # ONNX element types by name (onnx.TensorProto's numbering), for inputs that
 # numpy cannot hold in their own dtype.
 ONNX_BFLOAT16 = 16
 _NUMPY = {"float32": np.float32, "float16": np.float16, "float64": np.float64, "int64": np.int64,
           "int32": np.int32, "int8": np.int8, "uint8": np.uint8, "bool": np.bool_}
-
-
-def vm_hwm_mb() -> float | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return float(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return None
-
-
-def rel_error(a: np.ndarray, b: np.ndarray) -> float | None:
-    if a.shape != b.shape:
-        return None
-    a = a.astype(np.float64)
-    b = b.astype(np.float64)
-    denom = np.linalg.norm(b)
-    return float(np.linalg.norm(a - b) / denom) if denom > 0 else float(np.linalg.norm(a - b))
 
 
 def bfloat16_bits(a: np.ndarray) -> np.ndarray:

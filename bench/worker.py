@@ -44,6 +44,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import workloads  # noqa: E402
+from measure_util import rel_error, vm_hwm_mb  # noqa: E402
 
 _WIDENED = (torch.bfloat16, torch.float16)
 
@@ -84,26 +85,6 @@ def flat_outputs(out) -> list:
 def synchronize(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-
-
-def vm_hwm_mb() -> float | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return float(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return None
-
-
-def rel_error(a: np.ndarray, b: np.ndarray) -> float | None:
-    if a.shape != b.shape:
-        return None
-    a = a.astype(np.float64)
-    b = b.astype(np.float64)
-    denom = np.linalg.norm(b)
-    return float(np.linalg.norm(a - b) / denom) if denom > 0 else float(np.linalg.norm(a - b))
 
 
 # ---- export ----
