@@ -81,23 +81,6 @@ bool strides_like_channels_last(const TensorImpl& t) {
   return true;
 }
 
-// Unlike contiguous strides, PyTorch's channels-last strides multiply plain
-// sizes, so an empty dim zeroes the strides outside it; kept for parity.
-DimVector channels_last_strides(const DimVector& sizes) {
-  const int64_t nd = sizes.size();
-  DimVector strides;
-  strides.resize(nd);
-  int64_t acc = 1;
-  strides[1] = acc;
-  acc *= sizes[1];
-  for (int64_t d = nd - 1; d >= 2; --d) {
-    strides[d] = acc;
-    acc *= sizes[d];
-  }
-  strides[0] = acc;
-  return strides;
-}
-
 // Unfolds one group of one image, x [C, iD, iH, iW], into col
 // [C * kvol, oD * oH * oW], zero where the window reaches into padding.
 // Each (channel, kernel offset) pair fills its own row of col, so the rows

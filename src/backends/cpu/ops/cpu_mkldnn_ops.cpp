@@ -179,22 +179,6 @@ Status read_list(const int64_t* v, int64_t len, int64_t spatial, const char* nam
   return Status();
 }
 
-// Strides PyTorch gives a channels-last tensor of |sizes| (rank 3 to 5).
-DimVector channels_last(const DimVector& sizes) {
-  const int64_t nd = sizes.size();
-  DimVector strides;
-  strides.resize(nd);
-  int64_t acc = 1;
-  strides[1] = acc;
-  acc *= std::max<int64_t>(sizes[1], 1);
-  for (int64_t d = nd - 1; d >= 2; --d) {
-    strides[d] = acc;
-    acc *= std::max<int64_t>(sizes[d], 1);
-  }
-  strides[0] = acc;
-  return strides;
-}
-
 // The convolution |c| describes, into c.out when set (|ret0| unused), else
 // into a new tensor returned in |ret0|.
 Status run_conv(ConvCall& c, AtenTensorHandle* ret0) {
@@ -282,7 +266,7 @@ Status run_conv(ConvCall& c, AtenTensorHandle* ret0) {
     out = o;
   } else {
     const bool contiguous_out = !c.w.packed && x.is_contiguous();
-    DimVector out_strides = contiguous_out ? contiguous_strides(out_sizes) : channels_last(out_sizes);
+    DimVector out_strides = contiguous_out ? contiguous_strides(out_sizes) : channels_last_strides(out_sizes);
     AOTIRT_ASSIGN_OR_RETURN(out, empty_strided(out_sizes, out_strides, x.dtype(), DeviceId{}));
   }
   if (c.other) {

@@ -98,6 +98,21 @@ bool is_non_overlapping_and_dense(const TensorImpl& t) {
   return true;
 }
 
+DimVector channels_last_strides(const DimVector& sizes) {
+  const int64_t nd = sizes.size();
+  DimVector strides;
+  strides.resize(nd);
+  int64_t acc = 1;
+  strides[1] = acc;
+  acc *= sizes[1];
+  for (int64_t d = nd - 1; d >= 2; --d) {
+    strides[d] = acc;
+    acc *= sizes[d];
+  }
+  strides[0] = acc;
+  return strides;
+}
+
 DimVector empty_like_strides(const TensorImpl& t) {
   const int64_t nd = t.dim();
   if (is_non_overlapping_and_dense(t)) return t.strides();

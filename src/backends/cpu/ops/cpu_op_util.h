@@ -56,6 +56,12 @@ bool is_non_overlapping_and_dense(const TensorImpl& t);
 // strides that keep the order of |t|'s strides.
 DimVector empty_like_strides(const TensorImpl& t);
 
+// The strides PyTorch gives a channels-last tensor of |sizes| (rank 3 to 5:
+// channels innermost, then the spatial dims, batch outermost). Unlike
+// contiguous strides they multiply plain sizes, so an empty dim zeroes the
+// strides outside it, as in PyTorch.
+DimVector channels_last_strides(const DimVector& sizes);
+
 // Fails when |v| does not fit BLAS's 32-bit integer arguments.
 Status check_blas_int(int64_t v, const char* what);
 
