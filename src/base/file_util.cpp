@@ -7,13 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 #include <vector>
 
 #include "base/log.h"
@@ -132,57 +129,13 @@ Result<MappedRegion> MappedRegion::map(const std::string& path, uint64_t offset,
   return r;
 }
 
-Status read_with_pages_released(const MappedRegion& region, size_t window, const std::function<Status()>& reader) {
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  if (!region.data() || region.size() <= 2 * window) return reader();
-  // Whole pages inside the region only.
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(region.data()) + page - 1) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(region.data()) + region.size()) / page * page;
-  if (end <= begin) return reader();
-  // /proc/self/pagemap says which pages this process has mapped in (bit 63):
-  // the reader's front is the first page after the mapped run. (mincore()
-  // would not do: it reports the page cache, which holds the whole file.)
-  UniqueFd pagemap(::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
-  if (pagemap.get() < 0) return reader();
-  const size_t pages = (end - begin) / page, first_index = begin / page;
-  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_SEQUENTIAL);
-  std::atomic<bool> done{false};
-  std::thread watcher([&] {
-    constexpr size_t kBatch = 512;
-    uint64_t entries[kBatch];
-    size_t dropped = 0;  // pages [0, dropped) were released already
-    const size_t keep = window / page;
-    while (!done.load(std::memory_order_acquire)) {
-      std::this_thread::sleep_for(std::chrono::microseconds(500));
-      // Walk the mapped run from the last release point to its end.
-      size_t front = dropped;
-      bool more = true;
-      while (more && front < pages) {
-        const size_t n = std::min(kBatch, pages - front);
-        const off_t at = static_cast<off_t>((first_index + front) * sizeof(uint64_t));
-        if (pread(pagemap.get(), entries, n * sizeof(uint64_t), at) != static_cast<ssize_t>(n * sizeof(uint64_t)))
-          return;
-        for (size_t i = 0; i < n; ++i) {
-          if (!(entries[i] >> 63)) {
-            more = false;
-            front += i;
-            break;
-          }
-        }
-        if (more) front += n;
-      }
-      if (front > dropped + keep) {
-        const size_t upto = front - keep;
-        madvise(reinterpret_cast<void*>(begin + dropped * page), (upto - dropped) * page, MADV_DONTNEED);
-        dropped = upto;
-      }
-    }
-  });
-  Status s = reader();
-  done.store(true, std::memory_order_release);
-  watcher.join();
-  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-  return s;
+void release_pages_before(const MappedRegion& region, size_t offset) {
+  if (!region.data()) return;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t start = reinterpret_cast<uintptr_t>(region.data());
+  const uintptr_t begin = (start + page - 1) / page * page;
+  const uintptr_t end = (start + std::min(offset, region.size())) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 MemoryUsage process_memory_usage() {

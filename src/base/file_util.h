@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include "aotirt/status.h"
@@ -86,14 +85,12 @@ class MappedRegion {
   size_t size_ = 0;
 };
 
-// Runs |reader|, which reads |region| from front to back once (a model
-// copying its weights out of the package), while a helper thread drops the
-// pages it has read from this process's memory. Without it, every page of a
-// multi-hundred-megabyte blob stays mapped in at once and counts toward the
-// process's peak resident memory; with it, about |window| bytes do. Dropping
-// a page that is still needed costs only a re-read from the page cache, so
-// the result never depends on the reader's order.
-Status read_with_pages_released(const MappedRegion& region, size_t window, const std::function<Status()>& reader);
+// Drops this process's pages of |region| that lie wholly below |offset|
+// (MADV_DONTNEED). The bytes stay readable: a later read maps them in again
+// from the page cache. A model copying its weights out of a mapped blob calls
+// this behind the copy, so the blob does not count fully toward the
+// process's peak memory on top of the copy.
+void release_pages_before(const MappedRegion& region, size_t offset);
 
 // Resident set size and its peak (VmRSS, VmHWM) of this process, in bytes;
 // zeros where /proc is unavailable.

@@ -11,6 +11,15 @@ Storage* Storage::new_borrowed(void* data, size_t nbytes, DeviceId device) {
   return new Storage(data, nbytes, device, nullptr, nullptr);
 }
 
+void Storage::set_opaque(std::unique_ptr<OpaqueLayout> layout) {
+  opaque_ = std::move(layout);
+  mark_immutable();
+}
+
+void Storage::mark_immutable() {
+  if (!derived_) derived_ = std::make_unique<DerivedForms>();
+}
+
 void Storage::release() {
   if (refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     if (deleter_) deleter_(deleter_ctx_, data_, nbytes_);

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "aotirt/types.h"
+#include "core/derived_forms.h"
 #include "core/opaque_layout.h"
 
 namespace aotirt {
@@ -39,7 +40,16 @@ class Storage {
   // OpaqueLayout). Set once, right after creation, before the storage is
   // shared.
   const OpaqueLayout* opaque() const { return opaque_.get(); }
-  void set_opaque(std::unique_ptr<OpaqueLayout> layout) { opaque_ = std::move(layout); }
+  // Opaque bytes are prepacked weights, which never change: marks the
+  // storage immutable too.
+  void set_opaque(std::unique_ptr<OpaqueLayout> layout);
+
+  // Promises that the bytes never change again (a model's parameters once
+  // loaded). Set before the storage is shared. Only immutable storage keeps
+  // derived forms; for any other, derived_forms() is null.
+  void mark_immutable();
+  bool is_immutable() const { return derived_ != nullptr; }
+  const DerivedForms* derived_forms() const { return derived_.get(); }
 
  private:
   Storage(void* data, size_t nbytes, DeviceId device, DeleterFn deleter, void* ctx)
@@ -53,6 +63,7 @@ class Storage {
   DeleterFn deleter_;
   void* deleter_ctx_;
   std::unique_ptr<OpaqueLayout> opaque_;
+  std::unique_ptr<DerivedForms> derived_;
 };
 
 // Intrusive smart pointer for Storage.

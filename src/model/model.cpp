@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "base/log.h"
+#include "core/constant_load.h"
 #include "base/status.h"
 #include "model/model_state.h"
 #include "shim/common/shim_symbols.h"
@@ -230,6 +231,36 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   return m;
 }
 
+namespace {
+
+// Follows the library as it copies its constants out of the blob: it
+// keeps their storages, to mark the immutable ones once the copy is done, and
+// drops the blob's pages behind the copy.
+class WeightLoad : public ConstantLoadObserver {
+ public:
+  explicit WeightLoad(const MappedRegion* blob) : blob_(blob) {}
+  void on_constant(const TensorImpl& t) override {
+    if (!t.storage()) return;
+    storages_.push_back(t.storage());
+    // The library reads its constants in blob order, each right before it
+    // wraps it; a wrong guess only costs a re-read from the page cache.
+    read_ += t.storage()->nbytes();
+    if (blob_ && read_ >= released_ + kReleaseStep) {
+      release_pages_before(*blob_, read_);
+      released_ = read_;
+    }
+  }
+  std::vector<StorageRef>& storages() { return storages_; }
+
+ private:
+  static constexpr size_t kReleaseStep = size_t{4} << 20;
+  const MappedRegion* blob_;
+  std::vector<StorageRef> storages_;
+  size_t read_ = 0, released_ = 0;
+};
+
+}  // namespace
+
 Status ModelState::load_weights() {
   const ZipEntry* w = package_.weights;
   if (!w) return Status();
@@ -260,23 +291,56 @@ Status ModelState::load_weights() {
   if (mapped.data()) {
     AOTIRT_ASSIGN_OR_RETURN(upload, device_->begin_host_upload(data, w->size, package_.info.path, offset));
   }
-  auto copy_weights = [&]() -> Status {
-    clear_last_error();
-    const bool failed = api.update_constants_from_blob(container_, data) != 0;
-    // The upload's own error (a short read, say) says more than the
-    // library's report of the copy it failed.
-    if (upload) {
-      Status s = upload->finish();
-      if (!s.ok()) return s.annotate("loading the weights");
-    }
-    if (failed) return run_error("loading the weights");
-    return Status();
-  };
-  if (upload) return copy_weights();
-  // The model copies its weights out of the blob in order; pages it is done
-  // with leave this process's memory as it goes.
-  if (mapped.data()) return read_with_pages_released(mapped, size_t{32} << 20, copy_weights);
-  return copy_weights();
+  WeightLoad watch(mapped.data() && !upload ? &mapped : nullptr);
+  clear_last_error();
+  bool failed = false;
+  {
+    ScopedConstantLoadObserver scope(&watch);
+    failed = api.update_constants_from_blob(container_, data) != 0;
+  }
+  // The upload's own error (a short read, say) says more than the library's
+  // report of the copy it failed.
+  if (upload) {
+    Status s = upload->finish();
+    if (!s.ok()) return s.annotate("loading the weights");
+  }
+  if (failed) return run_error("loading the weights");
+  release_pages_before(mapped, mapped.size());
+  mark_immutable_constants(watch.storages());
+  return Status();
+}
+
+// Parameters and tensor constants never change after load, so the ops may
+// keep forms derived from them (a weight reordered for a kernel) with their
+// storage. Buffers may be updated in place by the model, and stay mutable.
+void ModelState::mark_immutable_constants(std::vector<StorageRef>& storages) {
+  const ContainerApi& api = library_->api();
+  size_t n = 0;
+  if (!api.get_num_constants || !api.get_constant_type || !api.get_constant_from_folded ||
+      api.get_num_constants(container_, &n) != 0)
+    return;
+  // The library creates one tensor per constant that is not folded, in order.
+  std::vector<int32_t> types;
+  for (size_t i = 0; i < n; ++i) {
+    bool folded = false;
+    int32_t type = 0;
+    if (api.get_constant_from_folded(container_, i, &folded) != 0 || api.get_constant_type(container_, i, &type) != 0)
+      return;
+    if (!folded) types.push_back(type);
+  }
+  if (types.size() != storages.size()) {
+    AOTIRT_LOG(kDebug, "the model created {} constants for {} in its list; none is marked immutable",
+               storages.size(), types.size());
+    return;
+  }
+  constexpr int32_t kParameter = 1, kTensorConstant = 3;
+  size_t marked = 0;
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i] != kParameter && types[i] != kTensorConstant) continue;
+    storages[i]->mark_immutable();
+    ++marked;
+  }
+  AOTIRT_LOG(kDebug, "{} of the model's {} constants are immutable", marked, types.size());
 }
 
 void ModelState::join_prewarm() {

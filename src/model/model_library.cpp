@@ -45,6 +45,10 @@ Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& byte
   AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerGetNumConstants", false, &a.get_num_constants));
   AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelUpdateConstantsFromBlob", false,
                                  &a.update_constants_from_blob));
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerGetConstantFromFolded", false,
+                                 &a.get_constant_from_folded));
+  AOTIRT_RETURN_IF_ERROR(
+      resolve(lib->handle_, "AOTInductorModelContainerGetConstantType", false, &a.get_constant_type));
   return lib;
 }
 

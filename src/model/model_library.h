@@ -33,6 +33,8 @@ struct ContainerApi {
   RuntimeError (*get_call_spec)(ContainerHandle, const char**, const char**) = nullptr;
   RuntimeError (*get_num_constants)(ContainerHandle, size_t*) = nullptr;  // optional
   RuntimeError (*update_constants_from_blob)(ContainerHandle, const uint8_t*) = nullptr;  // optional
+  RuntimeError (*get_constant_from_folded)(ContainerHandle, size_t, bool*) = nullptr;     // optional
+  RuntimeError (*get_constant_type)(ContainerHandle, size_t, int32_t*) = nullptr;         // optional
 };
 
 class ModelLibrary {

@@ -51,6 +51,7 @@ class ModelState {
   Status validate_input(size_t index, const TensorImpl& t) const;
   Status check_inputs(const std::vector<Tensor>& inputs) const;
   Status load_weights();
+  void mark_immutable_constants(std::vector<StorageRef>& storages);
   // Handles for the container (which steals them): the caller's tensors
   // when they already sit densely on the model's device, else copies.
   Status make_input_handles(const std::vector<Tensor>& inputs, std::vector<AtenTensorHandle>* handles);

@@ -638,12 +638,55 @@ TEST_F(OnednnTest, PlainConvolutionsRunOnOnednn) {
                                            output_padding, 2, groups, out.out()),
                 0)
           << get_last_error().to_string();
-      EXPECT_EQ((*ctx)->cached_primitives(), before + 1) << dtype_name(dtype) << " groups " << groups;
+      // The convolution, and the reorders of its activations into and out of
+      // the layout its kernel picked.
+      EXPECT_GT((*ctx)->cached_primitives(), before) << dtype_name(dtype) << " groups " << groups;
       int64_t* sizes = nullptr;
       ASSERT_EQ(aoti_torch_get_sizes(out.get(), &sizes), 0);
       EXPECT_EQ(std::vector<int64_t>(sizes, sizes + 4), (std::vector<int64_t>{2, 8, 9, 7}));
     }
   }
+}
+
+// A plain weight is reordered for oneDNN's kernel once and kept with its
+// storage only when the storage is immutable (a model parameter); any other
+// weight is read afresh on every call, so changing it changes the result.
+TEST_F(OnednnTest, PlainWeightsAreKeptReorderedOnlyWhenImmutable) {
+  std::mt19937 rng(62);
+  const ConvGeom g{1, 16, 8, 8, 32, 3, 3, 1, 1, 1, 1};
+  auto x = random_values(g.n * g.c * g.h * g.w, rng, DType::kFloat32);
+  auto w1 = random_values(g.o * g.c * g.kh * g.kw, rng, DType::kFloat32);
+  auto w2 = random_values(g.o * g.c * g.kh * g.kw, rng, DType::kFloat32);
+  Handle hx = tensor_from({g.n, g.c, g.h, g.w}, x, DType::kFloat32);
+  const int64_t stride[] = {1, 1}, padding[] = {1, 1}, dilation[] = {1, 1}, output_padding[] = {0, 0};
+  auto conv = [&](const Handle& w) {
+    Handle out;
+    EXPECT_EQ(aoti_torch_cpu_convolution(hx.get(), w.get(), nullptr, stride, 2, padding, 2, dilation, 2, 0,
+                                         output_padding, 2, 1, out.out()),
+              0)
+        << get_last_error().to_string();
+    return values(out);
+  };
+  auto overwrite = [&](const Handle& h, const std::vector<double>& v) {
+    char* base = static_cast<char*>(h.impl().data_ptr());
+    for (size_t i = 0; i < v.size(); ++i) store_from_double(base + i * 4, DType::kFloat32, v[i]);
+  };
+  const double tol = atol_for(DType::kFloat32) * 8;
+  // Mutable: a changed weight gives the changed result, and nothing is kept.
+  Handle mutable_w = tensor_from({g.o, g.c, g.kh, g.kw}, w1, DType::kFloat32);
+  EXPECT_TRUE(all_close(conv(mutable_w), conv_ref(g, x, w1, nullptr), tol, 1e-4));
+  overwrite(mutable_w, w2);
+  EXPECT_TRUE(all_close(conv(mutable_w), conv_ref(g, x, w2, nullptr), tol, 1e-4));
+  EXPECT_EQ(mutable_w.impl().storage()->derived_forms(), nullptr);
+  // Immutable: reordered once, kept, and used by later calls.
+  Handle frozen_w = tensor_from({g.o, g.c, g.kh, g.kw}, w1, DType::kFloat32);
+  frozen_w.impl().storage()->mark_immutable();
+  EXPECT_TRUE(all_close(conv(frozen_w), conv_ref(g, x, w1, nullptr), tol, 1e-4));
+  const DerivedForms* forms = frozen_w.impl().storage()->derived_forms();
+  ASSERT_NE(forms, nullptr);
+  EXPECT_EQ(forms->size(), 1u);
+  EXPECT_TRUE(all_close(conv(frozen_w), conv_ref(g, x, w1, nullptr), tol, 1e-4));
+  EXPECT_EQ(forms->size(), 1u);
 }
 
 #else  // !AOTIRT_WITH_ONEDNN

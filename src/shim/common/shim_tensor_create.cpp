@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/constant_load.h"
 #include "device/device.h"
 #include "shim/common/shim_util.h"
 
@@ -88,6 +89,8 @@ Status from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr, const int64
   AOTIRT_ENSURE(data != nullptr || extent == 0, kInvalidArgument, "data is null for a non-empty tensor");
   Storage* s = Storage::new_borrowed(data, nbytes, dev);
   *ret = new_handle(TensorImpl(StorageRef::adopt(s), dt, std::move(sizes), std::move(strides), storage_offset));
+  // A model loading its weights wraps each copied constant this way.
+  if (ConstantLoadObserver* o = constant_load_observer()) o->on_constant(*impl_of(*ret));
   return Status();
 }
 

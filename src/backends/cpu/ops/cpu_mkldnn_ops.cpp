@@ -54,8 +54,9 @@ Result<WeightInfo> read_weight(const TensorImpl& w) {
 
 // The weight in the layout |p| wants: the stored bytes themselves when they
 // already are, else a copy made once per weight and layout and kept with the
-// weight's storage (a plain weight, which may change between calls, is
-// copied on every call).
+// weight's storage when that storage is immutable (a model parameter, or a
+// prepacked weight). Any other weight may change between calls and is
+// copied on every call.
 Result<std::shared_ptr<const void>> prepared_weight(OnednnContext& ctx, const OnednnPrimitive& p,
                                                     const WeightInfo& w, const int64_t* plain_dims, int plain_ndims) {
   const OnednnApi& api = ctx.api();
@@ -67,15 +68,25 @@ Result<std::shared_ptr<const void>> prepared_weight(OnednnContext& ctx, const On
     return ctx.reorder(from.md, plain, p.weights_md);
   };
   if (!w.packed) {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl dense, contiguous_as(*w.tensor, w.tensor->dtype()));
-    return convert(dense.data_ptr());
+    auto plain = [&]() -> Result<std::shared_ptr<const void>> {
+      AOTIRT_ASSIGN_OR_RETURN(TensorImpl dense, contiguous_as(*w.tensor, w.tensor->dtype()));
+      return convert(dense.data_ptr());
+    };
+    const DerivedForms* forms = w.tensor->storage() ? w.tensor->storage()->derived_forms() : nullptr;
+    if (!forms) return plain();
+    // The view is part of the key: one storage may back several weights.
+    const TensorImpl& t = *w.tensor;
+    const std::string key = fmt::format("{} of {}{}+{}", p.weights_key, dims_to_string(t.sizes().data(), t.dim()),
+                                        dims_to_string(t.strides().data(), t.dim()), t.storage_offset());
+    return forms->get(key, plain);
   }
   if (same_layout(api, w.layout, p.weights_md)) {
     // Not owned: the weight tensor outlives the call.
     return std::shared_ptr<const void>(std::shared_ptr<const void>(), w.tensor->data_ptr());
   }
-  const OpaqueLayout* opaque = w.tensor->storage()->opaque();
-  return opaque->derived(p.weights_key, [&]() -> Result<OpaqueLayout::Derived> {
+  const DerivedForms* forms = w.tensor->storage()->derived_forms();
+  AOTIRT_ENSURE(forms != nullptr, kInternal, "a prepacked weight's storage keeps no derived forms");
+  return forms->get(p.weights_key, [&]() -> Result<DerivedForms::Form> {
     int64_t count = 1;
     for (int d = 0; d < w.layout.ndims; ++d) count *= w.layout.dims[d];
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl plain, empty_contiguous(DimVector{count}, w.layout.dtype, DeviceId{}));
@@ -282,6 +293,11 @@ Status run_conv(ConvCall& c, AtenTensorHandle* ret0) {
 
   AOTIRT_ASSIGN_OR_RETURN(OnednnContext * ctx, onednn_context());
   const OnednnApi& api = ctx->api();
+  // With a plain weight and no second operand, the activations go in the
+  // layout oneDNN's kernel prefers (blocked channels) and are reordered in
+  // and out: its kernels for plain NCHW activations are much slower than
+  // the reorders.
+  const bool own_layouts = !c.w.packed && !c.ops.binary && !c.in_place;
   const std::string key = fmt::format(
       "conv x{} {} w{} {} g{} p{} s{} d{} o{} b{} {} other{} ops {}", layout_key(x), static_cast<int>(x.dtype()),
       dims_to_string(wdims.data(), wdims.size()), c.w.packed, c.groups, dims_to_string(pad, spatial),
@@ -292,6 +308,20 @@ Status run_conv(ConvCall& c, AtenTensorHandle* ret0) {
     AOTIRT_ASSIGN_OR_RETURN(MemoryDesc dst,
                             strided_desc(out.sizes().data(), out.strides().data(), out.dim(), out.dtype()));
     AOTIRT_ASSIGN_OR_RETURN(dnnl_data_type_t wdt, onednn_dtype(x.dtype(), "weight"));
+    MemoryDesc src_any, dst_any;
+    if (own_layouts) {
+      dnnl_dims_t xd, od;
+      for (int64_t i = 0; i < x.dim(); ++i) {
+        xd[i] = x.sizes()[i];
+        od[i] = out_sizes[i];
+      }
+      AOTIRT_DNNL_CHECK(api.dnnl_memory_desc_create_with_tag(&src_any.md, static_cast<int>(x.dim()), xd, wdt,
+                                                            dnnl_format_tag_any),
+                        "the source descriptor");
+      AOTIRT_DNNL_CHECK(api.dnnl_memory_desc_create_with_tag(&dst_any.md, static_cast<int>(x.dim()), od, wdt,
+                                                            dnnl_format_tag_any),
+                        "the destination descriptor");
+    }
     MemoryDesc wany, bias_md, other_md;
     dnnl_dims_t wd;
     for (int64_t i = 0; i < wdims.size(); ++i) wd[i] = wdims[i];
@@ -318,25 +348,51 @@ Status run_conv(ConvCall& c, AtenTensorHandle* ret0) {
     }
     dnnl_primitive_desc_t pd = nullptr;
     AOTIRT_DNNL_CHECK(api.dnnl_convolution_forward_primitive_desc_create(
-                          &pd, ctx->engine(), dnnl_forward_inference, dnnl_convolution_direct, src.md, wany.md,
-                          bias_md.md, dst.md, strides, dilates, pl, pr, attr.attr),
+                          &pd, ctx->engine(), dnnl_forward_inference, dnnl_convolution_direct,
+                          own_layouts ? src_any.md : src.md, wany.md, bias_md.md, own_layouts ? dst_any.md : dst.md,
+                          strides, dilates, pl, pr, attr.attr),
                       "this convolution");
     std::vector<int> ids{DNNL_ARG_SRC, DNNL_ARG_DST};
     if (c.bias) ids.push_back(DNNL_ARG_BIAS);
     if (ops.binary) ids.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(c.ops.sum ? 1 : 0) | DNNL_ARG_SRC_1);
-    return ctx->finish(pd, ids);
+    AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<OnednnPrimitive> p, ctx->finish(pd, ids));
+    if (own_layouts) {
+      if (!api.dnnl_memory_desc_equal(src.md, p->md_for(DNNL_ARG_SRC))) p->user_src = std::move(src);
+      if (!api.dnnl_memory_desc_equal(dst.md, p->md_for(DNNL_ARG_DST))) p->user_dst = std::move(dst);
+    }
+    return p;
   };
   AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<OnednnPrimitive> prim, ctx->primitive(key, make));
 
   AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<const void> weight,
                           prepared_weight(*ctx, *prim, c.w, wdims.data(), static_cast<int>(wdims.size())));
-  std::vector<std::pair<int, void*>> args{{DNNL_ARG_SRC, x.data_ptr()},
+  // Activations in the primitive's own layouts, when it picked others.
+  auto scratch_for = [&](const_dnnl_memory_desc_t md) {
+    return empty_contiguous(DimVector{static_cast<int64_t>(api.dnnl_memory_desc_get_size(md))}, DType::kUInt8,
+                            DeviceId{});
+  };
+  TensorImpl src_own, dst_own;
+  void* src_ptr = x.data_ptr();
+  void* dst_ptr = out.data_ptr();
+  if (prim->user_src.md) {
+    AOTIRT_ASSIGN_OR_RETURN(src_own, scratch_for(prim->md_for(DNNL_ARG_SRC)));
+    AOTIRT_RETURN_IF_ERROR(ctx->reorder_into(prim->user_src.md, x.data_ptr(), prim->md_for(DNNL_ARG_SRC),
+                                             src_own.data_ptr()));
+    src_ptr = src_own.data_ptr();
+  }
+  if (prim->user_dst.md) {
+    AOTIRT_ASSIGN_OR_RETURN(dst_own, scratch_for(prim->md_for(DNNL_ARG_DST)));
+    dst_ptr = dst_own.data_ptr();
+  }
+  std::vector<std::pair<int, void*>> args{{DNNL_ARG_SRC, src_ptr},
                                           {DNNL_ARG_WEIGHTS, const_cast<void*>(weight.get())},
-                                          {DNNL_ARG_DST, out.data_ptr()}};
+                                          {DNNL_ARG_DST, dst_ptr}};
   if (c.bias) args.emplace_back(DNNL_ARG_BIAS, c.bias->data_ptr());
   if (c.ops.binary)
     args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(c.ops.sum ? 1 : 0) | DNNL_ARG_SRC_1, c.other->data_ptr());
   AOTIRT_RETURN_IF_ERROR(ctx->execute(*prim, args));
+  if (prim->user_dst.md)
+    AOTIRT_RETURN_IF_ERROR(ctx->reorder_into(prim->md_for(DNNL_ARG_DST), dst_ptr, prim->user_dst.md, out.data_ptr()));
   if (!c.out) *ret0 = new_handle(std::move(out));
   return Status();
 }

@@ -465,6 +465,20 @@ Result<std::shared_ptr<const void>> OnednnContext::reorder(const_dnnl_memory_des
   return std::shared_ptr<const void>(holder, holder->data_ptr());
 }
 
+Status OnednnContext::reorder_into(const_dnnl_memory_desc_t from, const void* src, const_dnnl_memory_desc_t to,
+                                   void* dst) {
+  const std::string key = "reorder " + describe_md(api_, from) + " -> " + describe_md(api_, to);
+  AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<OnednnPrimitive> prim,
+                          primitive(key, [&]() -> Result<std::shared_ptr<OnednnPrimitive>> {
+                            dnnl_primitive_desc_t pd = nullptr;
+                            AOTIRT_DNNL_CHECK(
+                                api_.dnnl_reorder_primitive_desc_create(&pd, from, engine_, to, engine_, nullptr),
+                                "an activation reorder");
+                            return finish(pd, {DNNL_ARG_FROM, DNNL_ARG_TO});
+                          }));
+  return execute(*prim, {{DNNL_ARG_FROM, const_cast<void*>(src)}, {DNNL_ARG_TO, dst}});
+}
+
 // ---- post-ops ---------------------------------------------------------------
 
 namespace {

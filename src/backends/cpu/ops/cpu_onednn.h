@@ -69,6 +69,7 @@ namespace cpu_ops {
   X(dnnl_memory_desc_destroy)                        \
   X(dnnl_memory_desc_query)                          \
   X(dnnl_memory_desc_get_size)                       \
+  X(dnnl_memory_desc_equal)                          \
   X(dnnl_memory_create)                              \
   X(dnnl_memory_destroy)                             \
   X(dnnl_primitive_attr_create)                      \
@@ -157,6 +158,10 @@ struct OnednnPrimitive {
   // The descriptors of the arguments, by DNNL_ARG_* id (owned by |pd|, or
   // by the caller for a reorder).
   std::vector<std::pair<int, const_dnnl_memory_desc_t>> arg_mds;
+  // A primitive that picked its own activation layouts keeps the callers'
+  // strided descriptors here when they differ from the ones it picked; the
+  // activations are reordered in and out around it.
+  MemoryDesc user_src, user_dst;
   ~OnednnPrimitive();
   const_dnnl_memory_desc_t md_for(int arg) const;
 };
@@ -191,6 +196,9 @@ class OnednnContext {
   // that lives as long as the returned pointer.
   Result<std::shared_ptr<const void>> reorder(const_dnnl_memory_desc_t from, const void* src,
                                               const_dnnl_memory_desc_t to);
+  // Copies the |from|-described bytes at |src| into |dst| in |to|'s layout,
+  // with a reorder primitive kept in the cache.
+  Status reorder_into(const_dnnl_memory_desc_t from, const void* src, const_dnnl_memory_desc_t to, void* dst);
 
  private:
   friend Result<OnednnContext*> onednn_context();

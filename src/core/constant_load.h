@@ -1,0 +1,35 @@
+// Hears of the constants a model library creates while it loads its weights.
+// The library copies each weight out of the package's blob, in blob order,
+// and wraps the copy in a tensor through the shims; the loader installs an
+// observer on its own thread for the duration of that call, so it learns
+// which storages are the model's constants (to mark the immutable ones) and
+// how far through the blob the copy has come (to release what it has read).
+#pragma once
+
+#include "core/tensor.h"
+
+namespace aotirt {
+
+class ConstantLoadObserver {
+ public:
+  virtual ~ConstantLoadObserver() = default;
+  // |t| is the constant just created, in the library's constant order.
+  virtual void on_constant(const TensorImpl& t) = 0;
+};
+
+// The calling thread's observer, or null.
+ConstantLoadObserver* constant_load_observer();
+
+// Installs |o| on the calling thread for this object's lifetime.
+class ScopedConstantLoadObserver {
+ public:
+  explicit ScopedConstantLoadObserver(ConstantLoadObserver* o);
+  ~ScopedConstantLoadObserver();
+  ScopedConstantLoadObserver(const ScopedConstantLoadObserver&) = delete;
+  ScopedConstantLoadObserver& operator=(const ScopedConstantLoadObserver&) = delete;
+
+ private:
+  ConstantLoadObserver* previous_;
+};
+
+}  // namespace aotirt
