@@ -238,13 +238,18 @@ namespace {
 // drops the blob's pages behind the copy.
 class WeightLoad : public ConstantLoadObserver {
  public:
-  explicit WeightLoad(const MappedRegion* blob) : blob_(blob) {}
+  // |sizes|: the blob bytes of each constant the library will create, in
+  // order, when it reports them.
+  WeightLoad(const MappedRegion* blob, std::vector<size_t> sizes) : blob_(blob), sizes_(std::move(sizes)) {}
   void on_constant(const TensorImpl& t) override {
     if (!t.storage()) return;
+    const size_t k = storages_.size();
     storages_.push_back(t.storage());
     // The library reads its constants in blob order, each right before it
-    // wraps it; a wrong guess only costs a re-read from the page cache.
-    read_ += t.storage()->nbytes();
+    // wraps it. A prepacked weight's storage size is nominal, so the
+    // library's own sizes go first; a wrong guess only costs a re-read
+    // from the page cache.
+    read_ += k < sizes_.size() ? sizes_[k] : t.storage()->nbytes();
     if (blob_ && read_ >= released_ + kReleaseStep) {
       release_pages_before(*blob_, read_);
       released_ = read_;
@@ -255,6 +260,7 @@ class WeightLoad : public ConstantLoadObserver {
  private:
   static constexpr size_t kReleaseStep = size_t{4} << 20;
   const MappedRegion* blob_;
+  std::vector<size_t> sizes_;
   std::vector<StorageRef> storages_;
   size_t read_ = 0, released_ = 0;
 };
@@ -291,7 +297,7 @@ Status ModelState::load_weights() {
   if (mapped.data()) {
     AOTIRT_ASSIGN_OR_RETURN(upload, device_->begin_host_upload(data, w->size, package_.info.path, offset));
   }
-  WeightLoad watch(mapped.data() && !upload ? &mapped : nullptr);
+  WeightLoad watch(mapped.data() && !upload ? &mapped : nullptr, constant_blob_sizes());
   clear_last_error();
   bool failed = false;
   {
@@ -308,6 +314,24 @@ Status ModelState::load_weights() {
   release_pages_before(mapped, mapped.size());
   mark_immutable_constants(watch.storages());
   return Status();
+}
+
+std::vector<size_t> ModelState::constant_blob_sizes() const {
+  const ContainerApi& api = library_->api();
+  std::vector<size_t> sizes;
+  size_t n = 0;
+  if (!api.get_num_constants || !api.get_constant_from_folded || !api.get_constant_data_size ||
+      api.get_num_constants(container_, &n) != 0)
+    return sizes;
+  for (size_t i = 0; i < n; ++i) {
+    bool folded = false;
+    size_t bytes = 0;
+    if (api.get_constant_from_folded(container_, i, &folded) != 0 ||
+        api.get_constant_data_size(container_, i, &bytes) != 0)
+      return {};
+    if (!folded) sizes.push_back(bytes);
+  }
+  return sizes;
 }
 
 // Parameters and tensor constants never change after load, so the ops may

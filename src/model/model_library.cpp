@@ -49,6 +49,8 @@ Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& byte
                                  &a.get_constant_from_folded));
   AOTIRT_RETURN_IF_ERROR(
       resolve(lib->handle_, "AOTInductorModelContainerGetConstantType", false, &a.get_constant_type));
+  AOTIRT_RETURN_IF_ERROR(
+      resolve(lib->handle_, "AOTInductorModelContainerGetConstantDataSize", false, &a.get_constant_data_size));
   return lib;
 }
 

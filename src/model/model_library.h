@@ -35,6 +35,7 @@ struct ContainerApi {
   RuntimeError (*update_constants_from_blob)(ContainerHandle, const uint8_t*) = nullptr;  // optional
   RuntimeError (*get_constant_from_folded)(ContainerHandle, size_t, bool*) = nullptr;     // optional
   RuntimeError (*get_constant_type)(ContainerHandle, size_t, int32_t*) = nullptr;         // optional
+  RuntimeError (*get_constant_data_size)(ContainerHandle, size_t, size_t*) = nullptr;     // optional
 };
 
 class ModelLibrary {

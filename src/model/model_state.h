@@ -51,6 +51,9 @@ class ModelState {
   Status validate_input(size_t index, const TensorImpl& t) const;
   Status check_inputs(const std::vector<Tensor>& inputs) const;
   Status load_weights();
+  // The blob bytes of each constant that is not folded, in order; empty when
+  // the library cannot say.
+  std::vector<size_t> constant_blob_sizes() const;
   void mark_immutable_constants(std::vector<StorageRef>& storages);
   // Handles for the container (which steals them): the caller's tensors
   // when they already sit densely on the model's device, else copies.

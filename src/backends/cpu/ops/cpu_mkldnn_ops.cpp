@@ -78,7 +78,11 @@ Result<std::shared_ptr<const void>> prepared_weight(OnednnContext& ctx, const On
     const TensorImpl& t = *w.tensor;
     const std::string key = fmt::format("{} of {}{}+{}", p.weights_key, dims_to_string(t.sizes().data(), t.dim()),
                                         dims_to_string(t.strides().data(), t.dim()), t.storage_offset());
-    return forms->get(key, plain);
+    return forms->get(key, [&]() -> Result<DerivedForms::Form> {
+      AOTIRT_LOG(kDebug, "oneDNN: parameter {} kept reordered for this kernel ({})",
+                 dims_to_string(t.sizes().data(), t.dim()), p.weights_key);
+      return plain();
+    });
   }
   if (same_layout(api, w.layout, p.weights_md)) {
     // Not owned: the weight tensor outlives the call.
