@@ -5,7 +5,7 @@ variants alternating within each repetition so that drift on the machine
 touches them alike.
 
   python bench/ab.py --workloads vit_b16_b1,bert_base_s128 \\
-      --variant new: --variant gemm:AOTIRT_CUDA_ATTENTION_TC=0 --graph both --reps 2
+      --variant new: --variant gemm:AOTIRT_CUDA_DISABLE=attention_tc --graph both --reps 2
 
 A variant is NAME:VAR=VALUE[,VAR=VALUE...] (NAME: alone runs the default
 environment). --graph off|on|both adds or leaves out `--cuda-graph`. The

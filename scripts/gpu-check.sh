@@ -11,7 +11,7 @@
 #                                        from scripts/bundle-runtime.sh)
 #
 # The zoo's API test runs twice per recipe, the second time with every weights
-# blob through aotirt's pinned upload (src/backends/cuda/cuda_upload.h).
+# blob through aotirt's pinned upload (src/backends/cuda/runtime/cuda_upload.h).
 # AOTIRT_GPU_RECIPES="default" checks one recipe; AOTIRT_GPU_SKIP_UNIT=1 skips
 # the unit tests; AOTIRT_CUDA_ALLOW_TF32 defaults to 0 here (strict float32).
 set -uo pipefail
@@ -85,7 +85,7 @@ for recipe in $RECIPES; do
   count_gtest "$LOG/zoo-api-$recipe.log"
   # Again with every package's weights through aotirt's pinned upload (by
   # default only blobs of 16 MiB and more take it): the log must show uploads.
-  AOTIRT_ZOO_MANIFEST="$manifest" AOTIRT_CUDA_UPLOAD_MIN_KB=0 AOTIRT_LOG_LEVEL=debug \
+  AOTIRT_ZOO_MANIFEST="$manifest" AOTIRT_LOG_LEVEL=debug \
     "$BUILD/bin/aotirt_zoo_api_test" --gtest_filter='Zoo/ZooApiTest.MatchesEager/*' \
     >"$LOG/zoo-api-upload-$recipe.log" 2>&1
   grep -E '^\[  (PASSED|FAILED) |Failure' "$LOG/zoo-api-upload-$recipe.log" | head -10

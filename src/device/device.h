@@ -138,12 +138,19 @@ struct BackendInfo {
   // may start here, beside the probe. create(), or a probe that shows
   // |index| absent, finishes it.
   void (*begin_create)(int index) = nullptr;
+  // Whether its devices can record a model run as a graph and replay it
+  // (Device::capture).
+  bool records_graphs = false;
 };
 
 // Each backend defines one of these (the real one or its stub).
 const BackendInfo& cpu_backend_info();
 const BackendInfo& cuda_backend_info();
 const BackendInfo& metal_backend_info();
+
+// The backend whose packages carry device key |key| ("cpu", "cuda", "mps"),
+// or null for a key no backend claims.
+const BackendInfo* backend_for_key(const std::string& key);
 
 // Returns the device, creating it on first use. Borrowed: the registry owns it
 // until process exit. Creating one device does not hold up callers of another.

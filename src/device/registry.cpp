@@ -21,8 +21,8 @@ const BackendInfo* backend_for(DeviceType type) {
   return nullptr;
 }
 
-// One per device: creating a GPU device (its context) takes 140-430 ms, and
-// other devices must stay reachable meanwhile (the CLI reads its inputs into
+// One per device: creating a GPU device (its context) takes a good part of
+// a second, and other devices must stay reachable meanwhile (the CLI reads its inputs into
 // host tensors beside a GPU model's load).
 struct Slot {
   std::mutex mutex;  // held while the device is created
@@ -46,6 +46,14 @@ Registry& registry() {
 }
 
 }  // namespace
+
+const BackendInfo* backend_for_key(const std::string& key) {
+  for (DeviceType type : {DeviceType::kCpu, DeviceType::kCuda, DeviceType::kMps}) {
+    const BackendInfo* b = backend_for(type);
+    if (b && key == b->name) return b;
+  }
+  return nullptr;
+}
 
 void set_backend_for_testing(const BackendInfo* info) { g_test_backend.store(info, std::memory_order_release); }
 

@@ -15,15 +15,6 @@
 namespace aotirt {
 namespace {
 
-DeviceType device_type_for_key(const std::string& key, bool* known) {
-  *known = true;
-  if (key == "cpu") return DeviceType::kCpu;
-  if (key == "cuda") return DeviceType::kCuda;
-  if (key == "mps") return DeviceType::kMps;
-  *known = false;
-  return DeviceType::kCpu;
-}
-
 // OpenMP's runtime must outlive every model library that used it: its worker
 // threads keep running after a library is closed.
 void pin_needed_runtimes(const std::vector<std::string>& undefined) {
@@ -102,11 +93,11 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   trace.mark("package read");
 
   // The device: the package decides its type; the options may only pick an index.
-  bool known = false;
-  DeviceType type = device_type_for_key(info.device_key, &known);
-  if (!known)
+  const BackendInfo* backend = backend_for_key(info.device_key);
+  if (!backend)
     return AOTIRT_STATUS(kIncompatible, "'{}' was compiled for device '{}', which aotirt does not support", path,
                          info.device_key);
+  const DeviceType type = backend->type;
   DeviceId wanted = options.device.value_or(DeviceId{type, 0});
   if (wanted.type != type)
     return AOTIRT_STATUS(kIncompatible, "'{}' was compiled for {} but device {} was requested", path,
@@ -115,7 +106,7 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   AOTIRT_RETURN_IF_ERROR(check_package_host(m->package_));
   for (const std::string& w : info.warnings) AOTIRT_LOG(kWarning, "'{}': {}", path, w);
   if (options.cuda_graph) {
-    if (type != DeviceType::kCuda)
+    if (!backend->records_graphs)
       return AOTIRT_STATUS(kInvalidArgument, "CUDA graphs were requested, but '{}' is a {} model", path,
                            info.device_key);
     m->graph_mode_ = true;
@@ -129,8 +120,7 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
 
   // Every imported shim must exist before the library is opened; listing them
   // all beats dlopen's "first undefined symbol" message.
-  AOTIRT_RETURN_IF_ERROR(ensure_shims_global());
-  resolve_imported_shims(m->package_);
+  AOTIRT_RETURN_IF_ERROR(resolve_imported_shims(m->package_));
   std::vector<std::string> missing;
   for (const auto& s : info.imported_shims)
     if (!s.provided) missing.push_back(s.name);
@@ -266,6 +256,14 @@ class WeightLoad : public ConstantLoadObserver {
 };
 
 }  // namespace
+
+Status resolve_imported_shims(Pt2Package& p) {
+  AOTIRT_RETURN_IF_ERROR(ensure_shims_global());
+  p.info.imported_shims.clear();
+  for (const std::string& s : p.undefined_symbols)
+    if (s.rfind("aoti_torch_", 0) == 0) p.info.imported_shims.push_back({s, symbol_in_global_scope(s)});
+  return Status();
+}
 
 Status ModelState::load_weights() {
   const ZipEntry* w = package_.weights;

@@ -18,6 +18,11 @@
 
 namespace aotirt {
 
+// Lists the package's imported aoti_torch_* symbols in its info, each marked
+// provided or missing: whether it resolves among this process's global
+// symbols once aotirt's shims are global there.
+Status resolve_imported_shims(Pt2Package& package);
+
 class ModelState {
  public:
   static Result<std::unique_ptr<ModelState>> load(const std::string& path, const LoadOptions& options);

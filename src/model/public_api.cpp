@@ -3,7 +3,7 @@
 #include "base/status.h"
 #include "device/device.h"
 #include "model/model_state.h"
-#include "shim/common/shim_symbols.h"
+#include "shim/common/shim_profile.h"
 
 namespace aotirt {
 
@@ -93,14 +93,27 @@ Result<PackageInfo> inspect_package(const std::string& path) {
     set_last_error(p.status());
     return p.take_status();
   }
-  AOTIRT_RETURN_IF_ERROR(ensure_shims_global());
-  resolve_imported_shims(p.value());
+  AOTIRT_RETURN_IF_ERROR(resolve_imported_shims(p.value()));
   return p.value().info;
 }
 
 std::string last_error() {
   const Status& s = get_last_error();
   return s.ok() ? std::string() : s.to_string();
+}
+
+void set_shim_profiling(bool on) { g_shim_profiling.store(on, std::memory_order_relaxed); }
+
+std::vector<ShimProfileEntry> shim_profile(bool reset) {
+  std::vector<ShimProfileEntry> out;
+  for (const ShimProfileCount& c : shim_profile_counts(reset)) {
+    ShimProfileEntry e;
+    e.name = c.name;
+    e.calls = c.calls;
+    e.total_us = static_cast<double>(c.ns) / 1000.0;
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 const char* version() { return "0.1.0"; }

@@ -8,7 +8,6 @@
 #include "base/status.h"
 #include "package/cpu_features.h"
 #include "package/elf_symbols.h"
-#include "shim/common/shim_symbols.h"
 
 namespace aotirt {
 namespace {
@@ -175,12 +174,6 @@ Status check_package_host(const Pt2Package& p) {
   Status isa = check_cpu_isa(p.info.cpu_isa);
   if (!isa.ok()) isa.annotate("'" + p.info.path + "'");
   return isa;
-}
-
-void resolve_imported_shims(Pt2Package& p) {
-  p.info.imported_shims.clear();
-  for (const std::string& s : p.undefined_symbols)
-    if (s.rfind("aoti_torch_", 0) == 0) p.info.imported_shims.push_back({s, symbol_in_global_scope(s)});
 }
 
 }  // namespace aotirt

@@ -32,9 +32,6 @@ Result<Pt2Package> open_pt2_package(const std::string& path, const std::string& 
 // or CPU kernels for a vector ISA this CPU lacks.
 Status check_package_host(const Pt2Package& package);
 
-// Marks each imported aoti_torch_* symbol provided or missing. Requires the
-// shims to be in global scope (ensure_shims_global).
-void resolve_imported_shims(Pt2Package& package);
 
 // Parses aotirt's "aotirt.inputs"/"aotirt.outputs" metadata (JSON lists of
 // {name, dtype, shape}). Returns an empty list when absent.

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/cuda_allocator.h"
-#include "backends/cuda/cuda_device.h"
+#include "backends/cuda/runtime/cuda_allocator.h"
+#include "backends/cuda/runtime/cuda_device.h"
 #include "cuda_test_util.h"
 #include "device/device.h"
 
@@ -145,8 +145,6 @@ TEST_F(CudaAllocatorTest, TrimReturnsCachedMemory) {
 // model on it; a host's own stream still draws on the pool.
 TEST_F(CudaAllocatorTest, DefaultStreamBlocksAreMallocedOtherStreamsPooled) {
   if (!alloc_->uses_pool()) GTEST_SKIP() << "this device has no memory pools";
-  const char* env = std::getenv("AOTIRT_CUDA_DEFAULT_STREAM_POOL");
-  if (env && std::string(env) == "1") GTEST_SKIP() << "AOTIRT_CUDA_DEFAULT_STREAM_POOL=1 pools the default stream";
   alloc_->trim();
   const size_t reserved = alloc_->pool_reserved_bytes();
   Result<void*> a = alloc_->allocate(size_t{8} << 20);

@@ -12,7 +12,7 @@
 #include <limits>
 #include <random>
 
-#include "backends/cuda/ops/cuda_attention_kernel.h"
+#include "backends/cuda/ops/attention/cuda_attention_kernel.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "cuda_test_util.h"
 #include "device/device.h"

@@ -22,10 +22,12 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/cuda_symbols.h"
-#include "backends/cuda/ops/cuda_conv_stem.h"
-#include "backends/cuda/ops/cuda_conv_tf32.h"
-#include "backends/cuda/ops/cuda_fork.h"
+#include "ops/layout.h"
+#include "backends/cuda/runtime/cuda_options.h"
+#include "backends/cuda/runtime/cuda_symbols.h"
+#include "backends/cuda/ops/conv/cuda_conv_stem.h"
+#include "backends/cuda/ops/conv/cuda_conv_tf32.h"
+#include "backends/cuda/launch/cuda_fork.h"
 #include "backends/cuda/ops/cuda_op_kernels.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "cuda_test_util.h"
@@ -408,108 +410,6 @@ struct DeviceCase {
     return worst;
   }
 };
-
-// |m| applied on the host, by the mapping the kernel shares.
-std::vector<float> space_to_depth_host(const SpaceToDepth2& m, const std::vector<float>& x) {
-  std::vector<float> out(static_cast<size_t>(m.size()));
-  for (int64_t i = 0; i < m.size(); ++i) {
-    const int64_t from = m.source(i);
-    out[i] = from < 0 ? 0.f : x[static_cast<size_t>(from)];
-  }
-  return out;
-}
-
-TEST(CudaConvTf32SpaceToDepth, StrideTwoStemsEqualTheirStrideOneRewrite) {
-  struct Case {
-    int n, h, w, c, k, r, s, pad_h, pad_w;
-  };
-  // ResNet-50's stem (scaled down), odd and even filters, unequal sides and
-  // paddings, 1-4 channels, a 1x1.
-  const Case cases[] = {{2, 13, 13, 3, 5, 7, 7, 3, 3}, {1, 9, 12, 1, 4, 3, 3, 1, 1}, {2, 10, 7, 2, 8, 5, 4, 2, 1},
-                        {1, 8, 8, 4, 4, 2, 2, 0, 0},   {1, 6, 7, 3, 4, 1, 1, 0, 0}, {1, 5, 5, 3, 4, 5, 5, 2, 2}};
-  std::mt19937 gen(11);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (const Case& c : cases) {
-    SCOPED_TRACE("h=" + std::to_string(c.h) + " w=" + std::to_string(c.w) + " c=" + std::to_string(c.c) +
-                 " r=" + std::to_string(c.r) + " s=" + std::to_string(c.s));
-    CudaConvProblem p = conv(c.n, c.h, c.w, c.c, c.k, c.r, c.s, 2, c.pad_h);
-    p.pad_w = c.pad_w;
-    p.q = (c.w + 2 * c.pad_w - c.s) / 2 + 1;
-    std::vector<float> x(size_t(p.n) * p.h * p.w * p.c), w(size_t(p.k) * p.r * p.s * p.c);
-    for (float& v : x) v = u(gen);
-    for (float& v : w) v = u(gen);
-    std::vector<double> want, scale, got, unused;
-    reference(p, x, w, {}, &want, &scale);
-    CudaConvProblem q;
-    SpaceToDepth2 xm, wm;
-    ASSERT_TRUE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
-    EXPECT_EQ(q.c, 4 * p.c);
-    EXPECT_EQ(q.stride_h, 1);
-    EXPECT_EQ(q.pad_h, 0);
-    EXPECT_EQ(q.p, p.p);
-    EXPECT_EQ(q.q, p.q);
-    EXPECT_EQ(q.h - q.r + 1, q.p);
-    EXPECT_EQ(q.w - q.s + 1, q.q);
-    EXPECT_EQ(xm.size(), int64_t(q.n) * q.h * q.w * q.c);
-    EXPECT_EQ(wm.size(), int64_t(q.k) * q.r * q.s * q.c);
-    reference(q, space_to_depth_host(xm, x), space_to_depth_host(wm, w), {}, &got, &unused);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12 * (scale[i] + 1)) << "at " << i;
-  }
-}
-
-TEST(CudaConvTf32SpaceToDepth, OnlyStrideTwoStemsAreRewritten) {
-  CudaConvProblem q;
-  SpaceToDepth2 xm, wm;
-  const CudaConvProblem stem = conv(1, 16, 16, 3, 8, 7, 7, 2, 3);
-  ASSERT_TRUE(cuda_conv_space_to_depth(stem, &q, &xm, &wm));
-  CudaConvProblem p = conv(1, 16, 16, 3, 8, 7, 7, 1, 3);  // stride 1
-  EXPECT_FALSE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
-  p = stem;
-  p.stride_w = 1;  // stride 2 one way only
-  EXPECT_FALSE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
-  p = conv(1, 16, 16, 3, 8, 3, 3, 2, 2, 2);  // dilation 2
-  EXPECT_FALSE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
-  p = conv(1, 16, 16, 8, 8, 7, 7, 2, 3);  // 8 channels: not a stem
-  EXPECT_FALSE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
-  p = stem;
-  p.p += 1;  // not the output this convolution gives
-  EXPECT_FALSE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
-  p = stem;
-  p.c = 0;
-  EXPECT_FALSE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
-}
-
-// The kernel against the host mapping, bit for bit, for an input and its
-// filters; its refusals.
-TEST(CudaConvTf32SpaceToDepth, KernelMatchesTheMapping) {
-  AOTIRT_REQUIRE_GPU();
-  const CudaConvProblem p = conv(3, 21, 19, 3, 16, 7, 7, 2, 3);
-  CudaConvProblem q;
-  SpaceToDepth2 xm, wm;
-  ASSERT_TRUE(cuda_conv_space_to_depth(p, &q, &xm, &wm));
-  std::mt19937 gen(3);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (const SpaceToDepth2& m : {xm, wm}) {
-    std::vector<float> x(size_t(m.batch) * m.h * m.w * m.c);
-    for (float& v : x) v = u(gen);
-    float* dx = upload(x);
-    float* dy = nullptr;
-    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), m.size() * sizeof(float)), cudaSuccess);
-    ASSERT_EQ(cudaMemset(dy, 0xff, m.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
-    ASSERT_EQ(cuda_launch_space_to_depth2(dx, m, dy, nullptr), cudaSuccess);
-    std::vector<float> got(static_cast<size_t>(m.size()));
-    ASSERT_EQ(cudaMemcpy(got.data(), dy, got.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-    const std::vector<float> want = space_to_depth_host(m, x);
-    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "at " << i;
-    SpaceToDepth2 bad = m;
-    bad.c = 5;
-    EXPECT_EQ(cuda_launch_space_to_depth2(dx, bad, dy, nullptr), cudaErrorInvalidValue);
-    EXPECT_EQ(cuda_launch_space_to_depth2(nullptr, m, dy, nullptr), cudaErrorInvalidValue);
-    cudaFree(dx);
-    cudaFree(dy);
-  }
-}
 
 class CudaConvTf32Test : public ::testing::Test {
  protected:
@@ -1133,7 +1033,7 @@ struct ShimCase {
 
 struct ShimResult {
   TensorImpl out;
-  double own_launches = 0, three_pass_launches = 0, cudnn_calls = 0, s2d_copies = 0, stem_launches = 0;
+  double own_launches = 0, three_pass_launches = 0, cudnn_calls = 0, stem_launches = 0;
   double worst = 0;
 };
 
@@ -1144,8 +1044,8 @@ ShimResult run_shim(const ShimCase& c, uint32_t seed) {
   TensorImpl hx = host_random(xs, DType::kFloat32, rng());
   TensorImpl hw = host_random(ws, DType::kFloat32, rng());
   TensorImpl hb = host_random(DimVector{c.k}, DType::kFloat32, rng(), 2.0, 3.0);
-  TensorImpl dx = to_device(hx, cuda_channels_last_strides(xs));
-  TensorImpl dw = to_device(hw, cuda_channels_last_strides(ws));
+  TensorImpl dx = to_device(hx, ops::channels_last_strides(xs));
+  TensorImpl dw = to_device(hw, ops::channels_last_strides(ws));
   TensorImpl db = to_device(hb);
   OwnedHandle bias_h(db);
   AtenTensorHandle bias_raw = bias_h;
@@ -1165,7 +1065,6 @@ ShimResult run_shim(const ShimCase& c, uint32_t seed) {
   res.own_launches = profiled_calls(prof, "TF32 kernel");  // 3xTF32 ones too
   res.three_pass_launches = profiled_calls(prof, "3xTF32 kernel");
   res.cudnn_calls = profiled_calls(prof, "cuDNN") + profiled_calls(prof, "cudnnBackendExecute");
-  res.s2d_copies = profiled_calls(prof, "space-to-depth");
   res.stem_launches = profiled_calls(prof, "(stem)");
   // The CPU op in float64 is the reference.
   TensorImpl ref = reference_conv2d(hx, hw, c.bias ? &hb : nullptr, stride, pad, dil);
@@ -1194,25 +1093,19 @@ const ShimCase kShimCases[] = {
 };
 
 std::string conv_mode_env() {
-  const char* v = std::getenv("AOTIRT_CUDA_CONV");
-  return v ? v : "";
-}
-
-// The space-to-depth copies a case makes: one where AOTIRT_CUDA_CONV_STEM=s2d
-// (ctest's CudaConvTf32Shim.StemSpaceToDepth runs) and the case is a stem of
-// stride 2, none otherwise.
-double expected_s2d_copies(const ShimCase& c) {
-  const char* v = std::getenv("AOTIRT_CUDA_CONV_STEM");
-  return v && std::string(v) == "s2d" && c.stride == 2 && c.c <= 4 ? 1.0 : 0.0;
+  switch (cuda_options().conv) {
+    case CudaLibraryChoice::kVendor: return "cudnn";
+    case CudaLibraryChoice::kAotirt: return "aotirt";
+    case CudaLibraryChoice::kAuto: break;
+  }
+  return "";
 }
 
 // The stem kernel's launches a case makes with TF32: one for 1-4 channels
-// and a multiple of 32 outputs, unless AOTIRT_CUDA_CONV_STEM picks another
-// path.
+// and a multiple of 32 outputs, unless AOTIRT_CUDA_DISABLE names conv_stem.
 double expected_stem_launches(const ShimCase& c) {
-  const char* v = std::getenv("AOTIRT_CUDA_CONV_STEM");
-  const bool direct = !v || std::string(v).empty() || std::string(v) == "direct";
-  return direct && c.c <= 4 && c.k % 32 == 0 ? 1.0 : 0.0;
+  const bool on = cuda_options().enabled(CudaFeature::kConvStem);
+  return on && c.c <= 4 && c.k % 32 == 0 ? 1.0 : 0.0;
 }
 
 // Why the shim would not take aotirt's kernels in this process ("" when it
@@ -1241,9 +1134,8 @@ TEST(CudaConvTf32Shim, ChannelsLastFloat32TakesTheKernels) {
     EXPECT_EQ(r.own_launches, 1.0);
     EXPECT_EQ(r.three_pass_launches, 0.0);
     EXPECT_EQ(r.cudnn_calls, 0.0);
-    EXPECT_EQ(r.s2d_copies, expected_s2d_copies(c));
     EXPECT_EQ(r.stem_launches, expected_stem_launches(c));
-    EXPECT_EQ(r.out.strides(), cuda_channels_last_strides(r.out.sizes()));
+    EXPECT_EQ(r.out.strides(), ops::channels_last_strides(r.out.sizes()));
     EXPECT_LE(r.worst, 1.0);
   }
 }
@@ -1261,7 +1153,7 @@ TEST(CudaConvTf32Shim, AutoMovesToCudnnOnceItIsLoaded) {
   ASSERT_TRUE(r.out.defined());
   EXPECT_EQ(r.own_launches, 0.0);
   EXPECT_GT(r.cudnn_calls, 0.0);
-  EXPECT_EQ(r.out.strides(), cuda_channels_last_strides(r.out.sizes()));
+  EXPECT_EQ(r.out.strides(), ops::channels_last_strides(r.out.sizes()));
   EXPECT_LE(r.worst, 1.0);
 }
 
@@ -1282,8 +1174,7 @@ TEST(CudaConvTf32Shim, StrictFloat32TakesTheThreePassKernels) {
     EXPECT_EQ(r.three_pass_launches, 1.0);
     EXPECT_EQ(r.stem_launches, 0.0);  // TF32 only
     EXPECT_EQ(r.cudnn_calls, 0.0);
-    EXPECT_EQ(r.s2d_copies, expected_s2d_copies(c));
-    EXPECT_EQ(r.out.strides(), cuda_channels_last_strides(r.out.sizes()));
+    EXPECT_EQ(r.out.strides(), ops::channels_last_strides(r.out.sizes()));
     EXPECT_LE(r.worst, 1e-2);
   }
 }
@@ -1299,16 +1190,13 @@ TEST_F(CudaConvTf32Test, Timing) {
     int pad = -1;        // -1: r / 2
     bool extra = false;  // not one of ResNet-50's own: left out of the sums
   };
-  // Input size, channels in and out, kernel, stride (padding r / 2); last,
-  // the stem's space-to-depth rewrite (AOTIRT_CUDA_CONV_STEM=s2d), whose
-  // copy is timed after the shapes.
+  // Input size, channels in and out, kernel, stride (padding r / 2).
   const Shape shapes[] = {{224, 3, 64, 7, 2},   {56, 64, 64, 1, 1},    {56, 64, 64, 3, 1},    {56, 64, 256, 1, 1},
                           {56, 256, 64, 1, 1},  {56, 256, 128, 1, 1},  {56, 128, 128, 3, 2},  {28, 128, 512, 1, 1},
                           {56, 256, 512, 1, 2}, {28, 512, 128, 1, 1},  {28, 128, 128, 3, 1},  {28, 512, 256, 1, 1},
                           {28, 256, 256, 3, 2}, {14, 256, 1024, 1, 1}, {28, 512, 1024, 1, 2}, {14, 1024, 256, 1, 1},
                           {14, 256, 256, 3, 1}, {14, 1024, 512, 1, 1}, {14, 512, 512, 3, 2},  {7, 512, 2048, 1, 1},
-                          {14, 1024, 2048, 1, 2}, {7, 2048, 512, 1, 1}, {7, 512, 512, 3, 1},
-                          {115, 12, 64, 4, 1, 0, true}};
+                          {14, 1024, 2048, 1, 2}, {7, 2048, 512, 1, 1}, {7, 512, 512, 3, 1}};
   int dev = 0, sms = 0;
   cudaGetDevice(&dev);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
@@ -1382,9 +1270,9 @@ TEST_F(CudaConvTf32Test, Timing) {
           }
       // The shim on the same problem, channels-last, no bias.
       TensorImpl x = device_empty(DimVector{p.n, s.c, p.h, p.w}, DType::kFloat32,
-                                  cuda_channels_last_strides(DimVector{p.n, s.c, p.h, p.w}));
+                                  ops::channels_last_strides(DimVector{p.n, s.c, p.h, p.w}));
       TensorImpl w = device_empty(DimVector{p.k, s.c, p.r, p.s}, DType::kFloat32,
-                                  cuda_channels_last_strides(DimVector{p.k, s.c, p.r, p.s}));
+                                  ops::channels_last_strides(DimVector{p.k, s.c, p.r, p.s}));
       cudaMemset(x.data_ptr(), 0, x.nbytes());
       cudaMemset(w.data_ptr(), 0, w.nbytes());
       const int64_t st[2] = {s.stride, s.stride}, pd[2] = {pad, pad}, dl[2] = {1, 1}, op[2] = {0, 0};
@@ -1438,24 +1326,6 @@ TEST_F(CudaConvTf32Test, Timing) {
     }
     std::printf("[ timing ] conv batch %d, one of each ResNet-50 shape: best %.1f us, chosen %.1f us, shim %.1f us\n", n,
                 sum_best[bi], sum_pick[bi], sum_shim[bi]);
-    // The stem's space-to-depth copies (input and filters), which the
-    // rewrite adds to its convolution above.
-    CudaConvProblem stem = conv(n, 224, 224, 3, 64, 7, 7, 2, 3), q;
-    SpaceToDepth2 xm, wm;
-    ASSERT_TRUE(cuda_conv_space_to_depth(stem, &q, &xm, &wm));
-    float *sx = nullptr, *sy = nullptr;
-    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&sx), size_t(n) * 224 * 224 * 3 * 4), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&sy), size_t(xm.size() + wm.size()) * 4), cudaSuccess);
-    cudaMemset(sx, 0, size_t(n) * 224 * 224 * 3 * 4);
-    const double copy_us = time_us([&](cudaStream_t st) {
-      cuda_launch_space_to_depth2(sx, xm, sy, st);
-      cuda_launch_space_to_depth2(sx, wm, sy + xm.size(), st);
-    });
-    ASSERT_EQ(cudaGetLastError(), cudaSuccess);
-    std::printf("[ timing ] conv n=%d stem space-to-depth copies (to %dx%d c=%d, filters %dx%d): %.1f us\n", n, q.h, q.w,
-                q.c, q.r, q.s, copy_us);
-    cudaFree(sx);
-    cudaFree(sy);
   }
   cudaFree(sem);
   cudaFree(partials);

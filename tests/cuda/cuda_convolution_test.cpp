@@ -10,6 +10,7 @@
 #include <cmath>
 #include <random>
 
+#include "ops/layout.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "cuda_test_util.h"
 #include "device/device.h"
@@ -66,7 +67,7 @@ void run_case(const ConvCase& c, DType dt, uint32_t seed) {
   TensorImpl hb = host_random(DimVector{c.c_out}, dt, rng());
   TensorImpl dx;
   if (c.channels_last) {
-    dx = to_device(hx, cuda_channels_last_strides(in_sizes));
+    dx = to_device(hx, ops::channels_last_strides(in_sizes));
   } else if (c.strided_input) {
     // Every other element of the last dim of a twice-as-wide tensor.
     DimVector st = contiguous_strides(in_sizes);
@@ -101,7 +102,7 @@ void run_case(const ConvCase& c, DType dt, uint32_t seed) {
   ASSERT_EQ(out.sizes(), ref.sizes());
   // PyTorch's layout: channels-last output for a channels-last input (2-d/3-d).
   const bool want_cl = c.channels_last && c.spatial >= 2;
-  EXPECT_EQ(out.strides(), want_cl ? cuda_channels_last_strides(out.sizes()) : contiguous_strides(out.sizes()));
+  EXPECT_EQ(out.strides(), want_cl ? ops::channels_last_strides(out.sizes()) : contiguous_strides(out.sizes()));
 
   int64_t fan_in = (c.transposed ? c.c_out : c.c_in) / c.groups;
   for (int64_t k : c.kernel) fan_in *= k;

@@ -1,14 +1,14 @@
 // Device copies for every dtype: host-to-device, device-to-host and
 // device-to-device through strided, offset, transposed and broadcast views,
 // and dtype conversions on the device, each checked against the host's own
-// converting copy (cpu_copy_strided). Skipped without a GPU.
+// converting copy (host_copy_strided). Skipped without a GPU.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 
-#include "backends/cpu/cpu_copy.h"
+#include "core/host_copy.h"
 #include "core/dtype.h"
 #include "cuda_test_util.h"
 #include "device/device.h"
@@ -37,7 +37,7 @@ const DType kConvertible[] = {
 // Host reference: the same copy done entirely on the host.
 TensorImpl host_reference(const TensorImpl& dst_like, const TensorImpl& src_host) {
   TensorImpl ref = host_empty(dst_like.sizes(), dst_like.dtype());
-  Status s = cpu_copy_strided(ref, src_host);
+  Status s = host_copy_strided(ref, src_host);
   EXPECT_TRUE(s.ok()) << s.to_string();
   return ref;
 }

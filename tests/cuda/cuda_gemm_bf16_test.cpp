@@ -5,7 +5,7 @@
 // problems; and the shims taking them for GPT-2's layers (Conv1D weights,
 // the tied output layer of 50257 columns): the decode step's with no
 // cuBLASLt, larger ones on the Hopper kernels where the GPU runs them,
-// else as AOTIRT_CUDA_BF16_GEMM says. Skipped without a GPU; the
+// else as AOTIRT_CUDA_GEMM says. Skipped without a GPU; the
 // tensor-core tests also when the build has no CUTLASS kernels, the Hopper
 // kernels' cases on other GPUs (printed).
 #include <cuda_runtime_api.h>
@@ -19,7 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/ops/cuda_gemm_bf16.h"
+#include "backends/cuda/runtime/cuda_options.h"
+#include "backends/cuda/ops/matmul/cuda_gemm_bf16.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "cuda_test_util.h"
 
@@ -29,8 +30,12 @@ namespace {
 using namespace cuda_test;
 
 std::string bf16_mode() {
-  const char* v = std::getenv("AOTIRT_CUDA_BF16_GEMM");
-  return v ? v : "auto";
+  switch (cuda_options().gemm) {
+    case CudaLibraryChoice::kVendor: return "cublaslt";
+    case CudaLibraryChoice::kAotirt: return "aotirt";
+    case CudaLibraryChoice::kAuto: break;
+  }
+  return "auto";
 }
 
 CudaBf16Config shape(int tm, int tn, int align, bool b_row, bool split = false) {
@@ -355,14 +360,14 @@ TEST_F(CudaBf16Test, BadProblemsAreRefused) {
 // Conv1D's W [in, out], and mm(x, wte^T) for the tied output layer, at one
 // token (the decode step) and at more.
 TEST_F(CudaBf16Test, Gpt2LayersTakeAotirtsKernels) {
-  if (bf16_mode() == "cublaslt") GTEST_SKIP() << "AOTIRT_CUDA_BF16_GEMM=cublaslt keeps bfloat16 GEMMs on cuBLASLt";
+  if (bf16_mode() == "cublaslt") GTEST_SKIP() << "AOTIRT_CUDA_GEMM=cublaslt keeps bfloat16 GEMMs on cuBLASLt";
   // Products of more than eight rows take aotirt's tensor-core kernels where
   // the Hopper ones run (they or the Ampere ones, as the chooser models
-  // them) or with AOTIRT_CUDA_BF16_GEMM=aotirt; else cuBLASLt takes them.
+  // them) or with AOTIRT_CUDA_GEMM=aotirt; else cuBLASLt takes them.
   const bool own_large = bf16_mode() == "aotirt" && cuda_bf16_config_count() > 0;
   bool hopper = false;
-  const char* sm90_env = std::getenv("AOTIRT_CUDA_BF16_SM90");
-  for (int i = 0; i < cuda_bf16_config_count() && !(sm90_env && std::string(sm90_env) == "0"); ++i) {
+  const bool sm90_on = cuda_options().enabled(CudaFeature::kBf16Sm90);
+  for (int i = 0; i < cuda_bf16_config_count() && sm90_on; ++i) {
     int blocks = 0;
     if (cuda_bf16_config(i).sm90 && cuda_bf16_blocks_per_sm(i, &blocks) == cudaSuccess && blocks > 0) hopper = true;
     cudaGetLastError();
@@ -422,7 +427,7 @@ TEST_F(CudaBf16Test, Gpt2LayersTakeAotirtsKernels) {
 
 // Time per call of every built shape and split on GPT-2's prefill GEMMs
 // (512 tokens), and of the shim on the same problem (with
-// AOTIRT_CUDA_BF16_GEMM=cublaslt in a second process: cuBLASLt's time);
+// AOTIRT_CUDA_GEMM=cublaslt in a second process: cuBLASLt's time);
 // marks the chooser's pick. Each kernel's 30 calls are recorded in a CUDA
 // graph and replayed, so the time is the GPU's, not the host's (a Hopper
 // launch has the driver encode its tensor maps). For tuning

@@ -17,8 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/ops/cuda_gemm_bf16.h"
-#include "backends/cuda/ops/cuda_gemm_f32x3.h"
+#include "backends/cuda/runtime/cuda_options.h"
+#include "backends/cuda/ops/matmul/cuda_gemm_bf16.h"
+#include "backends/cuda/ops/matmul/cuda_gemm_f32x3.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "cuda_test_util.h"
 #include "device/device.h"
@@ -28,10 +29,7 @@ namespace {
 
 using namespace cuda_test;
 
-bool own_gemms_off() {
-  const char* v = std::getenv("AOTIRT_CUDA_F32_GEMM");
-  return v && std::string(v) == "cublaslt";
-}
+bool own_gemms_off() { return cuda_options().gemm == CudaLibraryChoice::kVendor; }
 
 std::vector<CudaF32x3Config> built_configs() {
   std::vector<CudaF32x3Config> c;
@@ -133,8 +131,7 @@ TEST(CudaF32x3Choice, Float32LibrariesSkipTheCublasLtPrewarm) {
   const bool f32x3_on = cuda_f32x3_config_count() > 0 && !cuda_matmul_allow_tf32() && !own_gemms_off();
   EXPECT_EQ(cuda_matmul_prewarm_useful(f32), !f32x3_on);
   // bfloat16 packages skip it too where the bfloat16 kernels take their GEMMs.
-  const char* bf16_env = std::getenv("AOTIRT_CUDA_BF16_GEMM");
-  const bool bf16_on = !(bf16_env && std::string(bf16_env) == "cublaslt");
+  const bool bf16_on = cuda_options().gemm != CudaLibraryChoice::kVendor;
   EXPECT_EQ(cuda_matmul_prewarm_useful(bf16), !(f32x3_on && bf16_on));
   std::vector<std::string> f16 = f32, f64 = f32;
   f16.push_back("aoti_torch_dtype_float16");
@@ -371,7 +368,7 @@ TEST(CudaGemvRowsTest, FewRowsMatchFloat64) {
 // nn.Linear as the generated code calls it: addmm(bias, x, W^T) with x
 // [tokens, in] and W^T a transposed view of W [out, in].
 TEST_F(CudaF32x3Test, LinearLayersTakeAotirtsKernels) {
-  if (own_gemms_off()) GTEST_SKIP() << "AOTIRT_CUDA_F32_GEMM=cublaslt keeps float32 GEMMs on cuBLASLt";
+  if (own_gemms_off()) GTEST_SKIP() << "AOTIRT_CUDA_GEMM=cublaslt keeps float32 GEMMs on cuBLASLt";
   struct Case {
     int64_t tokens, in, out;
   };
@@ -416,7 +413,7 @@ TEST_F(CudaF32x3Test, LinearLayersTakeAotirtsKernels) {
 // Q K^T (K a transposed view: k-contiguous) and P V (V row-major) through
 // bmm, on the batched kernels.
 TEST_F(CudaF32x3Test, AttentionProductsTakeTheBatchedKernels) {
-  if (own_gemms_off()) GTEST_SKIP() << "AOTIRT_CUDA_F32_GEMM=cublaslt keeps float32 GEMMs on cuBLASLt";
+  if (own_gemms_off()) GTEST_SKIP() << "AOTIRT_CUDA_GEMM=cublaslt keeps float32 GEMMs on cuBLASLt";
   const int64_t heads = 12, len = 128, dim = 64;
   std::mt19937 rng(17);
   TensorImpl hq = host_random(DimVector{heads, len, dim}, DType::kFloat32, rng());
@@ -462,7 +459,7 @@ TEST_F(CudaF32x3Test, AttentionProductsTakeTheBatchedKernels) {
 // Convolutions the GEMM cannot take (k = 75 is not a multiple of 16) or
 // that are no patch embedding (1x1, padded) stay on cuDNN.
 TEST_F(CudaF32x3Test, PatchConvolutionsTakeAotirtsKernels) {
-  if (own_gemms_off()) GTEST_SKIP() << "AOTIRT_CUDA_F32_GEMM=cublaslt keeps float32 GEMMs on cuBLASLt";
+  if (own_gemms_off()) GTEST_SKIP() << "AOTIRT_CUDA_GEMM=cublaslt keeps float32 GEMMs on cuBLASLt";
   if (cuda_matmul_allow_tf32()) GTEST_SKIP() << "TF32 is allowed: patch convolutions stay on cuDNN";
   struct Case {
     int64_t n, c, h, w, c_out, kh, kw, pad;
@@ -541,7 +538,7 @@ TEST_F(CudaF32x3Test, PatchConvolutionsTakeAotirtsKernels) {
 // zeroed from outside the recording) and replayed: every replay gives the
 // product, also after other split GEMMs ran outside the graph.
 TEST_F(CudaF32x3Test, SplitGemmsReplayFromAGraph) {
-  if (own_gemms_off()) GTEST_SKIP() << "AOTIRT_CUDA_F32_GEMM=cublaslt keeps float32 GEMMs on cuBLASLt";
+  if (own_gemms_off()) GTEST_SKIP() << "AOTIRT_CUDA_GEMM=cublaslt keeps float32 GEMMs on cuBLASLt";
   const int64_t tokens = 197, in = 3072, outf = 768;  // ViT's second MLP GEMM: k is split
   std::mt19937 rng(11);
   TensorImpl hx = host_random(DimVector{tokens, in}, DType::kFloat32, rng());
@@ -592,7 +589,7 @@ TEST_F(CudaF32x3Test, SplitGemmsReplayFromAGraph) {
 }
 
 // Time per call of every built shape and split against cuBLASLt's float32
-// GEMM (AOTIRT_CUDA_F32_GEMM=cublaslt in a second process gives the shim's
+// GEMM (AOTIRT_CUDA_GEMM=cublaslt in a second process gives the shim's
 // cuBLASLt time), on the GEMMs of ViT-B/16 and BERT-base; marks the chooser's
 // pick. For tuning cuda_f32x3_choose; it fails only on a launch error.
 TEST_F(CudaF32x3Test, Timing) {

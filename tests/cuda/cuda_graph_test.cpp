@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "backends/cuda/cuda_allocator.h"
-#include "backends/cuda/cuda_device.h"
-#include "backends/cuda/cuda_stream.h"
+#include "backends/cuda/runtime/cuda_allocator.h"
+#include "backends/cuda/runtime/cuda_device.h"
+#include "backends/cuda/runtime/cuda_stream.h"
 #include "base/status.h"
 #include "cuda_test_util.h"
 

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "backends/cuda/ops/cuda_l2_prefetch.h"
+#include "backends/cuda/launch/cuda_l2_prefetch.h"
 #include "cuda_test_util.h"
 
 namespace aotirt {
@@ -20,7 +20,7 @@ class CudaL2PrefetchTest : public cuda_test::CudaTest {
     CudaTest::SetUp();
     if (IsSkipped()) return;
     if (!cuda_l2_prefetch_enabled())
-      GTEST_SKIP() << "prefetches are turned off (AOTIRT_CUDA_L2_PREFETCH)";
+      GTEST_SKIP() << "prefetches are turned off (AOTIRT_CUDA_DISABLE=l2_prefetch)";
     ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&buf_, kBytes), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&small_, 256), cudaSuccess);

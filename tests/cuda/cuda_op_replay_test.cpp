@@ -11,10 +11,10 @@
 #include <functional>
 #include <vector>
 
-#include "backends/cuda/cuda_device.h"
-#include "backends/cuda/cuda_status.h"
-#include "backends/cuda/cuda_stream.h"
-#include "backends/cuda/ops/cuda_op_replay.h"
+#include "backends/cuda/runtime/cuda_device.h"
+#include "backends/cuda/runtime/cuda_status.h"
+#include "backends/cuda/runtime/cuda_stream.h"
+#include "backends/cuda/launch/cuda_op_replay.h"
 #include "cuda_test_util.h"
 
 namespace aotirt {

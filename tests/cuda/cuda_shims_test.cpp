@@ -7,8 +7,8 @@
 #include <cstring>
 #include <thread>
 
-#include "backends/cuda/cuda_device.h"
-#include "backends/cuda/cuda_stream.h"
+#include "backends/cuda/runtime/cuda_device.h"
+#include "backends/cuda/runtime/cuda_stream.h"
 #include "core/dtype.h"
 #include "cuda_test_util.h"
 #include "device/device.h"

@@ -6,10 +6,10 @@
 
 #include <string>
 
-#include "backends/cuda/cuda_copy.h"
-#include "backends/cuda/cuda_device.h"
-#include "backends/cuda/cuda_status.h"
-#include "backends/cuda/cuda_symbols.h"
+#include "backends/cuda/runtime/cuda_copy.h"
+#include "backends/cuda/runtime/cuda_device.h"
+#include "backends/cuda/runtime/cuda_status.h"
+#include "backends/cuda/runtime/cuda_symbols.h"
 #include "cuda_test_util.h"
 #include "device/device.h"
 

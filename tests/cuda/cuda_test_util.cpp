@@ -8,8 +8,8 @@
 #include <ostream>
 #include <random>
 
-#include "backends/cpu/cpu_copy.h"
-#include "backends/cuda/cuda_symbols.h"
+#include "core/host_copy.h"
+#include "backends/cuda/runtime/cuda_symbols.h"
 #include "base/status.h"
 #include "core/dtype.h"
 #include "device/device.h"

@@ -14,7 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/cuda_upload.h"
+#include "backends/cuda/runtime/cuda_options.h"
+#include "backends/cuda/runtime/cuda_upload.h"
 #include "base/file_util.h"
 #include "cuda_test_util.h"
 
@@ -77,22 +78,13 @@ struct DeviceBuffer {
   uint8_t* at(size_t off) const { return static_cast<uint8_t*>(ptr) + off; }
 };
 
-TEST(CudaUploadOptionsTest, EnvironmentSetsThreadsPiecesAndThreshold) {
-  setenv("AOTIRT_CUDA_UPLOAD_THREADS", "3", 1);
-  setenv("AOTIRT_CUDA_UPLOAD_PIECE_KB", "8", 1);  // raised to the 64 KiB floor
-  setenv("AOTIRT_CUDA_UPLOAD_MIN_KB", "0", 1);
-  CudaUploadOptions o = cuda_upload_options_from_env();
-  EXPECT_EQ(o.threads, 3);
-  EXPECT_EQ(o.piece_bytes, size_t{64} << 10);
-  EXPECT_EQ(o.min_bytes, 0u);
-  setenv("AOTIRT_CUDA_UPLOAD_THREADS", "many", 1);  // not a count: the default, with a warning
-  EXPECT_EQ(cuda_upload_options_from_env().threads, CudaUploadOptions().threads);
-  unsetenv("AOTIRT_CUDA_UPLOAD_THREADS");
-  unsetenv("AOTIRT_CUDA_UPLOAD_PIECE_KB");
-  unsetenv("AOTIRT_CUDA_UPLOAD_MIN_KB");
-  o = cuda_upload_options_from_env();
-  EXPECT_EQ(o.threads, CudaUploadOptions().threads);
-  EXPECT_EQ(o.min_bytes, CudaUploadOptions().min_bytes);
+TEST(CudaUploadOptionsTest, DisablingUploadsLeavesNoThreads) {
+  EXPECT_EQ(cuda_upload_options().threads, CudaUploadOptions().threads);
+  CudaOptions off;
+  off.disabled = static_cast<uint32_t>(CudaFeature::kUpload);
+  set_cuda_options_for_testing(&off);
+  EXPECT_EQ(cuda_upload_options().threads, 0);
+  set_cuda_options_for_testing(nullptr);
 }
 
 TEST(CudaUploadOptionsTest, SmallRangesAndZeroThreadsOpenNothing) {

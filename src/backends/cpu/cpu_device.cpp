@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_allocator.h"
-#include "backends/cpu/cpu_copy.h"
+#include "core/host_copy.h"
 #include "backends/cpu/cpu_sleef.h"
 #include "backends/cpu/ops/cpu_onednn.h"
 #include "backends/cpu/ops/cpu_op_util.h"
@@ -21,7 +21,7 @@ class CpuDevice final : public Device {
   std::string description() const override { return "cpu"; }
   Allocator& allocator() override { return allocator_; }
   Status copy(const TensorImpl& dst, const TensorImpl& src, bool) override {
-    return cpu_copy_strided(dst, src);
+    return host_copy_strided(dst, src);
   }
   Status zero(const TensorImpl& dst) override {
     if (dst.numel() == 0) return Status();
@@ -33,7 +33,7 @@ class CpuDevice final : public Device {
     uint64_t zeros[2] = {0, 0};
     Storage* s = Storage::new_borrowed(zeros, sizeof(zeros), id());
     TensorImpl scalar(StorageRef::adopt(s), dst.dtype(), DimVector(), DimVector(), 0);
-    return cpu_copy_strided(dst, scalar);
+    return host_copy_strided(dst, scalar);
   }
   Status synchronize() override { return Status(); }
   Status prepare_model_load() override { return ensure_sleef_global(); }

@@ -11,7 +11,7 @@ Result<std::unique_ptr<Device>> no_cuda_create(int) { return no_cuda_probe().tak
 }  // namespace
 
 const BackendInfo& cuda_backend_info() {
-  static const BackendInfo info{DeviceType::kCuda, "cuda", no_cuda_probe, no_cuda_create};
+  static const BackendInfo info{DeviceType::kCuda, "cuda", no_cuda_probe, no_cuda_create, nullptr, nullptr, true};
   return info;
 }
 

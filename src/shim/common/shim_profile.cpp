@@ -5,8 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "aotirt/model.h"
-
 namespace aotirt {
 
 std::atomic<bool> g_shim_profiling{false};
@@ -36,20 +34,19 @@ void shim_profile_record(const char* name, int64_t ns) {
   c.ns += ns;
 }
 
-void set_shim_profiling(bool on) { g_shim_profiling.store(on, std::memory_order_relaxed); }
-
-std::vector<ShimProfileEntry> shim_profile(bool reset) {
+std::vector<ShimProfileCount> shim_profile_counts(bool reset) {
   Profile& p = profile();
   std::lock_guard<std::mutex> lock(p.mutex);
-  std::map<std::string, ShimProfileEntry> merged;
+  // Literals of one name may have several addresses (one per library).
+  std::map<std::string, ShimProfileCount> merged;
   for (const auto& kv : p.counters) {
-    ShimProfileEntry& e = merged[kv.first];
-    e.name = kv.first;
-    e.calls += kv.second.calls;
-    e.total_us += static_cast<double>(kv.second.ns) / 1000.0;
+    ShimProfileCount& c = merged[kv.first];
+    c.name = kv.first;
+    c.calls += kv.second.calls;
+    c.ns += kv.second.ns;
   }
   if (reset) p.counters.clear();
-  std::vector<ShimProfileEntry> out;
+  std::vector<ShimProfileCount> out;
   for (auto& kv : merged) out.push_back(std::move(kv.second));
   return out;
 }

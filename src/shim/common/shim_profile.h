@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace aotirt {
 
@@ -15,6 +17,14 @@ extern std::atomic<bool> g_shim_profiling;
 
 // Adds one call of |name| (a string literal: __func__) that took |ns|.
 void shim_profile_record(const char* name, int64_t ns);
+
+struct ShimProfileCount {
+  std::string name;
+  uint64_t calls = 0;
+  int64_t ns = 0;
+};
+// The counts so far, one per function, by name; |reset| clears them.
+std::vector<ShimProfileCount> shim_profile_counts(bool reset);
 
 // Times a scope into the profile when profiling is on.
 class ShimProfileScope {

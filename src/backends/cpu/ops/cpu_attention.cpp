@@ -11,7 +11,7 @@
 #include <limits>
 #include <vector>
 
-#include "backends/cpu/cpu_copy.h"
+#include "core/host_copy.h"
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "base/status.h"
 #include "core/dtype.h"
@@ -215,7 +215,7 @@ Status sdpa(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value
                        static_cast<const float*>(kc.data_ptr()), static_cast<const float*>(vc.data_ptr()),
                        static_cast<float*>(y.data_ptr()), y.strides(), ldo, plse);
     }
-    if (!direct) AOTIRT_RETURN_IF_ERROR(cpu_copy_strided(out, y));
+    if (!direct) AOTIRT_RETURN_IF_ERROR(host_copy_strided(out, y));
   }
   *ret0 = new_handle(std::move(out));
   *ret1 = new_handle(std::move(lse));

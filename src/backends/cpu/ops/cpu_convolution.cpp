@@ -5,11 +5,12 @@
 #include <algorithm>
 #include <vector>
 
-#include "backends/cpu/cpu_copy.h"
 #include "backends/cpu/ops/cpu_onednn.h"
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "base/status.h"
+#include "core/host_copy.h"
 #include "device/device.h"
+#include "ops/conv_args.h"
 #include "shim/common/shim_util.h"
 
 using namespace aotirt;
@@ -37,49 +38,6 @@ struct ConvGeometry {
   int64_t in_volume() const { return in_size[0] * in_size[1] * in_size[2]; }
   int64_t out_volume() const { return out_size[0] * out_size[1] * out_size[2]; }
 };
-
-// Reads an int list that is either one value for every spatial dim or one per dim.
-Status read_param(const int64_t* values, int64_t len, int64_t spatial, const char* name, int64_t fallback,
-                  int64_t* dst) {
-  if (len == 0 && fallback >= 0) {
-    for (int64_t i = 0; i < spatial; ++i) dst[i] = fallback;
-    return Status();
-  }
-  AOTIRT_ENSURE(len == 1 || len == spatial, kInvalidArgument,
-                "'{}' has {} values, expected 1 or {} for a {}-d convolution", name, len, spatial, spatial);
-  AOTIRT_ENSURE(values != nullptr, kInvalidArgument, "'{}' is a null pointer", name);
-  for (int64_t i = 0; i < spatial; ++i) dst[i] = values[len == 1 ? 0 : i];
-  return Status();
-}
-
-// The layout PyTorch picks for a convolution output: channels-last when the
-// input or the weight already is, for 2-d, and for 3-d on the oneDNN path
-// (which float64 does not take).
-bool strides_like_channels_last(const TensorImpl& t) {
-  const int64_t nd = t.dim();
-  if (nd != 4 && nd != 5) return false;
-  if (t.strides()[1] == 0) return false;
-  // Walk C, then the spatial dims innermost first, then N; each stride must
-  // cover the previous dims. Ambiguous cases (size-1 dims with equal
-  // strides) fall back to contiguous, as PyTorch's heuristic does.
-  int64_t order[5] = {1, 3, 2, 0, 0};
-  if (nd == 5) {
-    order[1] = 4;
-    order[2] = 3;
-    order[3] = 2;
-    order[4] = 0;
-  }
-  int64_t min = 0;
-  for (int64_t i = 0; i < nd; ++i) {
-    const int64_t d = order[i];
-    if (t.sizes()[d] == 0) return false;
-    if (t.strides()[d] < min) return false;
-    if (d == 0 && min == t.strides()[1]) return false;
-    min = t.strides()[d];
-    if (t.sizes()[d] > 1) min *= t.sizes()[d];
-  }
-  return true;
-}
 
 // Unfolds one group of one image, x [C, iD, iH, iW], into col
 // [C * kvol, oD * oH * oW], zero where the window reaches into padding.
@@ -214,103 +172,27 @@ void conv_transposed(const ConvGeometry& g, const T* x, const T* w, const T* bia
   }
 }
 
-struct ConvArgs {
-  const TensorImpl* input;
-  const TensorImpl* weight;
-  const TensorImpl* bias;
-  const int64_t* stride;
-  int64_t stride_len;
-  const int64_t* padding;
-  int64_t padding_len;
-  const int64_t* dilation;
-  int64_t dilation_len;
-  bool transposed;
-  const int64_t* output_padding;
-  int64_t output_padding_len;
-  int64_t groups;
-};
-
-Result<ConvGeometry> plan(const ConvArgs& a) {
+// The geometry of |a| (the op layer's checked arguments) on the CPU.
+Result<ConvGeometry> plan(const ops::ConvArgs& a) {
   const TensorImpl& in = *a.input;
-  const TensorImpl& w = *a.weight;
   AOTIRT_RETURN_IF_ERROR(check_cpu(in, "input"));
-  AOTIRT_RETURN_IF_ERROR(check_cpu(w, "weight"));
-  AOTIRT_ENSURE(in.dim() >= 3 && in.dim() <= 5, kInvalidArgument,
-                "'input' must be 3-D, 4-D or 5-D (batched 1-d, 2-d or 3-d), got shape {}", shape_str(in));
-  AOTIRT_ENSURE(w.dim() == in.dim(), kInvalidArgument, "'weight' {} must have as many dims as 'input' {}",
-                shape_str(w), shape_str(in));
+  AOTIRT_RETURN_IF_ERROR(check_cpu(*a.weight, "weight"));
+  if (a.bias) AOTIRT_RETURN_IF_ERROR(check_cpu(*a.bias, "bias"));
   AOTIRT_RETURN_IF_ERROR(check_float_dtype(in.dtype(), "input"));
-  AOTIRT_RETURN_IF_ERROR(check_same_dtype(in, "input", w, "weight"));
-  AOTIRT_ENSURE(a.groups > 0, kInvalidArgument, "groups must be positive, got {}", a.groups);
-
-  const int64_t spatial = in.dim() - 2;
-  const int64_t off = kMaxSpatial - spatial;
+  const int64_t off = kMaxSpatial - a.spatial;
   ConvGeometry g;
   g.transposed = a.transposed;
   g.groups = a.groups;
-  g.batch = in.sizes()[0];
-  g.in_channels = in.sizes()[1];
-  int64_t output_padding[kMaxSpatial] = {0, 0, 0};
-  AOTIRT_RETURN_IF_ERROR(read_param(a.stride, a.stride_len, spatial, "stride", -1, g.stride + off));
-  AOTIRT_RETURN_IF_ERROR(read_param(a.padding, a.padding_len, spatial, "padding", 0, g.padding + off));
-  AOTIRT_RETURN_IF_ERROR(read_param(a.dilation, a.dilation_len, spatial, "dilation", 1, g.dilation + off));
-  AOTIRT_RETURN_IF_ERROR(
-      read_param(a.output_padding, a.output_padding_len, spatial, "output_padding", 0, output_padding + off));
-  for (int64_t i = off; i < kMaxSpatial; ++i) {
-    AOTIRT_ENSURE(g.stride[i] > 0, kInvalidArgument, "stride must be positive, got {}", g.stride[i]);
-    AOTIRT_ENSURE(g.dilation[i] > 0, kInvalidArgument, "dilation must be positive, got {}", g.dilation[i]);
-    AOTIRT_ENSURE(g.padding[i] >= 0, kInvalidArgument, "padding must be non-negative, got {}", g.padding[i]);
-    AOTIRT_ENSURE(output_padding[i] >= 0, kInvalidArgument, "output_padding must be non-negative, got {}",
-                  output_padding[i]);
-    if (a.transposed) {
-      AOTIRT_ENSURE(output_padding[i] < g.stride[i] || output_padding[i] < g.dilation[i], kInvalidArgument,
-                    "output_padding {} must be smaller than either stride {} or dilation {}",
-                    output_padding[i], g.stride[i], g.dilation[i]);
-    }
-    g.in_size[i] = in.sizes()[2 + i - off];
-    g.kernel[i] = w.sizes()[2 + i - off];
-  }
-
-  if (!a.transposed) {
-    AOTIRT_ENSURE(w.sizes()[0] % a.groups == 0, kInvalidArgument,
-                  "'weight' {}: {} output channels are not divisible by groups={}", shape_str(w),
-                  w.sizes()[0], a.groups);
-    AOTIRT_ENSURE(g.in_channels == w.sizes()[1] * a.groups, kInvalidArgument,
-                  "'input' {} has {} channels but 'weight' {} with groups={} expects {}", shape_str(in),
-                  g.in_channels, shape_str(w), a.groups, w.sizes()[1] * a.groups);
-    g.out_channels = w.sizes()[0];
-  } else {
-    AOTIRT_ENSURE(g.in_channels == w.sizes()[0], kInvalidArgument,
-                  "'input' {} has {} channels but transposed 'weight' {} expects {}", shape_str(in),
-                  g.in_channels, shape_str(w), w.sizes()[0]);
-    AOTIRT_ENSURE(g.in_channels % a.groups == 0, kInvalidArgument,
-                  "'input' {}: {} channels are not divisible by groups={}", shape_str(in), g.in_channels,
-                  a.groups);
-    g.out_channels = w.sizes()[1] * a.groups;
-  }
-
-  for (int64_t i = 0; i < kMaxSpatial; ++i) {
-    const int64_t span = g.dilation[i] * (g.kernel[i] - 1) + 1;
-    if (!a.transposed) {
-      AOTIRT_ENSURE(g.in_size[i] + 2 * g.padding[i] >= span, kInvalidArgument,
-                    "kernel {} (dilated to {}) is larger than the padded input {}; input {}, weight {}",
-                    g.kernel[i], span, g.in_size[i] + 2 * g.padding[i], shape_str(in), shape_str(w));
-      g.out_size[i] = (g.in_size[i] + 2 * g.padding[i] - span) / g.stride[i] + 1;
-    } else {
-      g.out_size[i] = (g.in_size[i] - 1) * g.stride[i] - 2 * g.padding[i] + span + output_padding[i];
-      // Zero is allowed (an empty result), as in PyTorch.
-      AOTIRT_ENSURE(g.out_size[i] >= 0, kInvalidArgument,
-                    "transposed convolution output size {} is negative; input {}, weight {}", g.out_size[i],
-                    shape_str(in), shape_str(w));
-    }
-  }
-
-  if (a.bias) {
-    const TensorImpl& b = *a.bias;
-    AOTIRT_RETURN_IF_ERROR(check_cpu(b, "bias"));
-    AOTIRT_RETURN_IF_ERROR(check_same_dtype(in, "input", b, "bias"));
-    AOTIRT_ENSURE(b.dim() == 1 && b.sizes()[0] == g.out_channels, kInvalidArgument,
-                  "'bias' has shape {}, expected [{}]", shape_str(b), g.out_channels);
+  g.batch = a.batch;
+  g.in_channels = a.in_channels;
+  g.out_channels = a.out_channels;
+  for (int64_t i = 0; i < a.spatial; ++i) {
+    g.stride[off + i] = a.stride[i];
+    g.padding[off + i] = a.padding[i];
+    g.dilation[off + i] = a.dilation[i];
+    g.in_size[off + i] = in.sizes()[2 + i];
+    g.kernel[off + i] = a.weight->sizes()[2 + i];
+    g.out_size[off + i] = a.out_sizes[2 + i];
   }
   return g;
 }
@@ -328,21 +210,19 @@ void run(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& w, const 
     conv_forward(g, px, pw, pb, py);
 }
 
-Status convolution(const ConvArgs& a, AtenTensorHandle* ret0) {
+Status convolution(const ops::ConvArgs& a, AtenTensorHandle* ret0) {
   AOTIRT_REQUIRE_OUT(ret0);
   AOTIRT_ASSIGN_OR_RETURN(ConvGeometry g, plan(a));
   const TensorImpl& in = *a.input;
   const DType dtype = in.dtype();
   const DType ct = compute_dtype(dtype);
-  const int64_t spatial = in.dim() - 2;
-
-  DimVector out_sizes;
-  out_sizes.resize(in.dim());
-  out_sizes[0] = g.batch;
-  out_sizes[1] = g.out_channels;
-  for (int64_t i = 0; i < spatial; ++i) out_sizes[2 + i] = g.out_size[kMaxSpatial - spatial + i];
+  const int64_t spatial = a.spatial;
+  const DimVector& out_sizes = a.out_sizes;
+  // PyTorch's layout on the CPU: channels-last when the input or the weight
+  // is, for 2-d, and for 3-d on the oneDNN path (which float64 does not take).
   bool channels_last = (in.dim() == 4 || (in.dim() == 5 && dtype != DType::kFloat64)) &&
-                       (strides_like_channels_last(in) || strides_like_channels_last(*a.weight));
+                       (is_channels_last(in.sizes(), in.strides()) ||
+                        is_channels_last(a.weight->sizes(), a.weight->strides()));
   DimVector out_strides = channels_last ? channels_last_strides(out_sizes) : contiguous_strides(out_sizes);
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_strided(out_sizes, out_strides, dtype, DeviceId{}));
 
@@ -378,7 +258,7 @@ Status convolution(const ConvArgs& a, AtenTensorHandle* ret0) {
       run<double>(g, x, w, a.bias ? &bias_staged : nullptr, y);
     else
       run<float>(g, x, w, a.bias ? &bias_staged : nullptr, y);
-    if (!direct) AOTIRT_RETURN_IF_ERROR(cpu_copy_strided(out, y));
+    if (!direct) AOTIRT_RETURN_IF_ERROR(host_copy_strided(out, y));
   }
   *ret0 = new_handle(std::move(out));
   return Status();
@@ -395,20 +275,10 @@ AOTITorchError aoti_torch_cpu_convolution(AtenTensorHandle input, AtenTensorHand
                                           const int64_t* output_padding, int64_t output_padding_len_,
                                           int64_t groups, AtenTensorHandle* ret0) noexcept {
   return shim_call(__func__, [&]() -> Status {
-    ConvArgs a;
-    AOTIRT_ASSIGN_OR_RETURN(a.input, require_tensor(input, "input"));
-    AOTIRT_ASSIGN_OR_RETURN(a.weight, require_tensor(weight, "weight"));
-    a.bias = optional_tensor(bias);
-    a.stride = stride;
-    a.stride_len = stride_len_;
-    a.padding = padding;
-    a.padding_len = padding_len_;
-    a.dilation = dilation;
-    a.dilation_len = dilation_len_;
-    a.transposed = transposed != 0;
-    a.output_padding = output_padding;
-    a.output_padding_len = output_padding_len_;
-    a.groups = groups;
+    AOTIRT_ASSIGN_OR_RETURN(ops::ConvArgs a,
+                            ops::conv_args(input, weight, bias, stride, stride_len_, padding, padding_len_, dilation,
+                                           dilation_len_, transposed != 0, output_padding, output_padding_len_,
+                                           groups));
     return convolution(a, ret0);
   });
 }

@@ -3,11 +3,12 @@
 // [B, K, N] views; 2-D operands get a batch of one.
 #include <cstring>
 
-#include "backends/cpu/cpu_copy.h"
 #include "backends/cpu/ops/cpu_gemm_rows.h"
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "base/status.h"
+#include "core/host_copy.h"
 #include "device/device.h"
+#include "ops/matmul_args.h"
 #include "shim/common/shim_util.h"
 
 using namespace aotirt;
@@ -42,7 +43,7 @@ Result<Operand> stage_operand(const TensorImpl& t, DType ct) {
   if (!blas_matrix(s.sizes()[1], s.sizes()[2], s.strides()[1], s.strides()[2], &op.layout)) {
     DimVector sizes = s.sizes();
     AOTIRT_ASSIGN_OR_RETURN(op.tensor, empty_contiguous(sizes, ct, DeviceId{}));
-    AOTIRT_RETURN_IF_ERROR(cpu_copy_strided(op.tensor, t));
+    AOTIRT_RETURN_IF_ERROR(host_copy_strided(op.tensor, t));
     blas_matrix(sizes[1], sizes[2], op.tensor.strides()[1], op.tensor.strides()[2], &op.layout);
   }
   return op;
@@ -144,12 +145,12 @@ Status matmul_into(const TensorImpl& out, const TensorImpl* self, const TensorIm
     blas_matrix(m, n, c.strides()[1], c.strides()[2], &cl);
   }
   const bool use_self = self != nullptr && beta != 0.0;
-  if (use_self && !same_view(c, *self)) AOTIRT_RETURN_IF_ERROR(cpu_copy_strided(c, *self));
+  if (use_self && !same_view(c, *self)) AOTIRT_RETURN_IF_ERROR(host_copy_strided(c, *self));
 
   const double eff_beta = use_self ? beta : 0.0;
   if (ct == DType::kFloat32 && use_gemm_rows(a, b)) {
     AOTIRT_RETURN_IF_ERROR(matmul_rows(c, a, b, alpha, eff_beta));
-    if (!direct) AOTIRT_RETURN_IF_ERROR(cpu_copy_strided(out, c));
+    if (!direct) AOTIRT_RETURN_IF_ERROR(host_copy_strided(out, c));
     return Status();
   }
   AOTIRT_RETURN_IF_ERROR(ensure_blas());
@@ -159,48 +160,26 @@ Status matmul_into(const TensorImpl& out, const TensorImpl* self, const TensorIm
     run_batches<double>(c, cl, oa, ob, alpha, eff_beta);
   else
     run_batches<float>(c, cl, oa, ob, alpha, eff_beta);
-  if (!direct) AOTIRT_RETURN_IF_ERROR(cpu_copy_strided(out, c));
+  if (!direct) AOTIRT_RETURN_IF_ERROR(host_copy_strided(out, c));
   return Status();
 }
 
-// Checks shared by all four ops: handles, devices, dtypes, ranks and the
-// inner dimension. |rank| is 2 (mm, addmm) or 3 (bmm, baddbmm).
-Status check_operands(const TensorImpl& out, const TensorImpl& a, const char* a_name, const TensorImpl& b,
-                      const char* b_name, int64_t rank) {
-  AOTIRT_RETURN_IF_ERROR(check_cpu(out, "out"));
-  AOTIRT_RETURN_IF_ERROR(check_cpu(a, a_name));
-  AOTIRT_RETURN_IF_ERROR(check_cpu(b, b_name));
-  AOTIRT_RETURN_IF_ERROR(check_dim(a, rank, a_name));
-  AOTIRT_RETURN_IF_ERROR(check_dim(b, rank, b_name));
-  AOTIRT_RETURN_IF_ERROR(check_dim(out, rank, "out"));
-  AOTIRT_RETURN_IF_ERROR(check_float_dtype(a.dtype(), a_name));
-  AOTIRT_RETURN_IF_ERROR(check_same_dtype(a, a_name, b, b_name));
-  AOTIRT_RETURN_IF_ERROR(check_same_dtype(out, "out", a, a_name));
-  const int64_t r = rank - 2;
-  if (rank == 3) {
-    AOTIRT_ENSURE(a.sizes()[0] == b.sizes()[0], kInvalidArgument,
-                  "batch sizes differ: '{}' is {} and '{}' is {}", a_name, shape_str(a), b_name,
-                  shape_str(b));
-  }
-  AOTIRT_ENSURE(a.sizes()[r + 1] == b.sizes()[r], kInvalidArgument,
-                "'{}' {} and '{}' {} cannot be multiplied ({} != {})", a_name, shape_str(a), b_name,
-                shape_str(b), a.sizes()[r + 1], b.sizes()[r]);
-  DimVector expected =
-      rank == 3 ? DimVector{a.sizes()[0], a.sizes()[1], b.sizes()[2]} : DimVector{a.sizes()[0], b.sizes()[1]};
-  AOTIRT_ENSURE(out.sizes() == expected, kInvalidArgument, "'out' has shape {}, expected {}", shape_str(out),
-                dims_to_string(expected.data(), expected.size()));
-  return Status();
+// The op layer's checks, then the CPU's own: host memory and a float dtype.
+Result<ops::MatmulArgs> cpu_matmul_args(ops::MatmulKind kind, AtenTensorHandle out, AtenTensorHandle self,
+                                        AtenTensorHandle mat1, AtenTensorHandle mat2, double beta, double alpha) {
+  AOTIRT_ASSIGN_OR_RETURN(ops::MatmulArgs m, ops::matmul_args(kind, out, self, mat1, mat2, beta, alpha));
+  AOTIRT_RETURN_IF_ERROR(check_cpu(*m.out, "out"));
+  AOTIRT_RETURN_IF_ERROR(check_cpu(*m.a, m.a_name));
+  AOTIRT_RETURN_IF_ERROR(check_cpu(*m.b, m.b_name));
+  if (m.self) AOTIRT_RETURN_IF_ERROR(check_cpu(*m.self, "self"));
+  AOTIRT_RETURN_IF_ERROR(check_float_dtype(m.a->dtype(), m.a_name));
+  return m;
 }
 
-Status check_bias(const TensorImpl& self, const TensorImpl& out) {
-  AOTIRT_RETURN_IF_ERROR(check_cpu(self, "self"));
-  AOTIRT_RETURN_IF_ERROR(check_same_dtype(self, "self", out, "out"));
-  AOTIRT_ENSURE(self.dim() <= out.dim(), kInvalidArgument, "'self' {} does not broadcast to {}",
-                shape_str(self), shape_str(out));
-  auto st = broadcast_strides(self.sizes(), self.strides(), out.sizes());
-  AOTIRT_ENSURE(st.ok(), kInvalidArgument, "'self' {} does not broadcast to {}", shape_str(self),
-                shape_str(out));
-  return Status();
+Status run(const ops::MatmulArgs& m) {
+  if (m.batched) return matmul_into(*m.out, m.self, *m.a, *m.b, m.beta, m.alpha);
+  TensorImpl ob = as_batched(*m.out);
+  return matmul_into(ob, m.self, as_batched(*m.a), as_batched(*m.b), m.beta, m.alpha);
 }
 
 }  // namespace
@@ -210,36 +189,27 @@ extern "C" {
 AOTITorchError aoti_torch_cpu_mm_out(AtenTensorHandle out, AtenTensorHandle self,
                                      AtenTensorHandle mat2) noexcept {
   return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, require_tensor(out, "out"));
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* a, require_tensor(self, "self"));
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* b, require_tensor(mat2, "mat2"));
-    AOTIRT_RETURN_IF_ERROR(check_operands(*o, *a, "self", *b, "mat2", 2));
-    return matmul_into(as_batched(*o), nullptr, as_batched(*a), as_batched(*b), 0.0, 1.0);
+    AOTIRT_ASSIGN_OR_RETURN(ops::MatmulArgs m,
+                            cpu_matmul_args(ops::MatmulKind::kMm, out, self, nullptr, mat2, 0.0, 1.0));
+    return run(m);
   });
 }
 
 AOTITorchError aoti_torch_cpu_addmm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat1,
                                         AtenTensorHandle mat2, double beta, double alpha) noexcept {
   return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, require_tensor(out, "out"));
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* s, require_tensor(self, "self"));
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* a, require_tensor(mat1, "mat1"));
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* b, require_tensor(mat2, "mat2"));
-    AOTIRT_RETURN_IF_ERROR(check_operands(*o, *a, "mat1", *b, "mat2", 2));
-    AOTIRT_RETURN_IF_ERROR(check_bias(*s, *o));
-    TensorImpl ob = as_batched(*o);
-    return matmul_into(ob, s, as_batched(*a), as_batched(*b), beta, alpha);
+    AOTIRT_ASSIGN_OR_RETURN(ops::MatmulArgs m,
+                            cpu_matmul_args(ops::MatmulKind::kAddmm, out, self, mat1, mat2, beta, alpha));
+    return run(m);
   });
 }
 
 AOTITorchError aoti_torch_cpu_bmm_out(AtenTensorHandle out, AtenTensorHandle self,
                                       AtenTensorHandle mat2) noexcept {
   return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, require_tensor(out, "out"));
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* a, require_tensor(self, "self"));
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* b, require_tensor(mat2, "mat2"));
-    AOTIRT_RETURN_IF_ERROR(check_operands(*o, *a, "self", *b, "mat2", 3));
-    return matmul_into(*o, nullptr, *a, *b, 0.0, 1.0);
+    AOTIRT_ASSIGN_OR_RETURN(ops::MatmulArgs m,
+                            cpu_matmul_args(ops::MatmulKind::kBmm, out, self, nullptr, mat2, 0.0, 1.0));
+    return run(m);
   });
 }
 
@@ -247,13 +217,9 @@ AOTITorchError aoti_torch_cpu_baddbmm_out(AtenTensorHandle out, AtenTensorHandle
                                           AtenTensorHandle batch1, AtenTensorHandle batch2, double beta,
                                           double alpha) noexcept {
   return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, require_tensor(out, "out"));
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* s, require_tensor(self, "self"));
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* a, require_tensor(batch1, "batch1"));
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* b, require_tensor(batch2, "batch2"));
-    AOTIRT_RETURN_IF_ERROR(check_operands(*o, *a, "batch1", *b, "batch2", 3));
-    AOTIRT_RETURN_IF_ERROR(check_bias(*s, *o));
-    return matmul_into(*o, s, *a, *b, beta, alpha);
+    AOTIRT_ASSIGN_OR_RETURN(ops::MatmulArgs m,
+                            cpu_matmul_args(ops::MatmulKind::kBaddbmm, out, self, batch1, batch2, beta, alpha));
+    return run(m);
   });
 }
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/cpu_copy.h"
+#include "core/host_copy.h"
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "base/status.h"
 #include "device/device.h"

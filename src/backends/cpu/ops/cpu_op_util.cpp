@@ -7,33 +7,16 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
-#include <numeric>
 #include <string>
 #include <vector>
 
-#include "backends/cpu/cpu_copy.h"
 #include "base/status.h"
+#include "core/host_copy.h"
 #include "device/device.h"
 #include "shim/common/shim_util.h"
 
 namespace aotirt {
 namespace cpu_ops {
-
-std::string shape_str(const TensorImpl& t) { return dims_to_string(t.sizes().data(), t.dim()); }
-
-std::string layout_str(const TensorImpl& t) {
-  return "sizes " + shape_str(t) + " strides " + dims_to_string(t.strides().data(), t.dim());
-}
-
-Result<const TensorImpl*> require_tensor(AtenTensorHandle h, const char* what) {
-  if (!h) return AOTIRT_STATUS(kInvalidArgument, "'{}' is a null tensor handle", what);
-  return static_cast<const TensorImpl*>(impl_of(h));
-}
-
-const TensorImpl* optional_tensor(AtenTensorHandle* h) {
-  if (!h || !*h) return nullptr;
-  return impl_of(*h);
-}
 
 Status check_cpu(const TensorImpl& t, const char* what) {
   AOTIRT_ENSURE(t.defined() || t.numel() == 0, kInvalidArgument, "'{}' has no storage", what);
@@ -42,111 +25,11 @@ Status check_cpu(const TensorImpl& t, const char* what) {
   return Status();
 }
 
-Status check_dim(const TensorImpl& t, int64_t dim, const char* what) {
-  AOTIRT_ENSURE(t.dim() == dim, kInvalidArgument, "'{}' must be {}-D, got shape {}", what, dim, shape_str(t));
-  return Status();
-}
-
-Status check_same_dtype(const TensorImpl& a, const char* a_name, const TensorImpl& b, const char* b_name) {
-  AOTIRT_ENSURE(a.dtype() == b.dtype(), kInvalidArgument,
-                "'{}' is {} but '{}' is {}; they must have the same dtype", a_name, dtype_name(a.dtype()),
-                b_name, dtype_name(b.dtype()));
-  return Status();
-}
-
-Status check_float_dtype(DType dtype, const char* what) {
-  switch (dtype) {
-    case DType::kFloat32:
-    case DType::kFloat64:
-    case DType::kBFloat16:
-    case DType::kFloat16: return Status();
-    default:
-      return AOTIRT_STATUS(kUnimplemented,
-                           "'{}' has dtype {}; only float32, float64, bfloat16 and float16 are supported",
-                           what, dtype_name(dtype));
-  }
-}
-
 Result<TensorImpl> contiguous_as(const TensorImpl& t, DType dtype) {
   if (t.dtype() == dtype && (t.numel() == 0 || t.is_contiguous())) return t;
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_contiguous(t.sizes(), dtype, DeviceId{}));
-  AOTIRT_RETURN_IF_ERROR(cpu_copy_strided(out, t));
+  AOTIRT_RETURN_IF_ERROR(host_copy_strided(out, t));
   return out;
-}
-
-TensorImpl reshape_contiguous(const TensorImpl& t, const DimVector& sizes) {
-  return TensorImpl(t.storage(), t.dtype(), sizes, contiguous_strides(sizes), t.storage_offset());
-}
-
-bool is_non_overlapping_and_dense(const TensorImpl& t) {
-  const int64_t nd = t.dim();
-  if (nd == 0) return true;
-  std::vector<int64_t> order(nd);
-  std::iota(order.begin(), order.end(), 0);
-  // Size-0/1 dims place no constraint; sort them last so the walk ends there.
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    bool a_trivial = t.sizes()[a] < 2, b_trivial = t.sizes()[b] < 2;
-    if (a_trivial != b_trivial) return b_trivial;
-    return t.strides()[a] < t.strides()[b];
-  });
-  int64_t expected = 1;
-  for (int64_t d : order) {
-    if (t.sizes()[d] < 2) return true;
-    if (t.strides()[d] != expected) return false;
-    expected *= t.sizes()[d];
-  }
-  return true;
-}
-
-DimVector channels_last_strides(const DimVector& sizes) {
-  const int64_t nd = sizes.size();
-  DimVector strides;
-  strides.resize(nd);
-  int64_t acc = 1;
-  strides[1] = acc;
-  acc *= sizes[1];
-  for (int64_t d = nd - 1; d >= 2; --d) {
-    strides[d] = acc;
-    acc *= sizes[d];
-  }
-  strides[0] = acc;
-  return strides;
-}
-
-DimVector empty_like_strides(const TensorImpl& t) {
-  const int64_t nd = t.dim();
-  if (is_non_overlapping_and_dense(t)) return t.strides();
-  // Order dims from innermost to outermost by stride with the insertion sort
-  // PyTorch uses for elementwise outputs: broadcast (zero) strides and ties
-  // leave the order undecided rather than forcing it.
-  std::vector<int64_t> inner_first(nd);
-  for (int64_t i = 0; i < nd; ++i) inner_first[i] = nd - 1 - i;
-  auto should_swap = [&](int64_t a, int64_t b) -> int {
-    int64_t sa = t.strides()[a], sb = t.strides()[b];
-    if (sa == 0 || sb == 0) return 0;
-    if (sa == sb) return t.sizes()[b] >= t.sizes()[a] ? 0 : 1;
-    return sb > sa ? -1 : 1;
-  };
-  for (int64_t i = 1; i < nd; ++i) {
-    int64_t moving = i;
-    for (int64_t j = i - 1; j >= 0; --j) {
-      int c = should_swap(inner_first[j], inner_first[moving]);
-      if (c > 0) {
-        std::swap(inner_first[j], inner_first[moving]);
-        moving = j;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  DimVector strides;
-  strides.resize(nd);
-  int64_t acc = 1;
-  for (int64_t d : inner_first) {
-    strides[d] = acc;
-    acc *= std::max<int64_t>(t.sizes()[d], 1);
-  }
-  return strides;
 }
 
 Status check_blas_int(int64_t v, const char* what) {

@@ -1,7 +1,7 @@
-// Shared plumbing for the CPU fallback ops: argument checks whose messages
-// name the offending tensors and shapes (the shim wrapper prefixes the op's
-// name), dtype staging (bfloat16/float16 are computed in float32), and thin
-// wrappers over OpenBLAS GEMM that accept arbitrary strided matrices.
+// Shared plumbing for the CPU fallback ops: the host-memory check, dtype
+// staging (bfloat16/float16 are computed in float32), and thin wrappers over
+// OpenBLAS GEMM that accept arbitrary strided matrices. Argument and layout
+// rules common to every backend are the op layer's (src/ops).
 #pragma once
 
 #include <cstdint>
@@ -9,30 +9,29 @@
 
 #include "aotirt/status.h"
 #include "core/tensor.h"
+#include "ops/layout.h"
+#include "ops/op_args.h"
 #include "shim/shim_abi.h"
 
 namespace aotirt {
 namespace cpu_ops {
 
-// "[2, 3]" for |t|'s sizes.
-std::string shape_str(const TensorImpl& t);
-// "sizes [2, 3] strides [3, 1]".
-std::string layout_str(const TensorImpl& t);
-
-// Resolves a required handle; INVALID_ARGUMENT naming |what| when null.
-Result<const TensorImpl*> require_tensor(AtenTensorHandle h, const char* what);
-// Resolves an optional tensor argument (AtenTensorHandle* that may be null or
-// point to null); returns null when absent.
-const TensorImpl* optional_tensor(AtenTensorHandle* h);
+// The op layer's checks and layout rules, used unqualified by the CPU ops.
+using ops::check_dim;
+using ops::check_float_dtype;
+using ops::check_same_dtype;
+using ops::channels_last_strides;
+using ops::empty_like_strides;
+using ops::is_channels_last;
+using ops::is_non_overlapping_and_dense;
+using ops::layout_str;
+using ops::optional_tensor;
+using ops::require_tensor;
+using ops::reshape_contiguous;
+using ops::shape_str;
 
 // Fails unless |t| lives in host memory.
 Status check_cpu(const TensorImpl& t, const char* what);
-// Fails unless |t| has |dim| dimensions.
-Status check_dim(const TensorImpl& t, int64_t dim, const char* what);
-// Fails unless |a| and |b| share a dtype.
-Status check_same_dtype(const TensorImpl& a, const char* a_name, const TensorImpl& b, const char* b_name);
-// Fails (UNIMPLEMENTED) unless |dtype| is float32, float64, bfloat16 or float16.
-Status check_float_dtype(DType dtype, const char* what);
 
 // The dtype arithmetic runs in: float64 stays, everything else uses float32.
 inline DType compute_dtype(DType dtype) {
@@ -43,24 +42,9 @@ inline DType compute_dtype(DType dtype) {
 // contiguous host tensor holding |t|'s values converted to |dtype|.
 Result<TensorImpl> contiguous_as(const TensorImpl& t, DType dtype);
 
-// A view of |t| with |sizes| and contiguous strides; |t| must be contiguous
-// with the same element count.
-TensorImpl reshape_contiguous(const TensorImpl& t, const DimVector& sizes);
 
-// True when |t|'s elements occupy exactly numel() consecutive slots in some
-// order, as PyTorch's is_non_overlapping_and_dense.
-bool is_non_overlapping_and_dense(const TensorImpl& t);
 
-// Strides of a fresh dense tensor laid out like |t|, as torch.empty_like:
-// |t|'s own strides (size-1 dims included) when it is dense, else dense
-// strides that keep the order of |t|'s strides.
-DimVector empty_like_strides(const TensorImpl& t);
 
-// The strides PyTorch gives a channels-last tensor of |sizes| (rank 3 to 5:
-// channels innermost, then the spatial dims, batch outermost). Unlike
-// contiguous strides they multiply plain sizes, so an empty dim zeroes the
-// strides outside it, as in PyTorch.
-DimVector channels_last_strides(const DimVector& sizes);
 
 // Fails when |v| does not fit BLAS's 32-bit integer arguments.
 Status check_blas_int(int64_t v, const char* what);

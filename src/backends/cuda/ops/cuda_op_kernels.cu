@@ -6,7 +6,6 @@
 #include <cstdint>
 
 #include "backends/cuda/ops/cuda_op_kernels.h"
-#include "backends/cuda/ops/cuda_space_to_depth.h"
 
 namespace aotirt {
 namespace {
@@ -100,17 +99,6 @@ __global__ void pad_channels4_kernel(const uint32_t* x, int64_t rows, int c, uin
   }
 }
 
-// A thread per group of SpaceToDepth2 (an output pixel and block
-// position): c contiguous floats from one input pixel, or zeros.
-__global__ void space_to_depth2_kernel(const float* x, SpaceToDepth2 m, float* out) {
-  const int64_t groups = m.size() / m.c;
-  for (int64_t g = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; g < groups; g += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t from = m.group_source(g);
-    float* dst = out + g * m.c;
-    for (int k = 0; k < m.c; ++k) dst[k] = from < 0 ? 0.f : x[from + k];
-  }
-}
-
 unsigned blocks_for(int64_t n) {
   return static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>((n + kThreads - 1) / kThreads, 1), 1 << 16));
 }
@@ -194,15 +182,6 @@ cudaError_t cuda_launch_pad_channels(const void* x, int64_t rows, int c, int c_t
   return cudaGetLastError();
 }
 
-cudaError_t cuda_launch_space_to_depth2(const float* x, const SpaceToDepth2& m, float* out, cudaStream_t stream) {
-  if (!x || !out || m.batch < 0 || m.h < 1 || m.w < 1 || m.c < 1 || m.c > 4 || m.out_h < 0 || m.out_w < 0 ||
-      m.pad_h < 0 || m.pad_w < 0)
-    return cudaErrorInvalidValue;
-  const int64_t groups = m.size() / m.c;
-  if (groups == 0) return cudaSuccess;
-  space_to_depth2_kernel<<<blocks_for(groups), kThreads, 0, stream>>>(x, m, out);
-  return cudaGetLastError();
-}
 
 namespace {
 

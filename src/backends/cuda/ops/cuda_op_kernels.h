@@ -32,12 +32,6 @@ cudaError_t cuda_launch_patches(const void* x, const int64_t xs[4], int64_t n, i
 // convolution kernels read at once).
 cudaError_t cuda_launch_pad_channels(const void* x, int64_t rows, int c, int c_to, void* out, cudaStream_t stream);
 
-// out = the space-to-depth regrouping |m| of the float32 images x
-// (cuda_space_to_depth.h): m.size() floats, every one written (zeros
-// included). x and out are borrowed for the launch; 1-4 channels.
-struct SpaceToDepth2;
-cudaError_t cuda_launch_space_to_depth2(const float* x, const SpaceToDepth2& m, float* out, cudaStream_t stream);
-
 // x[i] *= alpha for |n| contiguous elements.
 cudaError_t cuda_launch_scale(void* x, int dtype, int64_t n, double alpha, cudaStream_t stream);
 

@@ -8,9 +8,9 @@
 #include <numeric>
 #include <vector>
 
-#include "backends/cpu/ops/cpu_op_util.h"
-#include "backends/cuda/cuda_device.h"
-#include "backends/cuda/cuda_status.h"
+#include "backends/cuda/runtime/cuda_device.h"
+#include "backends/cuda/runtime/cuda_options.h"
+#include "backends/cuda/runtime/cuda_status.h"
 #include "base/status.h"
 #include "device/device.h"
 
@@ -42,92 +42,9 @@ Result<TensorImpl> cuda_empty_contiguous(const DimVector& sizes, DType dtype, in
   return empty_contiguous(sizes, dtype, DeviceId{DeviceType::kCuda, device});
 }
 
-bool cuda_is_channels_last(const DimVector& sizes, const DimVector& strides) {
-  // Walks the dims from fastest (C) to slowest (N) as channels-last orders
-  // them, requiring non-decreasing strides; ambiguous cases (size-1 dims with
-  // equal strides) count as contiguous, as in c10.
-  static const int kOrder4[] = {1, 3, 2, 0};
-  static const int kOrder5[] = {1, 4, 3, 2, 0};
-  const int nd = static_cast<int>(sizes.size());
-  if (nd != 4 && nd != 5) return false;
-  const int* order = nd == 4 ? kOrder4 : kOrder5;
-  if (strides[1] == 0) return false;
-  int64_t min = 0;
-  for (int i = 0; i < nd; ++i) {
-    int d = order[i];
-    if (sizes[d] == 0) return false;
-    if (strides[d] < min) return false;
-    if (d == 0 && min == strides[1]) return false;
-    min = strides[d];
-    if (sizes[d] > 1) min *= sizes[d];
-  }
-  return true;
-}
-
-DimVector cuda_channels_last_strides(const DimVector& sizes) {
-  const int nd = static_cast<int>(sizes.size());
-  DimVector s;
-  s.resize(nd);
-  // C fastest, then the spatial dims from last to first, then N.
-  int64_t acc = 1;
-  s[1] = acc;
-  acc *= std::max<int64_t>(sizes[1], 1);
-  for (int d = nd - 1; d >= 2; --d) {
-    s[d] = acc;
-    acc *= std::max<int64_t>(sizes[d], 1);
-  }
-  s[0] = acc;
-  return s;
-}
-
-DimVector cuda_dense_strides_like(const DimVector& sizes, const DimVector& strides) {
-  const int64_t nd = sizes.size();
-  // Dims ordered fastest first: start from "last dim fastest" and insertion-
-  // sort by stride, so ties and zero strides keep that order (as c10 does).
-  std::vector<int64_t> perm(nd);
-  for (int64_t i = 0; i < nd; ++i) perm[i] = nd - 1 - i;
-  auto compare = [&](int64_t d0, int64_t d1) -> int {
-    if (strides[d0] == 0 || strides[d1] == 0) return 0;
-    if (strides[d0] != strides[d1]) return strides[d0] < strides[d1] ? -1 : 1;
-    return sizes[d0] > sizes[d1] ? 1 : 0;
-  };
-  for (int64_t i = 1; i < nd; ++i) {
-    int64_t cur = i;
-    for (int64_t j = i - 1; j >= 0; --j) {
-      int c = compare(perm[j], perm[cur]);
-      if (c > 0) {
-        std::swap(perm[j], perm[cur]);
-        cur = j;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  DimVector out;
-  out.resize(nd);
-  int64_t acc = 1;
-  for (int64_t i = 0; i < nd; ++i) {
-    out[perm[i]] = acc;
-    if (sizes[perm[i]] > 1) acc *= sizes[perm[i]];
-  }
-  return out;
-}
-
-DimVector cuda_empty_like_strides(const TensorImpl& t) {
-  if (cpu_ops::is_non_overlapping_and_dense(t)) return t.strides();
-  return cuda_dense_strides_like(t.sizes(), t.strides());
-}
-
 namespace {
 // -1 unset, 0 or 1 as set.
-int tf32_override() {
-  static const int v = [] {
-    const char* s = std::getenv("AOTIRT_CUDA_ALLOW_TF32");
-    if (!s || !*s) return -1;
-    return std::string(s) == "0" ? 0 : 1;
-  }();
-  return v;
-}
+int tf32_override() { return cuda_options().allow_tf32; }
 }  // namespace
 
 Result<void*> cuda_op_workspace(int device, cudaStream_t stream, size_t bytes, TensorImpl* hold) {

@@ -1,7 +1,7 @@
 // Shared plumbing for the CUDA fallback ops: the device and stream an op runs
-// on, argument checks whose messages name the tensors, device temporaries,
-// the layouts torch's meta functions give outputs, and the small kernels the
-// ops need besides cuBLASLt and cuDNN (cuda_op_kernels.cu).
+// on, device temporaries, and the small kernels the ops need besides
+// cuBLASLt and cuDNN (cuda_op_kernels.cu). Argument and layout rules common
+// to every backend are the op layer's (src/ops).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/cuda_stream.h"
+#include "backends/cuda/runtime/cuda_stream.h"
 #include "backends/cuda/ops/cuda_op_kernels.h"
 #include "core/tensor.h"
 
@@ -36,20 +36,6 @@ class CudaOpScope {
 // A new tensor on CUDA device |device|.
 Result<TensorImpl> cuda_empty(const DimVector& sizes, const DimVector& strides, DType dtype, int device);
 Result<TensorImpl> cuda_empty_contiguous(const DimVector& sizes, DType dtype, int device);
-
-// Strides torch.empty_like(t) gives (memory_format=preserve): t's own when it
-// is non-overlapping and dense, else dense strides that keep the order of
-// t's strides (c10's infer_dense_strides). The generated code relies on the
-// latter for attention outputs whose query is a view into a fused qkv buffer.
-DimVector cuda_empty_like_strides(const TensorImpl& t);
-// Dense strides for |sizes| that order the dims as |strides| does.
-DimVector cuda_dense_strides_like(const DimVector& sizes, const DimVector& strides);
-
-// c10's suggest_memory_format test for 4-d (channels_last) and 5-d
-// (channels_last_3d) tensors.
-bool cuda_is_channels_last(const DimVector& sizes, const DimVector& strides);
-// Dense channels-last strides for 4-d or 5-d |sizes|.
-DimVector cuda_channels_last_strides(const DimVector& sizes);
 
 // Whether float32 work may use TF32 tensor cores. The defaults are PyTorch's
 // (torch.backends.cudnn.allow_tf32 = True, torch.backends.cuda.matmul.
@@ -101,15 +87,14 @@ Status cuda_gemm(int device, cudaStream_t stream, const CudaGemm& g);
 // library than load cuBLASLt for a GEMM (the patch convolutions).
 Result<bool> cuda_gemm_own(int device, cudaStream_t stream, const CudaGemm& g, bool dry_run);
 
-// Load cuBLASLt and make its handle for |device| / load cuDNN and its
-// sub-libraries, ahead of the first GEMM or convolution (CudaDevice::prewarm).
+// Load cuBLASLt and make its handle for |device|, ahead of the first GEMM
+// (the backend's prewarm hook).
 Status cuda_matmul_prewarm(int device);
 // Whether a library importing |imported| is likely to run GEMMs on cuBLASLt:
 // not when the 3xTF32 kernels are on and it names no floating dtype but
 // float32 (cuBLASLt, and the ~150 MiB it holds, then loads at a first GEMM
 // that needs it, if any).
 bool cuda_matmul_prewarm_useful(const std::vector<std::string>& imported);
-Status cuda_convolution_prewarm(int device);
 
 // Largest power of two (up to 256) that divides |p|'s address.
 int cuda_pointer_alignment(const void* p);

@@ -1,0 +1,422 @@
+// The three CUDA SDPA fallbacks AOTInductor emits (flash, efficient, cuDNN),
+// all on aotirt's own attention kernel (cuda_attention.cu).
+//
+// Each returns its tensors with exactly the sizes, strides and dtypes of
+// torch's meta function for the op, because the generated code reinterprets
+// them with those layouts: flash's output is empty_like(query) and its
+// logsumexp [B, H, L]; efficient's output is [B, L, H, Ev] transposed to
+// [B, H, L, Ev] and its logsumexp [B, H, ceil(L / 32) * 32] (or [B, H, 0]);
+// cuDNN's output follows query's stride order and its logsumexp is
+// [B, H, L, 1]. The philox seed/offset outputs are zero host tensors of the
+// meta dtypes (no dropout: only dropout_p == 0 is supported); unused
+// optional outputs are undefined tensors.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+
+#include "core/host_copy.h"
+#include "ops/layout.h"
+#include "ops/op_args.h"
+#include "backends/cuda/runtime/cuda_device.h"
+#include "backends/cuda/runtime/cuda_options.h"
+#include "backends/cuda/runtime/cuda_status.h"
+#include "backends/cuda/ops/attention/cuda_attention_kernel.h"
+#include "backends/cuda/ops/cuda_op_util.h"
+#include "base/log.h"
+#include "base/status.h"
+#include "device/device.h"
+#include "shim/common/shim_profile.h"
+#include "shim/common/shim_util.h"
+
+namespace aotirt {
+namespace {
+
+// AOTIRT_CUDA_DISABLE=attention_tc sends every attention to the general
+// kernel; attention_gemm keeps float32 attention on the fused kernel.
+bool cuda_attention_tc_enabled() { return cuda_options().enabled(CudaFeature::kAttentionTc); }
+bool cuda_attention_gemm_enabled() { return cuda_options().enabled(CudaFeature::kAttentionGemm); }
+
+using ops::shape_str;
+
+// float32 attention as scores = q . k^T (cuBLASLt), softmax in place, then
+// out = probabilities . v (cuBLASLt); see cuda_attention_gemm_eligible. Heads
+// are the GEMMs' batch (with the batch too when its stride spans the heads;
+// otherwise one call per batch entry). In column-major terms, scores^T
+// [S, L] = K [S, E] . Q^T [E, L] and out^T [Ev, L] = V^T [Ev, S] . P^T [S, L].
+Status run_attention_gemm(const CudaAttentionParams& p, const CudaOpScope& scope) {
+  const int64_t B = p.batch, H = p.heads_q, L = p.len_q, S = p.len_kv;
+  const int64_t ld = cuda_attention_scores_ld(S);
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl scores,
+                          cuda_empty_contiguous(DimVector{B * H * L * ld}, DType::kFloat32, scope.device()));
+  float* sp = static_cast<float*>(scores.data_ptr());
+  auto spans_heads = [&](const int64_t* st) { return B == 1 || st[0] == H * st[1]; };
+  const bool one_call =
+      spans_heads(p.q_strides) && spans_heads(p.k_strides) && spans_heads(p.v_strides) && spans_heads(p.out_strides);
+  const int64_t calls = one_call ? 1 : B;
+  const float* q = static_cast<const float*>(p.q);
+  const float* k = static_cast<const float*>(p.k);
+  const float* v = static_cast<const float*>(p.v);
+  float* out = static_cast<float*>(p.out);
+  for (int64_t c = 0; c < calls; ++c) {
+    CudaGemm g;
+    g.dtype = DType::kFloat32;
+    g.batch = one_call ? B * H : H;
+    g.m = S;
+    g.n = L;
+    g.k = p.head_dim;
+    g.a = k + c * p.k_strides[0];
+    g.ta = true;
+    g.lda = p.k_strides[2];
+    g.stride_a = p.k_strides[1];
+    g.b = q + c * p.q_strides[0];
+    g.ldb = p.q_strides[2];
+    g.stride_b = p.q_strides[1];
+    g.d = sp + c * H * L * ld;
+    g.ldd = ld;
+    g.stride_d = L * ld;
+    AOTIRT_RETURN_IF_ERROR(cuda_gemm(scope.device(), scope.stream(), g));
+  }
+  {
+    ShimProfileScope profile("aoti_torch_cuda__scaled_dot_product_*_attention / softmax launch");
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention_softmax(p, sp, ld, scope.stream()));
+  }
+  for (int64_t c = 0; c < calls; ++c) {
+    CudaGemm g;
+    g.dtype = DType::kFloat32;
+    g.batch = one_call ? B * H : H;
+    g.m = p.head_dim_v;
+    g.n = L;
+    g.k = S;
+    g.a = v + c * p.v_strides[0];
+    g.lda = p.v_strides[2];
+    g.stride_a = p.v_strides[1];
+    g.b = sp + c * H * L * ld;
+    g.ldb = ld;
+    g.stride_b = L * ld;
+    g.d = out + c * p.out_strides[0];
+    g.ldd = p.out_strides[2];
+    g.stride_d = p.out_strides[1];
+    AOTIRT_RETURN_IF_ERROR(cuda_gemm(scope.device(), scope.stream(), g));
+  }
+  return Status();
+}
+
+struct AttentionArgs {
+  const TensorImpl* q = nullptr;
+  const TensorImpl* k = nullptr;
+  const TensorImpl* v = nullptr;
+  const TensorImpl* mask = nullptr;  // bool (keep) or additive
+  double dropout_p = 0.0;
+  bool causal = false;
+  const double* scale = nullptr;
+};
+
+Status check_args(const AttentionArgs& a, const CudaOpScope& scope) {
+  AOTIRT_RETURN_IF_ERROR(scope.check_same_device(*a.k, "key"));
+  AOTIRT_RETURN_IF_ERROR(scope.check_same_device(*a.v, "value"));
+  if (a.mask) AOTIRT_RETURN_IF_ERROR(scope.check_same_device(*a.mask, "attn_mask"));
+  AOTIRT_RETURN_IF_ERROR(ops::check_dim(*a.q, 4, "query"));
+  AOTIRT_RETURN_IF_ERROR(ops::check_dim(*a.k, 4, "key"));
+  AOTIRT_RETURN_IF_ERROR(ops::check_dim(*a.v, 4, "value"));
+  AOTIRT_RETURN_IF_ERROR(ops::check_same_dtype(*a.q, "query", *a.k, "key"));
+  AOTIRT_RETURN_IF_ERROR(ops::check_same_dtype(*a.q, "query", *a.v, "value"));
+  const DType dt = a.q->dtype();
+  AOTIRT_ENSURE(dt == DType::kFloat32 || dt == DType::kFloat16 || dt == DType::kBFloat16, kUnimplemented,
+                "attention on CUDA supports float32, float16 and bfloat16, not {}", dtype_name(dt));
+  AOTIRT_ENSURE(a.dropout_p == 0.0, kUnimplemented,
+                "attention with dropout_p={} is not supported: aotirt runs inference graphs (dropout_p must be 0)",
+                a.dropout_p);
+  const auto& qs = a.q->sizes();
+  const auto& ks = a.k->sizes();
+  const auto& vs = a.v->sizes();
+  AOTIRT_ENSURE(ks[0] == qs[0] && vs[0] == qs[0] && ks[1] == vs[1] && ks[2] == vs[2] && ks[3] == qs[3],
+                kInvalidArgument, "query {}, key {} and value {} do not fit [B, H, L, E], [B, Hkv, S, E], "
+                "[B, Hkv, S, Ev]", shape_str(*a.q), shape_str(*a.k), shape_str(*a.v));
+  AOTIRT_ENSURE(ks[1] > 0 && qs[1] % ks[1] == 0, kInvalidArgument,
+                "query has {} heads, which is not a multiple of key/value's {}", qs[1], ks[1]);
+  AOTIRT_ENSURE(qs[3] <= kCudaAttentionMaxHeadDim && vs[3] <= kCudaAttentionMaxHeadDim, kUnimplemented,
+                "head dims {} (query/key) and {} (value) exceed the supported {}", qs[3], vs[3],
+                kCudaAttentionMaxHeadDim);
+  if (a.mask) {
+    const DType mt = a.mask->dtype();
+    AOTIRT_ENSURE(mt == DType::kBool || mt == DType::kFloat32 || mt == DType::kFloat16 || mt == DType::kBFloat16,
+                  kUnimplemented, "attention masks of dtype {} are not supported", dtype_name(mt));
+  }
+  return Status();
+}
+
+void copy4(const DimVector& from, int64_t* to) {
+  for (int i = 0; i < 4; ++i) to[i] = from[i];
+}
+
+// Runs the kernel: |out| [B, H, L, Ev] and |lse| (null, or float32 with
+// [B, H, >= L] strides in lse_strides) must be allocated.
+Status run_attention(const AttentionArgs& a, const CudaOpScope& scope, const TensorImpl& out, float* lse,
+                     const int64_t* lse_strides) {
+  CudaAttentionParams p;
+  p.dtype = static_cast<int>(a.q->dtype());
+  p.q = a.q->data_ptr();
+  p.k = a.k->data_ptr();
+  p.v = a.v->data_ptr();
+  p.out = out.data_ptr();
+  p.batch = a.q->sizes()[0];
+  p.heads_q = a.q->sizes()[1];
+  p.heads_kv = a.k->sizes()[1];
+  p.len_q = a.q->sizes()[2];
+  p.len_kv = a.k->sizes()[2];
+  p.head_dim = a.q->sizes()[3];
+  p.head_dim_v = a.v->sizes()[3];
+  copy4(a.q->strides(), p.q_strides);
+  copy4(a.k->strides(), p.k_strides);
+  copy4(a.v->strides(), p.v_strides);
+  copy4(out.strides(), p.out_strides);
+  p.scale = static_cast<float>(a.scale ? *a.scale : 1.0 / std::sqrt(static_cast<double>(p.head_dim)));
+  p.causal = a.causal;
+  if (a.mask) {
+    DimVector full{p.batch, p.heads_q, p.len_q, p.len_kv};
+    AOTIRT_ASSIGN_OR_RETURN(DimVector ms, broadcast_strides(a.mask->sizes(), a.mask->strides(), full));
+    copy4(ms, p.mask_strides);
+    p.mask = a.mask->data_ptr();
+    p.mask_kind = a.mask->dtype() == DType::kBool ? kCudaMaskBool : kCudaMaskAdditive;
+    p.mask_dtype = static_cast<int>(a.mask->dtype());
+  }
+  if (lse) {
+    p.lse = lse;
+    for (int i = 0; i < 3; ++i) p.lse_strides[i] = lse_strides[i];
+  }
+  if (p.batch * p.heads_q * p.len_q == 0) return Status();
+  AOTIRT_ENSURE(p.q && p.k && p.v && p.out, kInvalidArgument, "query, key, value or the output has no data");
+
+  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(scope.device()));
+  const size_t max_smem = dev->properties().shared_memory_per_block_optin;
+  const int sms = std::max(dev->properties().sm_count, 1);
+  if (cuda_attention_tc_enabled() && cuda_attention_tc_eligible(p, dev->properties().major)) {
+    ShimProfileScope profile("aoti_torch_cuda__scaled_dot_product_*_attention / tensor-core kernel launch");
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention_tc(p, sms, max_smem, scope.stream()));
+    return Status();
+  }
+  if (cuda_attention_tc_enabled() && cuda_attention_f32_tc_eligible(p, dev->properties().major)) {
+    ShimProfileScope profile("aoti_torch_cuda__scaled_dot_product_*_attention / float32 tensor-core kernel launch");
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention_f32_tc(p, max_smem, scope.stream()));
+    return Status();
+  }
+  if (cuda_attention_gemm_enabled() && cuda_attention_gemm_eligible(p)) {
+    Status s = run_attention_gemm(p, scope);
+    if (s.ok()) return s;
+    // cuBLASLt had no plan for these strides. Whatever was queued only wrote
+    // the score buffer; the fused kernel below writes every output itself.
+    AOTIRT_LOG(kDebug, "attention: GEMM path unavailable, using the fused kernel: {}", s.to_string());
+  }
+  TensorImpl workspace;
+  const int splits = cuda_attention_key_splits(p, sms);
+  if (splits > 1) {
+    const int64_t floats = splits * p.batch * p.heads_q * p.len_q * (p.head_dim_v + 1);
+    AOTIRT_ASSIGN_OR_RETURN(workspace, cuda_empty_contiguous(DimVector{floats}, DType::kFloat32, scope.device()));
+    p.num_splits = splits;
+    p.workspace = static_cast<float*>(workspace.data_ptr());
+  }
+  ShimProfileScope profile("aoti_torch_cuda__scaled_dot_product_*_attention / kernel launch");
+  AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention(p, max_smem, scope.stream()));
+  return Status();
+}
+
+// Strides of torch.empty(B, L, H, Ev).transpose(1, 2).
+DimVector bhle_transposed_strides(const DimVector& sizes) {
+  const int64_t h = sizes[1], l = sizes[2], e = sizes[3];
+  return DimVector{l * h * e, e, h * e, 1};
+}
+
+// The meta function's alloc_with_matching_layout: the result follows
+// query's stride order (stable, largest stride first).
+DimVector matching_layout_strides(const TensorImpl& q, const DimVector& sizes) {
+  if (q.sizes() == sizes) return ops::empty_like_strides(q);
+  std::vector<int> order(4);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return q.strides()[x] > q.strides()[y]; });
+  DimVector strides;
+  strides.resize(4);
+  int64_t acc = 1;
+  for (int pos = 3; pos >= 0; --pos) {
+    strides[order[pos]] = acc;
+    acc *= sizes[order[pos]];
+  }
+  return strides;
+}
+
+AtenTensorHandle undefined_handle() { return new_handle(TensorImpl()); }
+
+// Zero-filled host tensor standing in for an unused philox seed/offset.
+Result<AtenTensorHandle> host_zeros(const DimVector& sizes, DType dtype) {
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl t, empty_contiguous(sizes, dtype, DeviceId{}));
+  if (t.nbytes()) std::memset(t.data_ptr(), 0, t.nbytes());
+  return new_handle(std::move(t));
+}
+
+// Hands |t| to |ret| when the caller asked for it.
+void give(AtenTensorHandle* ret, TensorImpl t) {
+  if (ret) *ret = new_handle(std::move(t));
+}
+
+Result<AttentionArgs> read_args(AtenTensorHandle q, AtenTensorHandle k, AtenTensorHandle v, AtenTensorHandle* mask,
+                                double dropout_p, int32_t is_causal, double* scale) {
+  AttentionArgs a;
+  AOTIRT_ASSIGN_OR_RETURN(a.q, ops::require_tensor(q, "query"));
+  AOTIRT_ASSIGN_OR_RETURN(a.k, ops::require_tensor(k, "key"));
+  AOTIRT_ASSIGN_OR_RETURN(a.v, ops::require_tensor(v, "value"));
+  a.mask = ops::optional_tensor(mask);
+  a.dropout_p = dropout_p;
+  a.causal = is_causal != 0;
+  a.scale = scale;
+  return a;
+}
+
+Status flash(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p,
+             int32_t is_causal, int32_t return_debug_mask, double* scale, AtenTensorHandle* ret0,
+             AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5,
+             AtenTensorHandle* ret6, AtenTensorHandle* ret7, AtenTensorHandle* ret8) {
+  AOTIRT_ASSIGN_OR_RETURN(AttentionArgs a, read_args(query, key, value, nullptr, dropout_p, is_causal, scale));
+  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*a.q, "query"));
+  AOTIRT_RETURN_IF_ERROR(check_args(a, *scope));
+  const int64_t B = a.q->sizes()[0], H = a.q->sizes()[1], L = a.q->sizes()[2], E = a.q->sizes()[3];
+  const int64_t S = a.k->sizes()[2];
+  AOTIRT_ENSURE(a.v->sizes()[3] == E, kInvalidArgument,
+                "flash attention needs value's head dim ({}) to equal query's ({})", a.v->sizes()[3], E);
+  const int dev = scope->device();
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, cuda_empty(a.q->sizes(), ops::empty_like_strides(*a.q), a.q->dtype(), dev));
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl lse, cuda_empty_contiguous(DimVector{B, H, L}, DType::kFloat32, dev));
+  const int64_t lse_strides[3] = {H * L, L, 1};
+  AOTIRT_RETURN_IF_ERROR(run_attention(a, *scope, out, static_cast<float*>(lse.data_ptr()), lse_strides));
+
+  TensorImpl debug;
+  if (return_debug_mask) {
+    const int64_t block_c = E > 64 ? 128 : 256;
+    int64_t max_k = (L + block_c - 1) / block_c;
+    if (S <= 128)
+      max_k = 128;
+    else if (S <= 256)
+      max_k = 256;
+    AOTIRT_ASSIGN_OR_RETURN(debug, cuda_empty_contiguous(DimVector{B, H, L, max_k}, a.q->dtype(), dev));
+  } else {
+    AOTIRT_ASSIGN_OR_RETURN(debug, cuda_empty_contiguous(DimVector{0}, a.q->dtype(), dev));
+  }
+  if (debug.numel()) {
+    AOTIRT_ASSIGN_OR_RETURN(Device * d, get_device(debug.device()));
+    AOTIRT_RETURN_IF_ERROR(d->zero(debug));
+  }
+  AOTIRT_ASSIGN_OR_RETURN(AtenTensorHandle seed, host_zeros(DimVector{2}, DType::kUInt64));
+  AOTIRT_ASSIGN_OR_RETURN(AtenTensorHandle offset, host_zeros(DimVector{}, DType::kUInt64));
+  give(ret0, std::move(out));
+  give(ret1, std::move(lse));
+  if (ret2) *ret2 = undefined_handle();
+  if (ret3) *ret3 = undefined_handle();
+  if (ret4) *ret4 = L;
+  if (ret5) *ret5 = S;
+  if (ret6) *ret6 = seed; else delete impl_of(seed);
+  if (ret7) *ret7 = offset; else delete impl_of(offset);
+  give(ret8, std::move(debug));
+  return Status();
+}
+
+Status efficient(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
+                 int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, double* scale,
+                 AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3) {
+  AOTIRT_ASSIGN_OR_RETURN(AttentionArgs a, read_args(query, key, value, attn_bias, dropout_p, is_causal, scale));
+  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*a.q, "query"));
+  AOTIRT_RETURN_IF_ERROR(check_args(a, *scope));
+  const int64_t B = a.q->sizes()[0], H = a.q->sizes()[1], L = a.q->sizes()[2], Ev = a.v->sizes()[3];
+  const int dev = scope->device();
+  DimVector out_sizes{B, H, L, Ev};
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, cuda_empty(out_sizes, bhle_transposed_strides(out_sizes), a.q->dtype(), dev));
+  const int64_t lse_len = compute_log_sumexp ? (L + 31) / 32 * 32 : 0;
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl lse, cuda_empty_contiguous(DimVector{B, H, lse_len}, DType::kFloat32, dev));
+  const int64_t lse_strides[3] = {H * lse_len, lse_len, 1};
+  AOTIRT_RETURN_IF_ERROR(run_attention(a, *scope, out, compute_log_sumexp ? static_cast<float*>(lse.data_ptr()) : nullptr,
+                                       lse_strides));
+  if (lse_len > L) {
+    // The padding past L is never read by torch; keep it deterministic.
+    TensorImpl pad(lse.storage(), DType::kFloat32, DimVector{B, H, lse_len - L}, DimVector{H * lse_len, lse_len, 1}, L);
+    AOTIRT_ASSIGN_OR_RETURN(Device * d, get_device(lse.device()));
+    AOTIRT_RETURN_IF_ERROR(d->zero(pad));
+  }
+  AOTIRT_ASSIGN_OR_RETURN(AtenTensorHandle seed, host_zeros(DimVector{}, DType::kInt64));
+  AOTIRT_ASSIGN_OR_RETURN(AtenTensorHandle offset, host_zeros(DimVector{}, DType::kInt64));
+  give(ret0, std::move(out));
+  give(ret1, std::move(lse));
+  if (ret2) *ret2 = seed; else delete impl_of(seed);
+  if (ret3) *ret3 = offset; else delete impl_of(offset);
+  return Status();
+}
+
+Status cudnn_attention(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+                       AtenTensorHandle* attn_bias, int32_t compute_log_sumexp, double dropout_p, int32_t is_causal,
+                       int32_t return_debug_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+                       AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5,
+                       AtenTensorHandle* ret6, AtenTensorHandle* ret7, AtenTensorHandle* ret8) {
+  AOTIRT_ASSIGN_OR_RETURN(AttentionArgs a, read_args(query, key, value, attn_bias, dropout_p, is_causal, scale));
+  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*a.q, "query"));
+  AOTIRT_RETURN_IF_ERROR(check_args(a, *scope));
+  const int64_t B = a.q->sizes()[0], H = a.q->sizes()[1], L = a.q->sizes()[2], Ev = a.v->sizes()[3];
+  const int64_t S = a.k->sizes()[2];
+  const int dev = scope->device();
+  DimVector out_sizes{B, H, L, Ev};
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out,
+                          cuda_empty(out_sizes, matching_layout_strides(*a.q, out_sizes), a.q->dtype(), dev));
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl lse, cuda_empty_contiguous(DimVector{B, H, L, 1}, DType::kFloat32, dev));
+  const int64_t lse_strides[3] = {H * L, L, 1};
+  AOTIRT_RETURN_IF_ERROR(run_attention(a, *scope, out, static_cast<float*>(lse.data_ptr()), lse_strides));
+  AOTIRT_ASSIGN_OR_RETURN(AtenTensorHandle seed, host_zeros(DimVector{}, DType::kInt64));
+  AOTIRT_ASSIGN_OR_RETURN(AtenTensorHandle offset, host_zeros(DimVector{}, DType::kInt64));
+  give(ret0, std::move(out));
+  give(ret1, std::move(lse));
+  if (ret2) *ret2 = undefined_handle();
+  if (ret3) *ret3 = undefined_handle();
+  if (ret4) *ret4 = L;
+  if (ret5) *ret5 = S;
+  if (ret6) *ret6 = seed; else delete impl_of(seed);
+  if (ret7) *ret7 = offset; else delete impl_of(offset);
+  if (ret8) *ret8 = undefined_handle();
+  return Status();
+}
+
+}  // namespace
+}  // namespace aotirt
+
+using namespace aotirt;
+
+extern "C" {
+
+AOTITorchError aoti_torch_cuda__scaled_dot_product_flash_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int32_t is_causal,
+    int32_t return_debug_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7,
+    AtenTensorHandle* ret8) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    return flash(query, key, value, dropout_p, is_causal, return_debug_mask, scale, ret0, ret1, ret2, ret3, ret4, ret5,
+                 ret6, ret7, ret8);
+  });
+}
+
+AOTITorchError aoti_torch_cuda__scaled_dot_product_efficient_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
+    int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, double* scale, AtenTensorHandle* ret0,
+    AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    return efficient(query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal, scale, ret0, ret1, ret2,
+                     ret3);
+  });
+}
+
+AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* attn_bias,
+    int32_t compute_log_sumexp, double dropout_p, int32_t is_causal, int32_t return_debug_mask, double* scale,
+    AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4,
+    int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7, AtenTensorHandle* ret8) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    return cudnn_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal, return_debug_mask,
+                           scale, ret0, ret1, ret2, ret3, ret4, ret5, ret6, ret7, ret8);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,628 @@
+// Scaled-dot-product attention: one block per (batch, head) x query tile x key
+// split. The block's warps share each key/value tile in shared memory (as
+// float32); each warp owns some query rows. Per tile a lane scores one key,
+// the warp updates the row's running max and sum (online softmax, in base 2),
+// and each lane accumulates its slice of the output features. With several
+// key splits, each block writes a normalized partial result and its
+// log-sum-exp, and a second kernel merges them. A decode step (a few query
+// rows against a key cache) has a kernel of its own, decode_kernel below.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "backends/cuda/ops/attention/cuda_attention_kernel.h"
+
+namespace aotirt {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kTile = kCudaAttentionKeyTile;
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+template <class T>
+__device__ __forceinline__ float load_f(const T* p) { return static_cast<float>(*p); }
+template <>
+__device__ __forceinline__ float load_f(const __half* p) { return __half2float(*p); }
+template <>
+__device__ __forceinline__ float load_f(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+
+template <class T>
+__device__ __forceinline__ T store_f(float v) { return static_cast<T>(v); }
+template <>
+__device__ __forceinline__ __half store_f(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 store_f(float v) { return __float2bfloat16_rn(v); }
+
+__device__ __forceinline__ float load_any(const void* p, int dtype) {
+  switch (dtype) {
+    case 5: return __half2float(*static_cast<const __half*>(p));
+    case 15: return __bfloat162float(*static_cast<const __nv_bfloat16*>(p));
+    default: return *static_cast<const float*>(p);
+  }
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// Shared-memory row stride for q and k: odd, so lanes reading different keys
+// at the same feature hit different banks.
+__host__ __device__ __forceinline__ int padded_dim(int64_t d) { return static_cast<int>(d | 1); }
+
+__host__ __device__ __forceinline__ size_t smem_floats(int rows, int64_t e, int64_t dv) {
+  const int es = padded_dim(e);
+  return static_cast<size_t>(rows) * es + static_cast<size_t>(kTile) * es + static_cast<size_t>(kTile) * dv +
+         static_cast<size_t>(rows) * kTile;
+}
+
+template <class T, int kRows, int kChunks>
+__global__ void __launch_bounds__(kThreads)
+    attention_kernel(CudaAttentionParams p) {
+  constexpr int kBlockRows = kRows * kWarps;
+  extern __shared__ float smem[];
+  const int es = padded_dim(p.head_dim);
+  const int E = static_cast<int>(p.head_dim), DV = static_cast<int>(p.head_dim_v);
+  float* q_s = smem;                      // [kBlockRows][es]
+  float* k_s = q_s + kBlockRows * es;     // [kTile][es]
+  float* v_s = k_s + kTile * es;          // [kTile][DV]
+  float* p_s = v_s + kTile * DV;          // [kBlockRows][kTile]
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t bh = blockIdx.x;
+  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
+  const int64_t hk = h / (p.heads_q / p.heads_kv);
+  const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kBlockRows;
+  const int split = blockIdx.z;
+
+  const T* q = static_cast<const T*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1];
+  const T* k = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
+  const T* v = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
+
+  // This block's key range.
+  const int64_t per_split =
+      ((p.len_kv + p.num_splits - 1) / p.num_splits + kTile - 1) / kTile * kTile;
+  const int64_t kv_begin = split * per_split;
+  int64_t kv_end = min(p.len_kv, kv_begin + per_split);
+  const int64_t last_row = min(row0 + kBlockRows, p.len_q) - 1;
+  if (p.causal) kv_end = min(kv_end, last_row + 1);
+
+  for (int idx = threadIdx.x; idx < kBlockRows * E; idx += kThreads) {
+    const int r = idx / E, e = idx % E;
+    const int64_t i = row0 + r;
+    q_s[r * es + e] = i < p.len_q ? load_f(q + i * p.q_strides[2] + e * p.q_strides[3]) : 0.f;
+  }
+
+  float m[kRows], l[kRows], acc[kRows][kChunks];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    m[r] = -INFINITY;
+    l[r] = 0.f;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) acc[r][c] = 0.f;
+  }
+  const float qk_scale = p.scale * kLog2e;
+
+  for (int64_t t0 = kv_begin; t0 < kv_end; t0 += kTile) {
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < kTile * E; idx += kThreads) {
+      const int j = idx / E, e = idx % E;
+      const int64_t key = t0 + j;
+      k_s[j * es + e] = key < kv_end ? load_f(k + key * p.k_strides[2] + e * p.k_strides[3]) : 0.f;
+    }
+    for (int idx = threadIdx.x; idx < kTile * DV; idx += kThreads) {
+      const int j = idx / DV, d = idx % DV;
+      const int64_t key = t0 + j;
+      v_s[j * DV + d] = key < kv_end ? load_f(v + key * p.v_strides[2] + d * p.v_strides[3]) : 0.f;
+    }
+    __syncthreads();
+
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int br = warp * kRows + r;
+      const int64_t i = row0 + br;
+      if (i >= p.len_q) continue;  // uniform across the warp
+      const int64_t key = t0 + lane;
+      bool valid = key < kv_end && (!p.causal || key <= i);
+      float s = -INFINITY;
+      if (valid) {
+        const float* qr = q_s + br * es;
+        const float* kr = k_s + lane * es;
+        float dot = 0.f;
+        for (int e = 0; e < E; ++e) dot = fmaf(qr[e], kr[e], dot);
+        s = dot * qk_scale;
+        if (p.mask_kind != kCudaMaskNone) {
+          const char* mp = static_cast<const char*>(p.mask);
+          const int64_t off = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2] +
+                              key * p.mask_strides[3];
+          if (p.mask_kind == kCudaMaskBool) {
+            if (!mp[off]) s = -INFINITY;
+          } else {
+            const int size = p.mask_dtype == 6 ? 4 : 2;
+            s += load_any(mp + off * size, p.mask_dtype) * kLog2e;
+          }
+        }
+      }
+      const float m_new = fmaxf(m[r], warp_max(s));
+      float pj = 0.f;
+      if (m_new != -INFINITY && s != -INFINITY) pj = exp2f(s - m_new);
+      const float corr = m[r] == -INFINITY ? 0.f : exp2f(m[r] - m_new);
+      if (m_new != -INFINITY) {
+        l[r] = l[r] * corr + warp_sum(pj);
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) acc[r][c] *= corr;
+        m[r] = m_new;
+      }
+      p_s[br * kTile + lane] = pj;
+      __syncwarp();
+      const int tile_keys = kv_end - t0 < kTile ? static_cast<int>(kv_end - t0) : kTile;
+      for (int j = 0; j < tile_keys; ++j) {
+        const float pv = p_s[br * kTile + j];
+        const float* vr = v_s + j * DV;
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+          const int d = lane + 32 * c;
+          if (d < DV) acc[r][c] = fmaf(pv, vr[d], acc[r][c]);
+        }
+      }
+      __syncwarp();
+    }
+  }
+
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int64_t i = row0 + warp * kRows + r;
+    if (i >= p.len_q) continue;
+    // A row that saw no key (all masked) gives zeros and lse = -inf.
+    const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
+    const float lse = l[r] > 0.f ? (m[r] + log2f(l[r])) * kLn2 : -INFINITY;
+    if (p.num_splits == 1) {
+      T* o = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1] + i * p.out_strides[2];
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        const int d = lane + 32 * c;
+        if (d < DV) o[d * p.out_strides[3]] = store_f<T>(acc[r][c] * inv);
+      }
+      if (p.lse && lane == 0) p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] = lse;
+    } else {
+      const int64_t rowid = (bh * p.len_q + i);
+      const int64_t rows_total = p.batch * p.heads_q * p.len_q;
+      float* po = p.workspace + (static_cast<int64_t>(split) * rows_total + rowid) * (DV + 1);
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        const int d = lane + 32 * c;
+        if (d < DV) po[d] = acc[r][c] * inv;
+      }
+      if (lane == 0) po[DV] = lse;
+    }
+  }
+}
+
+// Merges the splits of one query row: one block per row.
+template <class T>
+__global__ void combine_kernel(CudaAttentionParams p) {
+  const int64_t rowid = blockIdx.x;
+  const int64_t rows_total = p.batch * p.heads_q * p.len_q;
+  const int64_t i = rowid % p.len_q;
+  const int64_t bh = rowid / p.len_q;
+  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
+  const int DV = static_cast<int>(p.head_dim_v);
+  const int64_t pitch = DV + 1;
+  float lse_max = -INFINITY;
+  for (int s = 0; s < p.num_splits; ++s) lse_max = fmaxf(lse_max, p.workspace[(s * rows_total + rowid) * pitch + DV]);
+  float total = 0.f;
+  if (lse_max != -INFINITY)
+    for (int s = 0; s < p.num_splits; ++s) total += expf(p.workspace[(s * rows_total + rowid) * pitch + DV] - lse_max);
+  const float lse = lse_max == -INFINITY ? -INFINITY : lse_max + logf(total);
+  T* o = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1] + i * p.out_strides[2];
+  for (int d = threadIdx.x; d < DV; d += blockDim.x) {
+    float sum = 0.f;
+    if (lse_max != -INFINITY)
+      for (int s = 0; s < p.num_splits; ++s) {
+        const float* po = p.workspace + (s * rows_total + rowid) * pitch;
+        const float w = po[DV] == -INFINITY ? 0.f : expf(po[DV] - lse);
+        sum += w * po[d];
+      }
+    o[d * p.out_strides[3]] = store_f<T>(sum);
+  }
+  if (p.lse && threadIdx.x == 0) p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] = lse;
+}
+
+// Decode: one block per query row (and key split) with kDecodeThreads
+// threads, for a few query rows against a cache of keys. A group of lanes
+// holds one key's features in 16-byte loads (8 lanes for 64 bfloat16
+// features), so a warp scores several keys at once with a shuffle reduction
+// and no shared memory; each group keeps its own online softmax, and the
+// groups and warps merge at the end. The loads of kDecodeUnroll keys per
+// group are issued before any is used, so a block waits on memory about
+// once; the general kernel above staged 32-key tiles through shared memory
+// and scored them one key per lane, 20 us per GPT-2 layer by ncu.
+constexpr int kDecodeThreads = 512;
+constexpr int kDecodeUnroll = 4;
+
+template <class T>
+__device__ __forceinline__ void unpack16(const uint4& raw, float* out);
+template <>
+__device__ __forceinline__ void unpack16<float>(const uint4& raw, float* out) {
+  out[0] = __uint_as_float(raw.x);
+  out[1] = __uint_as_float(raw.y);
+  out[2] = __uint_as_float(raw.z);
+  out[3] = __uint_as_float(raw.w);
+}
+template <>
+__device__ __forceinline__ void unpack16<__half>(const uint4& raw, float* out) {
+  const __half2* h = reinterpret_cast<const __half2*>(&raw);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __half22float2(h[i]);
+    out[2 * i] = f.x;
+    out[2 * i + 1] = f.y;
+  }
+}
+template <>
+__device__ __forceinline__ void unpack16<__nv_bfloat16>(const uint4& raw, float* out) {
+  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __bfloat1622float2(h[i]);
+    out[2 * i] = f.x;
+    out[2 * i + 1] = f.y;
+  }
+}
+
+// Folds the state (m2, l2, acc2) into (m, l, acc): base-2 online softmax.
+template <int V>
+__device__ __forceinline__ void merge_state(float& m, float& l, float* acc, float m2, float l2, const float* acc2) {
+  const float mn = fmaxf(m, m2);
+  const float a = m == -INFINITY ? 0.f : exp2f(m - mn);
+  const float b = m2 == -INFINITY ? 0.f : exp2f(m2 - mn);
+  l = l * a + l2 * b;
+#pragma unroll
+  for (int e = 0; e < V; ++e) acc[e] = acc[e] * a + acc2[e] * b;
+  m = mn;
+}
+
+template <class T, int D>
+__global__ void __launch_bounds__(kDecodeThreads) decode_kernel(CudaAttentionParams p) {
+  constexpr int V = 16 / sizeof(T);  // features per lane
+  constexpr int kLanesPerKey = D / V;
+  constexpr int kKeysPerWarp = 32 / kLanesPerKey;
+  constexpr int kWarpsPerBlock = kDecodeThreads / 32;
+  constexpr int kStep = kWarpsPerBlock * kKeysPerWarp;  // keys the block scores at once
+  __shared__ float m_s[kWarpsPerBlock], l_s[kWarpsPerBlock], acc_s[kWarpsPerBlock][D];
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int grp = lane / kLanesPerKey, li = lane % kLanesPerKey;
+  const int64_t row = blockIdx.x;
+  const int64_t i = row % p.len_q, bh = row / p.len_q;
+  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
+  const int64_t hk = h / (p.heads_q / p.heads_kv);
+  const int64_t per = (p.len_kv + p.num_splits - 1) / p.num_splits;
+  const int64_t kb = blockIdx.y * per;
+  int64_t ke = min(p.len_kv, kb + per);
+  if (p.causal) ke = min(ke, i + 1);
+
+  float q[V];
+  {
+    const T* qp = static_cast<const T*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1] + i * p.q_strides[2] + li * V;
+    unpack16<T>(*reinterpret_cast<const uint4*>(qp), q);
+    const float qk_scale = p.scale * kLog2e;
+#pragma unroll
+    for (int e = 0; e < V; ++e) q[e] *= qk_scale;
+  }
+  const T* kp = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1] + li * V;
+  const T* vp = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1] + li * V;
+  const char* mp = static_cast<const char*>(p.mask);
+  const int64_t mrow = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2];
+  const int msize = p.mask_dtype == 6 ? 4 : 2;
+
+  float m = -INFINITY, l = 0.f, acc[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e) acc[e] = 0.f;
+
+  // The loop bound is uniform across the warp (the shuffles need every lane).
+  for (int64_t base = kb + warp * kKeysPerWarp; base < ke; base += kDecodeUnroll * kStep) {
+    uint4 kr[kDecodeUnroll], vr[kDecodeUnroll];
+#pragma unroll
+    for (int u = 0; u < kDecodeUnroll; ++u) {
+      const int64_t key = base + grp + u * kStep;
+      kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
+      if (key < ke) {
+        kr[u] = *reinterpret_cast<const uint4*>(kp + key * p.k_strides[2]);
+        vr[u] = *reinterpret_cast<const uint4*>(vp + key * p.v_strides[2]);
+      }
+    }
+    float s[kDecodeUnroll];
+    float mx = -INFINITY;
+#pragma unroll
+    for (int u = 0; u < kDecodeUnroll; ++u) {
+      float kf[V];
+      unpack16<T>(kr[u], kf);
+      float dot = 0.f;
+#pragma unroll
+      for (int e = 0; e < V; ++e) dot = fmaf(q[e], kf[e], dot);
+#pragma unroll
+      for (int o = kLanesPerKey / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+      const int64_t key = base + grp + u * kStep;
+      s[u] = -INFINITY;
+      if (key < ke) {
+        s[u] = dot;
+        if (p.mask_kind == kCudaMaskBool) {
+          if (!mp[mrow + key * p.mask_strides[3]]) s[u] = -INFINITY;
+        } else if (p.mask_kind == kCudaMaskAdditive) {
+          s[u] += load_any(mp + (mrow + key * p.mask_strides[3]) * msize, p.mask_dtype) * kLog2e;
+        }
+      }
+      mx = fmaxf(mx, s[u]);
+    }
+    const float mn = fmaxf(m, mx);
+    if (mn == -INFINITY) continue;  // nothing seen yet by this group
+    const float corr = m == -INFINITY ? 0.f : exp2f(m - mn);
+    l *= corr;
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[e] *= corr;
+#pragma unroll
+    for (int u = 0; u < kDecodeUnroll; ++u) {
+      const float pw = s[u] == -INFINITY ? 0.f : exp2f(s[u] - mn);
+      float vf[V];
+      unpack16<T>(vr[u], vf);
+      l += pw;
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[e] = fmaf(pw, vf[e], acc[e]);
+    }
+    m = mn;
+  }
+
+  // Merge the warp's key groups (lanes li, li + kLanesPerKey, ...), then the warps.
+#pragma unroll
+  for (int o = kLanesPerKey; o < 32; o <<= 1) {
+    float acc2[V];
+    const float m2 = __shfl_xor_sync(0xffffffffu, m, o), l2 = __shfl_xor_sync(0xffffffffu, l, o);
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc2[e] = __shfl_xor_sync(0xffffffffu, acc[e], o);
+    merge_state<V>(m, l, acc, m2, l2, acc2);
+  }
+  if (grp == 0) {
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc_s[warp][li * V + e] = acc[e];
+    if (li == 0) {
+      m_s[warp] = m;
+      l_s[warp] = l;
+    }
+  }
+  __syncthreads();
+  const int DV = static_cast<int>(p.head_dim_v);
+  if (threadIdx.x >= DV) return;
+  const int d = threadIdx.x;
+  float mt = -INFINITY;
+#pragma unroll
+  for (int w = 0; w < kWarpsPerBlock; ++w) mt = fmaxf(mt, m_s[w]);
+  float lt = 0.f, o = 0.f;
+  if (mt != -INFINITY) {
+#pragma unroll
+    for (int w = 0; w < kWarpsPerBlock; ++w) {
+      const float f = m_s[w] == -INFINITY ? 0.f : exp2f(m_s[w] - mt);
+      lt += l_s[w] * f;
+      o += acc_s[w][d] * f;
+    }
+  }
+  // A row that saw no key (all masked) gives zeros and lse = -inf.
+  const float out = lt > 0.f ? o / lt : 0.f;
+  const float lse = lt > 0.f ? (mt + log2f(lt)) * kLn2 : -INFINITY;
+  if (p.num_splits == 1) {
+    T* op = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1] + i * p.out_strides[2];
+    op[d * p.out_strides[3]] = store_f<T>(out);
+    if (p.lse && d == 0) p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] = lse;
+  } else {
+    const int64_t rows_total = p.batch * p.heads_q * p.len_q;
+    float* po = p.workspace + (static_cast<int64_t>(blockIdx.y) * rows_total + row) * (DV + 1);
+    po[d] = out;
+    if (d == 0) po[DV] = lse;
+  }
+}
+
+template <class T, int D>
+cudaError_t launch_decode(const CudaAttentionParams& p, cudaStream_t stream) {
+  const int64_t rows = p.batch * p.heads_q * p.len_q;
+  if (rows > INT32_MAX || p.num_splits > 65535) return cudaErrorInvalidConfiguration;
+  decode_kernel<T, D><<<dim3(static_cast<unsigned>(rows), static_cast<unsigned>(p.num_splits)), kDecodeThreads, 0,
+                         stream>>>(p);
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess || p.num_splits == 1) return err;
+  combine_kernel<T><<<static_cast<unsigned>(rows), 128, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+template <class T>
+cudaError_t launch_decode_dim(const CudaAttentionParams& p, cudaStream_t stream) {
+  return p.head_dim == 64 ? launch_decode<T, 64>(p, stream) : launch_decode<T, 128>(p, stream);
+}
+
+// Row softmax of the float32 scores q . k (unscaled) in place, one warp per
+// [batch, head, query] row of |ld| floats: scale, causal and mask as in
+// attention_kernel; the probabilities of keys a causal row does not see are
+// zeroed, so the product with V that follows reads only valid terms.
+__global__ void attention_softmax_kernel(CudaAttentionParams p, float* scores, int64_t ld) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= p.batch * p.heads_q * p.len_q) return;
+  const int64_t i = row % p.len_q, bh = row / p.len_q;
+  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
+  float* s = scores + row * ld;
+  const int64_t n = p.causal ? min(p.len_kv, i + 1) : p.len_kv;
+  const float qk_scale = p.scale * kLog2e;
+  const char* mp = static_cast<const char*>(p.mask);
+  const int64_t mrow = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2];
+  const int msize = p.mask_dtype == 6 ? 4 : 2;
+  float m = -INFINITY;
+  for (int64_t j = lane; j < n; j += 32) {
+    float x = s[j] * qk_scale;
+    if (p.mask_kind == kCudaMaskBool) {
+      if (!mp[mrow + j * p.mask_strides[3]]) x = -INFINITY;
+    } else if (p.mask_kind == kCudaMaskAdditive) {
+      x += load_any(mp + (mrow + j * p.mask_strides[3]) * msize, p.mask_dtype) * kLog2e;
+    }
+    s[j] = x;
+    m = fmaxf(m, x);
+  }
+  m = warp_max(m);
+  float l = 0.f;
+  for (int64_t j = lane; j < n; j += 32) {
+    const float e = m == -INFINITY ? 0.f : exp2f(s[j] - m);
+    s[j] = e;
+    l += e;
+  }
+  l = warp_sum(l);
+  // A row that sees no key (all masked) gives zeros and lse = -inf.
+  const float inv = l > 0.f ? 1.f / l : 0.f;
+  for (int64_t j = lane; j < n; j += 32) s[j] *= inv;
+  for (int64_t j = n + lane; j < p.len_kv; j += 32) s[j] = 0.f;
+  if (p.lse && lane == 0)
+    p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] =
+        l > 0.f ? (m + log2f(l)) * kLn2 : -INFINITY;
+}
+
+template <class T, int kRows, int kChunks>
+cudaError_t launch_typed(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream) {
+  const int block_rows = kRows * kWarps;
+  const size_t smem = smem_floats(block_rows, p.head_dim, p.head_dim_v) * sizeof(float);
+  if (smem > max_smem) return cudaErrorInvalidConfiguration;
+  auto kernel = attention_kernel<T, kRows, kChunks>;
+  if (smem > 48 * 1024) {
+    cudaError_t err = cuda_reserve_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);
+    if (err != cudaSuccess) return err;
+  }
+  const int64_t q_tiles = (p.len_q + block_rows - 1) / block_rows;
+  if (q_tiles > 65535 || p.num_splits > 65535) return cudaErrorInvalidConfiguration;
+  dim3 grid(static_cast<unsigned>(p.batch * p.heads_q), static_cast<unsigned>(q_tiles),
+            static_cast<unsigned>(p.num_splits));
+  kernel<<<grid, kThreads, smem, stream>>>(p);
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess || p.num_splits == 1) return err;
+  combine_kernel<T><<<static_cast<unsigned>(p.batch * p.heads_q * p.len_q), 128, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+template <class T, int kRows>
+cudaError_t launch_rows(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream) {
+  const int64_t chunks = (p.head_dim_v + 31) / 32;
+  if (chunks <= 1) return launch_typed<T, kRows, 1>(p, max_smem, stream);
+  if (chunks <= 2) return launch_typed<T, kRows, 2>(p, max_smem, stream);
+  if (chunks <= 4) return launch_typed<T, kRows, 4>(p, max_smem, stream);
+  return launch_typed<T, kRows, 8>(p, max_smem, stream);
+}
+
+template <class T>
+cudaError_t launch_dtype(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream) {
+  if (cuda_attention_rows_per_block(p.len_q) == kWarps) return launch_rows<T, 1>(p, max_smem, stream);
+  return launch_rows<T, 4>(p, max_smem, stream);
+}
+
+}  // namespace
+
+cudaError_t cuda_reserve_dynamic_smem(const void* kernel, size_t bytes) {
+  // cudaFuncSetAttribute costs microseconds per call; each kernel and device
+  // needs it only when the size grows.
+  static std::mutex mutex;
+  static std::map<std::pair<const void*, int>, size_t> reserved;
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  std::lock_guard<std::mutex> lock(mutex);
+  size_t& have = reserved[{kernel, device}];
+  if (have >= bytes) return cudaSuccess;
+  err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  if (err == cudaSuccess) have = bytes;
+  return err;
+}
+
+int cuda_attention_rows_per_block(int64_t len_q) { return len_q <= 8 ? kWarps : 4 * kWarps; }
+
+bool cuda_attention_decode_eligible(const CudaAttentionParams& p) {
+  if (p.dtype != 6 && p.dtype != 5 && p.dtype != 15) return false;
+  if (p.len_q < 1 || p.len_q > kCudaAttentionDecodeMaxQueries) return false;
+  if (p.head_dim != p.head_dim_v || (p.head_dim != 64 && p.head_dim != 128)) return false;
+  // 16-byte loads of q, k and v rows.
+  const int64_t vec = p.dtype == 6 ? 4 : 8;
+  const auto rows_ok = [vec](const void* ptr, const int64_t* st) {
+    return reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && st[3] == 1 && st[0] % vec == 0 && st[1] % vec == 0 &&
+           st[2] % vec == 0;
+  };
+  return rows_ok(p.q, p.q_strides) && rows_ok(p.k, p.k_strides) && rows_ok(p.v, p.v_strides);
+}
+
+int cuda_attention_key_splits(const CudaAttentionParams& p, int sm_count) {
+  if (cuda_attention_decode_eligible(p)) {
+    // One block reads a few thousand keys in a handful of memory round trips;
+    // longer caches split so that more SMs share them.
+    const int64_t splits = (p.len_kv + kCudaAttentionDecodeKeysPerBlock - 1) / kCudaAttentionDecodeKeysPerBlock;
+    return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(splits, 64)));
+  }
+  // Few query tiles (decode): split the keys so that every SM gets several
+  // short blocks; their latency, not arithmetic, bounds a decode step.
+  const int rows = cuda_attention_rows_per_block(p.len_q);
+  const int64_t blocks = p.batch * p.heads_q * ((p.len_q + rows - 1) / rows);
+  const int64_t target = 4 * static_cast<int64_t>(sm_count > 0 ? sm_count : 1);
+  if (blocks <= 0 || blocks >= target || p.len_kv <= 2 * kTile) return 1;
+  int64_t splits = std::min<int64_t>((target + blocks - 1) / blocks, 64);
+  splits = std::min<int64_t>(splits, (p.len_kv + kTile - 1) / kTile);
+  const int64_t per = ((p.len_kv + splits - 1) / splits + kTile - 1) / kTile * kTile;
+  return static_cast<int>((p.len_kv + per - 1) / per);
+}
+
+bool cuda_attention_gemm_eligible(const CudaAttentionParams& p) {
+  const bool rows_ok = p.q_strides[3] == 1 && p.k_strides[3] == 1 && p.v_strides[3] == 1 &&
+                       p.out_strides[3] == 1 && p.q_strides[2] >= p.head_dim && p.k_strides[2] >= p.head_dim &&
+                       p.v_strides[2] >= p.head_dim_v && p.out_strides[2] >= p.head_dim_v;
+  const int64_t ld = cuda_attention_scores_ld(p.len_kv);
+  return p.dtype == 6 && p.len_q >= kCudaAttentionGemmMinQueries && p.heads_q == p.heads_kv && rows_ok &&
+         p.batch >= 1 && p.batch <= 64 && p.len_kv >= 1 &&
+         p.batch * p.heads_q * p.len_q * ld <= kCudaAttentionGemmMaxScores;
+}
+
+int64_t cuda_attention_scores_ld(int64_t len_kv) { return (len_kv + 3) / 4 * 4; }
+
+cudaError_t cuda_launch_attention_softmax(const CudaAttentionParams& p, float* scores, int64_t ld,
+                                          cudaStream_t stream) {
+  const int64_t rows = p.batch * p.heads_q * p.len_q;
+  if (rows == 0) return cudaSuccess;
+  constexpr int kRowsPerBlock = 8;
+  const int64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  if (blocks > INT32_MAX) return cudaErrorInvalidConfiguration;
+  attention_softmax_kernel<<<static_cast<unsigned>(blocks), kRowsPerBlock * 32, 0, stream>>>(p, scores, ld);
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_attention(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream) {
+  if (p.batch * p.heads_q * p.len_q == 0) return cudaSuccess;
+  if (p.head_dim < 1 || p.head_dim > kCudaAttentionMaxHeadDim || p.head_dim_v < 1 ||
+      p.head_dim_v > kCudaAttentionMaxHeadDim || p.heads_kv < 1 || p.heads_q % p.heads_kv != 0)
+    return cudaErrorInvalidValue;
+  if (cuda_attention_decode_eligible(p)) {
+    switch (p.dtype) {
+      case 6: return launch_decode_dim<float>(p, stream);
+      case 5: return launch_decode_dim<__half>(p, stream);
+      case 15: return launch_decode_dim<__nv_bfloat16>(p, stream);
+    }
+  }
+  switch (p.dtype) {
+    case 6: return launch_dtype<float>(p, max_smem, stream);
+    case 5: return launch_dtype<__half>(p, max_smem, stream);
+    case 15: return launch_dtype<__nv_bfloat16>(p, max_smem, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace aotirt

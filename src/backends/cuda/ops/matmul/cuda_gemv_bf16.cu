@@ -1,0 +1,182 @@
+// cuda_bf16_gemv_rows_launch (cuda_gemm_bf16.h): bfloat16 products of one
+// to eight rows, D[i, j] = alpha * sum_k A[i, k] * B[k, j] + beta * C[i, j],
+// with float32 sums and one rounding to bfloat16. Written here rather than
+// taken from cuBLASLt so that a bfloat16 decode step, whose GEMMs are all of
+// one row, loads no cuBLASLt. Both kernels stream B, the weights, once:
+// - B column-major (k contiguous): a warp per output column, 16-byte loads
+//   along k, the lanes' sums added with shuffles;
+// - B row-major ([k, n], GPT-2's Conv1D weights): a block per 32 columns;
+//   each thread reads 8 columns of every 64th row of B (16 bytes), and the
+//   64 row slices' sums are added in shared memory.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backends/cuda/ops/matmul/cuda_gemm_bf16.h"
+
+namespace aotirt {
+namespace {
+
+constexpr int kRows = kCudaBf16GemvMaxRows;
+constexpr int kColWarps = 8;    // column-major: warps (columns) a block
+constexpr int kRowGroups = 4;   // row-major: 8-column groups a block
+constexpr int kRowSlices = 64;  // row-major: k slices a block
+constexpr int kRowCols = kRowGroups * 8;
+
+__device__ __forceinline__ float bf(const void* p, int64_t i) {
+  return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+}
+
+// Eight bfloat16 values from 16 aligned bytes.
+__device__ __forceinline__ void unpack8(const uint4& v, float out[8]) {
+  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __bfloat1622float2(h[i]);
+    out[2 * i] = f.x;
+    out[2 * i + 1] = f.y;
+  }
+}
+
+__device__ __forceinline__ void store(const CudaBf16Problem& p, int i, int j, float acc) {
+  float v = p.alpha * acc;
+  if (p.beta != 0.f) v += p.beta * bf(p.c, static_cast<int64_t>(i) * p.ldc + j);
+  static_cast<__nv_bfloat16*>(p.d)[static_cast<int64_t>(i) * p.ldd + j] = __float2bfloat16_rn(v);
+}
+
+template <bool kVec>
+__global__ void __launch_bounds__(32 * kColWarps) gemv_col_kernel(CudaBf16Problem p) {
+  const int j = blockIdx.x * kColWarps + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (j >= p.n) return;
+  const __nv_bfloat16* col = static_cast<const __nv_bfloat16*>(p.b) + static_cast<int64_t>(j) * p.ldb;
+  const __nv_bfloat16* a = static_cast<const __nv_bfloat16*>(p.a);
+  float acc[kRows];
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) acc[i] = 0.f;
+  if (kVec) {
+#pragma unroll 2
+    for (int kk = lane * 8; kk < p.k; kk += 256) {
+      float bv[8], av[8];
+      unpack8(*reinterpret_cast<const uint4*>(col + kk), bv);
+#pragma unroll
+      for (int i = 0; i < kRows; ++i) {
+        if (i >= p.m) break;
+        unpack8(*reinterpret_cast<const uint4*>(a + i * p.lda + kk), av);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[i] = fmaf(av[e], bv[e], acc[i]);
+      }
+    }
+  } else {
+    for (int kk = lane; kk < p.k; kk += 32) {
+      const float bv = __bfloat162float(col[kk]);
+#pragma unroll
+      for (int i = 0; i < kRows; ++i) {
+        if (i >= p.m) break;
+        acc[i] = fmaf(__bfloat162float(a[i * p.lda + kk]), bv, acc[i]);
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    float v = acc[i];
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+    acc[i] = v;
+  }
+  if (lane == 0)
+    for (int i = 0; i < p.m; ++i) store(p, i, j, acc[i]);
+}
+
+template <bool kVec>
+__global__ void __launch_bounds__(kRowGroups* kRowSlices) gemv_row_kernel(CudaBf16Problem p) {
+  __shared__ float part[kRowSlices][kRowCols];
+  __shared__ float part2[8][kRowCols];
+  const int g = threadIdx.x % kRowGroups, s = threadIdx.x / kRowGroups;
+  const int j0 = blockIdx.x * kRowCols + g * 8;
+  const __nv_bfloat16* b = static_cast<const __nv_bfloat16*>(p.b);
+  const __nv_bfloat16* a = static_cast<const __nv_bfloat16*>(p.a);
+  float acc[kRows][8];
+#pragma unroll
+  for (int i = 0; i < kRows; ++i)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[i][e] = 0.f;
+  if (kVec) {
+    if (j0 < p.n) {
+#pragma unroll 4
+      for (int kk = s; kk < p.k; kk += kRowSlices) {
+        float bv[8];
+        unpack8(*reinterpret_cast<const uint4*>(b + static_cast<int64_t>(kk) * p.ldb + j0), bv);
+#pragma unroll
+        for (int i = 0; i < kRows; ++i) {
+          if (i >= p.m) break;
+          const float av = __bfloat162float(a[i * p.lda + kk]);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) acc[i][e] = fmaf(av, bv[e], acc[i][e]);
+        }
+      }
+    }
+  } else {
+    for (int kk = s; kk < p.k; kk += kRowSlices) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        if (j0 + e >= p.n) break;
+        const float bv = __bfloat162float(b[static_cast<int64_t>(kk) * p.ldb + j0 + e]);
+#pragma unroll
+        for (int i = 0; i < kRows; ++i) {
+          if (i >= p.m) break;
+          acc[i][e] = fmaf(__bfloat162float(a[i * p.lda + kk]), bv, acc[i][e]);
+        }
+      }
+    }
+  }
+  // The 64 slices' sums of each row: 8 partial sums per column, then one.
+  const int col = threadIdx.x % kRowCols, quarter = threadIdx.x / kRowCols;
+  for (int i = 0; i < p.m; ++i) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) part[s][g * 8 + e] = acc[i][e];
+    __syncthreads();
+    float v = 0.f;
+#pragma unroll
+    for (int t = 0; t < kRowSlices / 8; ++t) v += part[quarter * (kRowSlices / 8) + t][col];
+    part2[quarter][col] = v;
+    __syncthreads();
+    if (threadIdx.x < kRowCols) {
+      float sum = 0.f;
+#pragma unroll
+      for (int t = 0; t < 8; ++t) sum += part2[t][threadIdx.x];
+      const int j = blockIdx.x * kRowCols + threadIdx.x;
+      if (j < p.n) store(p, i, j, sum);
+    }
+    __syncthreads();
+  }
+}
+
+bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+
+}  // namespace
+
+cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t stream) {
+  if (p.m < 1 || p.m > kRows || p.n < 1 || p.k < 1 || !p.a || !p.b || !p.d || (p.beta != 0.f && !p.c))
+    return cudaErrorInvalidValue;
+  static_assert(kRowGroups * kRowSlices == 8 * kRowCols, "the row kernel's sums take 8 threads a column");
+  if (p.b_row_major) {
+    const bool vec = p.n % 8 == 0 && p.ldb % 8 == 0 && aligned16(p.b);
+    const dim3 grid((p.n + kRowCols - 1) / kRowCols);
+    if (vec)
+      gemv_row_kernel<true><<<grid, kRowGroups * kRowSlices, 0, stream>>>(p);
+    else
+      gemv_row_kernel<false><<<grid, kRowGroups * kRowSlices, 0, stream>>>(p);
+  } else {
+    const bool vec = p.k % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0 && aligned16(p.a) && aligned16(p.b);
+    const dim3 grid((p.n + kColWarps - 1) / kColWarps);
+    if (vec)
+      gemv_col_kernel<true><<<grid, 32 * kColWarps, 0, stream>>>(p);
+    else
+      gemv_col_kernel<false><<<grid, 32 * kColWarps, 0, stream>>>(p);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace aotirt

@@ -1,0 +1,138 @@
+#include "backends/cuda/runtime/cuda_symbols.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+
+#include "backends/cuda/runtime/cuda_options.h"
+#include "base/status.h"
+
+namespace aotirt {
+namespace {
+
+Result<void*> open_library(const std::string& library, const char* what, const char* env_var) {
+  dlerror();
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* err = dlerror();
+    return AOTIRT_STATUS(kUnavailable,
+                         "{} is unavailable: dlopen(\"{}\") failed: {}. Install it (for example the "
+                         "NVIDIA pip wheel) and add its folder to LD_LIBRARY_PATH, or set {} to its path",
+                         what, library, err ? err : "unknown error", env_var);
+  }
+  return handle;
+}
+
+template <class Fn>
+Status resolve(void* handle, const char* symbol, const std::string& library, Fn* out) {
+  dlerror();
+  void* p = dlsym(handle, symbol);
+  if (!p)
+    return AOTIRT_STATUS(kUnavailable, "{} lacks the function {}: an older or incompatible release?", library,
+                         symbol);
+  *out = reinterpret_cast<Fn>(p);
+  return Status();
+}
+
+template <class Api, class Loader>
+struct Loaded {
+  std::once_flag once;
+  std::unique_ptr<Api> api;
+  Status status;
+  std::atomic<const Api*> ready{nullptr};
+
+  Result<const Api*> get(Loader loader, const std::string& chosen, const char* default_name) {
+    std::call_once(once, [&] {
+      const std::string name = chosen.empty() ? default_name : chosen;
+      auto loaded = loader(name);
+      if (loaded.ok()) {
+        api = std::move(loaded).value();
+        ready.store(api.get(), std::memory_order_release);
+      } else {
+        status = loaded.take_status();
+      }
+    });
+    if (api) return static_cast<const Api*>(api.get());
+    return status;
+  }
+};
+
+using CublasLtLoader = Result<std::unique_ptr<CublasLtApi>> (*)(const std::string&);
+using CudnnLoader = Result<std::unique_ptr<CudnnApi>> (*)(const std::string&);
+
+// Leaked on purpose: ops may run from static destructors of model libraries.
+Loaded<CublasLtApi, CublasLtLoader>& cublaslt_slot() {
+  static auto* slot = new Loaded<CublasLtApi, CublasLtLoader>();
+  return *slot;
+}
+Loaded<CudnnApi, CudnnLoader>& cudnn_slot() {
+  static auto* slot = new Loaded<CudnnApi, CudnnLoader>();
+  return *slot;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CublasLtApi>> load_cublaslt(const std::string& library) {
+  AOTIRT_ASSIGN_OR_RETURN(void* handle, open_library(library, "cuBLASLt", "AOTIRT_CUBLASLT_LIBRARY"));
+  std::unique_ptr<CublasLtApi> api(new CublasLtApi());
+  api->library = handle;
+  api->name = library;
+  Status st;
+#define AOTIRT_CUBLASLT_FN(fn) \
+  if (st.ok()) st = resolve(handle, #fn, library, &api->fn);
+#define AOTIRT_CUDNN_FN(fn)
+#include "backends/cuda/runtime/cuda_symbols.inc"
+#undef AOTIRT_CUBLASLT_FN
+#undef AOTIRT_CUDNN_FN
+  if (!st.ok()) {
+    dlclose(handle);
+    return st;
+  }
+  size_t version = api->cublasLtGetVersion();
+  if (version / 10000 != CUBLAS_VER_MAJOR) {
+    dlclose(handle);
+    return AOTIRT_STATUS(kUnavailable, "{} is cuBLASLt version {}, but aotirt was built for major version {}",
+                         library, version, CUBLAS_VER_MAJOR);
+  }
+  return api;
+}
+
+Result<std::unique_ptr<CudnnApi>> load_cudnn(const std::string& library) {
+  AOTIRT_ASSIGN_OR_RETURN(void* handle, open_library(library, "cuDNN", "AOTIRT_CUDNN_LIBRARY"));
+  std::unique_ptr<CudnnApi> api(new CudnnApi());
+  api->library = handle;
+  api->name = library;
+  Status st;
+#define AOTIRT_CUBLASLT_FN(fn)
+#define AOTIRT_CUDNN_FN(fn) \
+  if (st.ok()) st = resolve(handle, #fn, library, &api->fn);
+#include "backends/cuda/runtime/cuda_symbols.inc"
+#undef AOTIRT_CUBLASLT_FN
+#undef AOTIRT_CUDNN_FN
+  if (!st.ok()) {
+    dlclose(handle);
+    return st;
+  }
+  size_t version = api->cudnnGetVersion();
+  if (version / 10000 != CUDNN_MAJOR) {
+    dlclose(handle);
+    return AOTIRT_STATUS(kUnavailable, "{} is cuDNN version {}, but aotirt was built for major version {}", library,
+                         version, CUDNN_MAJOR);
+  }
+  return api;
+}
+
+Result<const CublasLtApi*> cublaslt_api() {
+  return cublaslt_slot().get(&load_cublaslt, cuda_options().cublaslt_library, kCublasLtLibrary);
+}
+
+Result<const CudnnApi*> cudnn_api() {
+  return cudnn_slot().get(&load_cudnn, cuda_options().cudnn_library, kCudnnLibrary);
+}
+
+const CublasLtApi* cublaslt_api_if_loaded() { return cublaslt_slot().ready.load(std::memory_order_acquire); }
+const CudnnApi* cudnn_api_if_loaded() { return cudnn_slot().ready.load(std::memory_order_acquire); }
+
+}  // namespace aotirt
