@@ -6,6 +6,7 @@
 // UNAVAILABLE, so callers get a clear error instead of a missing symbol.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -93,6 +94,17 @@ class Device {
   // The native stream this thread's work goes to (cudaStream_t); null on CPU.
   virtual void* current_stream() { return nullptr; }
 
+  // Models loaded on this device. When the last one unloads, the device
+  // drops what its ops cached for it (release_caches: plans, recorded
+  // graphs, scratch buffers, cached memory), since no op runs on it then.
+  void add_model() { models_.fetch_add(1, std::memory_order_acq_rel); }
+  void remove_model() {
+    if (models_.fetch_sub(1, std::memory_order_acq_rel) == 1) release_caches();
+  }
+  int models() const { return models_.load(std::memory_order_acquire); }
+  // Empties the ops' caches; only while no op runs on the device.
+  virtual void release_caches() { allocator().trim(); }
+
   // Called before a model library for this device is opened: a chance to put
   // runtime symbols the library imports (e.g. libcudart's) in global scope.
   virtual Status prepare_model_load() { return Status(); }
@@ -119,6 +131,9 @@ class Device {
   virtual Result<std::unique_ptr<DeviceGraph>> capture(const std::function<Status()>& body) {
     return Status(StatusCode::kUnimplemented, description() + " cannot record graphs");
   }
+
+ private:
+  std::atomic<int> models_{0};
 };
 
 struct BackendInfo {

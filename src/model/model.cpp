@@ -167,6 +167,8 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   // Runtime symbols the library imports (SLEEF, the CUDA runtime) must be
   // global before it is opened.
   AOTIRT_RETURN_IF_ERROR(m->device_->prepare_model_load());
+  m->device_->add_model();
+  m->counted_on_device_ = true;
   trace.mark("device ready");
   if (!library.ok()) library = open_library();
   if (!library.ok()) return library.take_status();
@@ -382,6 +384,8 @@ ModelState::~ModelState() {
   container_ = nullptr;
   library_.reset();
   kernel_dir_.remove();
+  // The last model on its device takes the ops' caches with it.
+  if (counted_on_device_) device_->remove_model();
 }
 
 Status ModelState::validate_input(size_t i, const TensorImpl& t) const {

@@ -77,6 +77,7 @@ class ModelState {
   Pt2Package package_;
   DeviceId device_id_;
   Device* device_ = nullptr;  // borrowed from the registry
+  bool counted_on_device_ = false;  // in device_->models()
   TempDir kernel_dir_;        // extracted GPU kernels, removed on unload
   std::unique_ptr<ModelLibrary> library_;
   ContainerHandle container_ = nullptr;

@@ -10,10 +10,10 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 
 #include "backends/cuda/ops/attention/cuda_attention_kernel.h"
 #include "backends/cuda/ops/cuda_op_util.h"
+#include "cuda_attention_fixture.h"
 #include "cuda_test_util.h"
 #include "device/device.h"
 
@@ -21,56 +21,6 @@ namespace aotirt {
 namespace {
 
 using namespace cuda_test;
-
-class CudaAttentionTest : public CudaTest {};
-
-enum class Mask { kNone, kBool, kAdditive };
-
-struct AttnCase {
-  int64_t b, hq, hkv, l, s, e, ev;
-  bool causal;
-  Mask mask;
-  bool mask_broadcast;  // [L, S] instead of [B, H, L, S]
-  bool transposed_q;    // q stored as [B, L, H, E]
-  double scale;         // 0: default 1/sqrt(E)
-};
-
-std::string describe(const AttnCase& c, DType dt) {
-  return std::string(dtype_name(dt)) + " B=" + std::to_string(c.b) + " H=" + std::to_string(c.hq) + "/" +
-         std::to_string(c.hkv) + " L=" + std::to_string(c.l) + " S=" + std::to_string(c.s) +
-         " E=" + std::to_string(c.e) + " Ev=" + std::to_string(c.ev) + (c.causal ? " causal" : "") +
-         (c.mask == Mask::kBool ? " bool-mask" : c.mask == Mask::kAdditive ? " add-mask" : "") +
-         (c.mask_broadcast ? "(LS)" : "") + (c.transposed_q ? " q-transposed" : "") +
-         (c.scale ? " scale=" + std::to_string(c.scale) : "");
-}
-
-struct Inputs {
-  TensorImpl q, k, v, mask;     // host, in the test dtype
-  TensorImpl dq, dk, dv, dmask;  // device
-};
-
-Inputs make_inputs(const AttnCase& c, DType dt, uint32_t seed) {
-  std::mt19937 rng(seed);
-  Inputs in;
-  in.q = host_random(DimVector{c.b, c.hq, c.l, c.e}, dt, rng(), -2, 2);
-  in.k = host_random(DimVector{c.b, c.hkv, c.s, c.e}, dt, rng(), -2, 2);
-  in.v = host_random(DimVector{c.b, c.hkv, c.s, c.ev}, dt, rng());
-  in.dq = c.transposed_q ? to_device(in.q, permuted_strides(in.q.sizes(), {0, 2, 1, 3})) : to_device(in.q);
-  in.dk = to_device(in.k, permuted_strides(in.k.sizes(), {0, 2, 1, 3}));  // [B, S, H, E] storage
-  in.dv = to_device(in.v);
-  if (c.mask != Mask::kNone) {
-    DimVector ms = c.mask_broadcast ? DimVector{c.l, c.s} : DimVector{c.b, c.hq, c.l, c.s};
-    if (c.mask == Mask::kBool) {
-      in.mask = host_empty(ms, DType::kBool);
-      uint8_t* p = static_cast<uint8_t*>(in.mask.data_ptr());
-      for (int64_t i = 0; i < in.mask.numel(); ++i) p[i] = (rng() % 4) != 0;
-    } else {
-      in.mask = host_random(ms, dt == DType::kFloat32 ? DType::kFloat32 : dt, rng(), -3, 1);
-    }
-    in.dmask = to_device(in.mask);
-  }
-  return in;
-}
 
 // out [B, H, L, Ev] and lse [B, H, L] in float64.
 void reference(const AttnCase& c, const Inputs& in, std::vector<double>* out, std::vector<double>* lse) {
@@ -516,50 +466,6 @@ TEST_F(CudaAttentionTest, UnsupportedArgumentsFailCleanly) {
                                                                     0.0, 0, nullptr, &r[0], &r[1], &r[2], &r[3]),
             1);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-}
-
-// Not a pass/fail speed bar (beyond a generous bound): prints what one
-// attention call costs, shim included, for |c| in |dt|.
-void print_timing(const AttnCase& c, const char* what, DType dt = DType::kBFloat16) {
-  Inputs in = make_inputs(c, dt, 9);
-  auto run = [&] {
-    AtenTensorHandle r[9] = {};
-    int64_t ri[2];
-    ASSERT_EQ(aoti_torch_cuda__scaled_dot_product_flash_attention(handle(in.dq), handle(in.dk), handle(in.dv), 0.0,
-                                                                  c.causal, 0, nullptr, &r[0], &r[1], &r[2], &r[3],
-                                                                  &ri[0], &ri[1], &r[6], &r[7], &r[8]),
-              0);
-    for (int i : {0, 1, 2, 3, 6, 7, 8}) take(r[i]);
-  };
-  for (int i = 0; i < 5; ++i) run();
-  void* stream = nullptr;
-  ASSERT_EQ(aoti_torch_get_current_cuda_stream(0, &stream), 0);
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  const int iters = 50;
-  cudaEventRecord(a, static_cast<cudaStream_t>(stream));
-  for (int i = 0; i < iters; ++i) run();
-  cudaEventRecord(b, static_cast<cudaStream_t>(stream));
-  ASSERT_EQ(cudaEventSynchronize(b), cudaSuccess);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, a, b);
-  const double us = 1000.0 * ms / iters;
-  std::printf("[ timing ] attention %s (%s): %.1f us per call (shim included)\n", what, describe(c, dt).c_str(), us);
-  EXPECT_LT(us, 1000.0);
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-}
-
-TEST_F(CudaAttentionTest, DecodeTiming) {
-  print_timing({1, 32, 32, 1, 512, 128, 128, false, Mask::kNone, false, false, 0}, "decode");
-}
-
-TEST_F(CudaAttentionTest, PrefillTiming) {
-  print_timing({1, 12, 12, 512, 512, 64, 64, true, Mask::kNone, false, false, 0}, "GPT-2 prefill");
-  print_timing({1, 32, 32, 2048, 2048, 128, 128, true, Mask::kNone, false, false, 0}, "long prefill");
-  print_timing({1, 12, 12, 197, 197, 64, 64, false, Mask::kNone, false, false, 0}, "ViT-B/16", DType::kFloat32);
-  print_timing({1, 12, 12, 128, 128, 64, 64, false, Mask::kNone, false, false, 0}, "BERT-base", DType::kFloat32);
 }
 
 }  // namespace

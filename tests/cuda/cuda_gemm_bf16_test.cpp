@@ -22,6 +22,7 @@
 #include "backends/cuda/runtime/cuda_options.h"
 #include "backends/cuda/ops/matmul/cuda_gemm_bf16.h"
 #include "backends/cuda/ops/cuda_op_util.h"
+#include "cuda_gemm_bf16_fixture.h"
 #include "cuda_test_util.h"
 
 namespace aotirt {
@@ -103,7 +104,8 @@ TEST(CudaBf16Choice, HopperKernelsTakeWhatTheyCan) {
   };
   // GPT-2's 512-token products, with Conv1D (B row-major) or Linear
   // (column-major) weights, where the Hopper kernels timed fastest
-  // (CudaBf16Test.Timing): qkv and fc on 64x192 tiles (96 and 128 of them:
+  // (CudaBf16Test.Timing in aotirt_cuda_bench): qkv and fc on 64x192 tiles
+  // (96 and 128 of them:
   // one a block); the attention and MLP projections (768 columns) on
   // 64x64 ones (96, where 64x128 tiles give 48), the MLP projection's k
   // 3072 unsplit.
@@ -245,8 +247,6 @@ double worst_error(const Bf16Data& x, const Bf16Case& t) {
     }
   return worst;
 }
-
-class CudaBf16Test : public CudaTest {};
 
 TEST_F(CudaBf16Test, EveryKernelMatchesFloat64) {
   if (cuda_bf16_config_count() == 0) GTEST_SKIP() << "this build has no bfloat16 tensor-core kernels (no CUTLASS)";
@@ -423,138 +423,6 @@ TEST_F(CudaBf16Test, Gpt2LayersTakeAotirtsKernels) {
       }
     EXPECT_LE(worst, 1.0);
   }
-}
-
-// Time per call of every built shape and split on GPT-2's prefill GEMMs
-// (512 tokens), and of the shim on the same problem (with
-// AOTIRT_CUDA_GEMM=cublaslt in a second process: cuBLASLt's time);
-// marks the chooser's pick. Each kernel's 30 calls are recorded in a CUDA
-// graph and replayed, so the time is the GPU's, not the host's (a Hopper
-// launch has the driver encode its tensor maps). For tuning
-// cuda_bf16_choose; it fails only on a launch error.
-TEST_F(CudaBf16Test, Timing) {
-  if (cuda_bf16_config_count() == 0) GTEST_SKIP() << "this build has no bfloat16 tensor-core kernels (no CUTLASS)";
-  struct Shape {
-    int m, n, k;
-    bool col;   // B column-major: a Linear's [n, k] weight, or mm(x, wte^T) for the tied output layer
-    bool bias;  // addmm with a bias row
-    const char* what;
-    int ldd_pad;  // D's rows padded by this many elements
-  };
-  // GPT-2's 512-token products with Conv1D weights (B row-major, as the
-  // original model), then with Linear ones (column-major, as the
-  // benchmark's model), then the tied output layer (50257 columns, 50264 as
-  // inductor pads them).
-  const Shape shapes[] = {{512, 2304, 768, false, true, "qkv", 0},
-                          {512, 768, 768, false, true, "attn proj", 0},
-                          {512, 3072, 768, false, true, "fc", 0},
-                          {512, 768, 3072, false, true, "mlp proj", 0},
-                          {512, 2304, 768, true, true, "qkv, Linear", 0},
-                          {512, 768, 768, true, true, "attn proj, Linear", 0},
-                          {512, 3072, 768, true, true, "fc, Linear", 0},
-                          {512, 768, 3072, true, true, "mlp proj, Linear", 0},
-                          {512, 50257, 768, true, false, "lm head", 0},
-                          {512, 50264, 768, true, false, "lm head, padded", 0}};
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-  int dev = 0, sms = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  std::vector<CudaBf16Config> configs;
-  for (int i = 0; i < cuda_bf16_config_count(); ++i) configs.push_back(cuda_bf16_config(i));
-  float* ws = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&ws), 64 << 20), cudaSuccess);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  std::mt19937 rng(8);
-  for (const Shape& s : shapes) {
-    TensorImpl x = to_device(host_random(DimVector{s.m, s.k}, DType::kBFloat16, rng()));
-    TensorImpl w = s.col ? to_device(host_random(DimVector{s.n, s.k}, DType::kBFloat16, rng()))
-                         : to_device(host_random(DimVector{s.k, s.n}, DType::kBFloat16, rng()));
-    TensorImpl bias = to_device(host_random(DimVector{s.n}, DType::kBFloat16, rng()));
-    TensorImpl out = device_empty(DimVector{s.m, s.n}, DType::kBFloat16, DimVector{s.n + s.ldd_pad, 1});
-    CudaBf16Problem q;
-    q.m = s.m;
-    q.n = s.n;
-    q.k = s.k;
-    q.a = x.data_ptr();
-    q.lda = s.k;
-    q.b = w.data_ptr();
-    q.ldb = s.col ? s.k : s.n;
-    q.b_row_major = !s.col;
-    if (s.bias) {
-      q.c = bias.data_ptr();
-      q.ldc = 0;
-      q.beta = 1.f;
-    }
-    q.d = out.data_ptr();
-    q.ldd = s.n + s.ldd_pad;
-    const int align = q.ldd % 8 == 0 ? 8 : 1;
-    const CudaBf16Choice pick = cuda_bf16_choose(q, align, sms, configs.data(), int(configs.size()));
-    double best = 1e30;
-    std::string best_name, pick_line;
-    for (size_t i = 0; i < configs.size(); ++i) {
-      int blocks = 0;
-      if (configs[i].b_row_major != q.b_row_major || configs[i].out_align > align ||
-          cuda_bf16_blocks_per_sm(int(i), &blocks) != cudaSuccess || blocks < 1) {
-        cudaGetLastError();
-        continue;
-      }
-      for (int split = configs[i].split_k ? 2 : 1; split <= (configs[i].split_k ? 8 : 1); ++split) {
-        size_t bytes = 0;
-        if (cuda_bf16_workspace_bytes(int(i), q, split, &bytes) != cudaSuccess) break;  // not taken
-        if (bytes > (64 << 20)) break;
-        for (int r = 0; r < 3; ++r) ASSERT_EQ(cuda_bf16_launch(int(i), q, split, ws, stream), cudaSuccess);
-        const int iters = 30;
-        cudaGraph_t graph = nullptr;
-        cudaGraphExec_t exec = nullptr;
-        ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-        for (int it = 0; it < iters; ++it) cuda_bf16_launch(int(i), q, split, ws, stream);
-        ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-        ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-        ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-        cudaEventRecord(e0, stream);
-        ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-        cudaEventRecord(e1, stream);
-        ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
-        cudaGraphExecDestroy(exec);
-        cudaGraphDestroy(graph);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, e0, e1);
-        const double us = 1000.0 * ms / iters;
-        const std::string name = std::to_string(configs[i].tile_m) + "x" + std::to_string(configs[i].tile_n) +
-                                 (configs[i].sm90 ? " sm90" : "") + " align " + std::to_string(configs[i].out_align) +
-                                 " split " + std::to_string(split);
-        std::printf("[ timing ] bf16 %s %s: %.1f us\n", s.what, name.c_str(), us);
-        if (us < best) {
-          best = us;
-          best_name = name;
-        }
-        if (int(i) == pick.config && split == pick.split) pick_line = name + " " + std::to_string(us);
-      }
-    }
-    TensorImpl wv = s.col ? transposed(w, 0, 1) : w;
-    auto shim = [&] {
-      return s.bias ? aoti_torch_cuda_addmm_out(handle(out), handle(bias), handle(x), handle(wv), 1.0, 1.0)
-                    : aoti_torch_cuda_mm_out(handle(out), handle(x), handle(wv));
-    };
-    for (int r = 0; r < 3; ++r) ASSERT_EQ(shim(), 0) << last_error_text();
-    void* stream = nullptr;
-    ASSERT_EQ(aoti_torch_get_current_cuda_stream(0, &stream), 0);
-    cudaEventRecord(e0, static_cast<cudaStream_t>(stream));
-    for (int it = 0; it < 30; ++it) shim();
-    cudaEventRecord(e1, static_cast<cudaStream_t>(stream));
-    ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
-    float shim_ms = 0;
-    cudaEventElapsedTime(&shim_ms, e0, e1);
-    std::printf("[ timing ] bf16 %s (%dx%dx%d): best %s %.1f us; chosen %s us; shim %.1f us\n", s.what, s.m, s.n,
-                s.k, best_name.c_str(), best, pick_line.c_str(), 1000.0 * shim_ms / 30);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  cudaStreamDestroy(stream);
-  cudaFree(ws);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "backends/cuda/ops/matmul/cuda_gemm_bf16.h"
 #include "backends/cuda/ops/matmul/cuda_gemm_f32x3.h"
 #include "backends/cuda/ops/cuda_op_util.h"
+#include "cuda_gemm_f32x3_fixture.h"
 #include "cuda_test_util.h"
 #include "device/device.h"
 
@@ -30,12 +31,6 @@ namespace {
 using namespace cuda_test;
 
 bool own_gemms_off() { return cuda_options().gemm == CudaLibraryChoice::kVendor; }
-
-std::vector<CudaF32x3Config> built_configs() {
-  std::vector<CudaF32x3Config> c;
-  for (int i = 0; i < cuda_f32x3_config_count(); ++i) c.push_back(cuda_f32x3_config(i));
-  return c;
-}
 
 // Shapes like the build's, for the chooser tests to run on any build.
 CudaF32x3Config shape(int tm, int tn, int threads, int align, bool b_row, bool batched) {
@@ -54,16 +49,6 @@ const CudaF32x3Config kShapes[] = {shape(64, 64, 128, 4, false, false), shape(32
                                    shape(64, 64, 128, 4, false, true),  shape(64, 64, 128, 4, true, true)};
 const int kBlocks[] = {3, 6, 6, 3, 3, 3};
 constexpr int kCount = 6;
-
-CudaF32x3Problem dims(int m, int n, int k, int batch = 1, bool b_row = false) {
-  CudaF32x3Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.batch = batch;
-  p.b_row_major = b_row;
-  return p;
-}
 
 CudaF32x3Choice choose(const CudaF32x3Problem& p, int align = 4, const int* blocks = kBlocks, int count = kCount) {
   return cuda_f32x3_choose(p, align, 132, kShapes, blocks, count);
@@ -140,15 +125,6 @@ TEST(CudaF32x3Choice, Float32LibrariesSkipTheCublasLtPrewarm) {
   EXPECT_TRUE(cuda_matmul_prewarm_useful(f64));
 }
 
-class CudaF32x3Test : public CudaTest {
- protected:
-  void SetUp() override {
-    CudaTest::SetUp();
-    if (IsSkipped()) return;
-    if (cuda_f32x3_config_count() == 0) GTEST_SKIP() << "this build has no 3xTF32 kernels (no CUTLASS)";
-  }
-};
-
 // Host data for one problem and its float64 reference.
 struct Problem {
   int m, n, k, batch;
@@ -189,14 +165,6 @@ Problem make_problem(int m, int n, int k, bool bias_row, float alpha, float beta
         p.ref[o] = alpha * acc + (beta != 0 ? beta * c : 0.0);
       }
   return p;
-}
-
-template <class T>
-T* upload(const std::vector<T>& v) {
-  T* d = nullptr;
-  EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), v.size() * sizeof(T) + 16), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  return d;
 }
 
 constexpr int kGemv = -1;  // run_case's index for the few-row kernel
@@ -586,110 +554,6 @@ TEST_F(CudaF32x3Test, SplitGemmsReplayFromAGraph) {
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     check("outside the graph");
   }
-}
-
-// Time per call of every built shape and split against cuBLASLt's float32
-// GEMM (AOTIRT_CUDA_GEMM=cublaslt in a second process gives the shim's
-// cuBLASLt time), on the GEMMs of ViT-B/16 and BERT-base; marks the chooser's
-// pick. For tuning cuda_f32x3_choose; it fails only on a launch error.
-TEST_F(CudaF32x3Test, Timing) {
-  struct Shape {
-    int m, n, k;
-    const char* what;
-  };
-  const Shape shapes[] = {{197, 2304, 768, "ViT qkv"},  {197, 768, 768, "ViT proj"}, {197, 3072, 768, "ViT fc1"},
-                          {197, 768, 3072, "ViT fc2"},  {128, 2304, 768, "BERT qkv"}, {128, 768, 768, "BERT proj"},
-                          {128, 3072, 768, "BERT fc1"}, {128, 768, 3072, "BERT fc2"}};
-  int dev = 0, sms = 0;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  std::vector<CudaF32x3Config> configs = built_configs();
-  std::vector<int> blocks(configs.size(), 0);
-  for (size_t i = 0; i < configs.size(); ++i) ASSERT_EQ(cuda_f32x3_blocks_per_sm(int(i), &blocks[i]), cudaSuccess);
-  int* sem = nullptr;
-  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&sem), 1 << 20), cudaSuccess);
-  ASSERT_EQ(cudaMemset(sem, 0, 1 << 20), cudaSuccess);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  for (const Shape& s : shapes) {
-    std::mt19937 gen(size_t(s.m) * s.n + s.k);
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
-    std::vector<float> a(size_t(s.m) * s.k), b(size_t(s.n) * s.k), bias(s.n);
-    for (auto* v : {&a, &b, &bias})
-      for (float& x : *v) x = u(gen);
-    float *da = upload(a), *db = upload(b), *dbias = upload(bias), *dd = nullptr;
-    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dd), size_t(s.m) * s.n * sizeof(float)), cudaSuccess);
-    CudaF32x3Problem q;
-    q.m = s.m;
-    q.n = s.n;
-    q.k = s.k;
-    q.a = da;
-    q.lda = s.k;
-    q.b = db;
-    q.ldb = s.k;
-    q.c = dbias;
-    q.ldc = 0;
-    q.beta = 1.f;
-    q.d = dd;
-    q.ldd = s.n;
-    const CudaF32x3Choice pick =
-        cuda_f32x3_choose(dims(s.m, s.n, s.k), 4, sms, configs.data(), blocks.data(), int(configs.size()));
-    double best = 1e30;
-    std::string best_name, pick_line;
-    for (size_t i = 0; i < configs.size(); ++i)
-      for (int split = 1; split <= 8; ++split) {
-        if ((s.k / 16) < split || configs[i].batched || configs[i].b_row_major) break;
-        for (int w = 0; w < 3; ++w) ASSERT_EQ(cuda_f32x3_launch(int(i), q, split, sem, nullptr), cudaSuccess);
-        const int iters = 50;
-        cudaEventRecord(e0);
-        for (int it = 0; it < iters; ++it) cuda_f32x3_launch(int(i), q, split, sem, nullptr);
-        cudaEventRecord(e1);
-        ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, e0, e1);
-        const double us = 1000.0 * ms / iters;
-        const std::string name = std::to_string(configs[i].tile_m) + "x" + std::to_string(configs[i].tile_n) +
-                                 " split " + std::to_string(split);
-        std::printf("[ timing ] 3xTF32 %s %s: %.1f us\n", s.what, name.c_str(), us);
-        if (us < best) {
-          best = us;
-          best_name = name;
-        }
-        if (int(i) == pick.config && split == pick.split) pick_line = name + " " + std::to_string(us);
-      }
-    // The shim on the same problem: addmm(bias, x, W^T), as nn.Linear calls it.
-    TensorImpl x = TensorImpl(), w = TensorImpl();
-    {
-      std::mt19937 rng(1);
-      x = to_device(host_random(DimVector{s.m, s.k}, DType::kFloat32, rng()));
-      w = to_device(host_random(DimVector{s.n, s.k}, DType::kFloat32, rng()));
-    }
-    TensorImpl bias_t = to_device(host_random(DimVector{s.n}, DType::kFloat32, 2));
-    TensorImpl wt = transposed(w, 0, 1);
-    TensorImpl out = device_empty(DimVector{s.m, s.n}, DType::kFloat32);
-    auto shim = [&] {
-      return aoti_torch_cuda_addmm_out(handle(out), handle(bias_t), handle(x), handle(wt), 1.0, 1.0);
-    };
-    for (int w2 = 0; w2 < 3; ++w2) ASSERT_EQ(shim(), 0) << last_error_text();
-    void* stream = nullptr;
-    ASSERT_EQ(aoti_torch_get_current_cuda_stream(0, &stream), 0);
-    cudaEventRecord(e0, static_cast<cudaStream_t>(stream));
-    for (int it = 0; it < 50; ++it) shim();
-    cudaEventRecord(e1, static_cast<cudaStream_t>(stream));
-    ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
-    float shim_ms = 0;
-    cudaEventElapsedTime(&shim_ms, e0, e1);
-    std::printf("[ timing ] 3xTF32 %s (%dx%dx%d): best %s %.1f us; chosen %s us; shim addmm %.1f us\n", s.what, s.m,
-                s.n, s.k, best_name.c_str(), best, pick_line.c_str(), 1000.0 * shim_ms / 50);
-    cudaFree(da);
-    cudaFree(db);
-    cudaFree(dbias);
-    cudaFree(dd);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  cudaFree(sem);
 }
 
 }  // namespace

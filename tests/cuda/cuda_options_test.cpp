@@ -64,8 +64,8 @@ TEST(CudaOptionsTest, DisableList) {
   EXPECT_TRUE(o.enabled(CudaFeature::kAttentionTc));
   const CudaOptions all = parse({{"AOTIRT_CUDA_DISABLE",
                                   "patch_conv,conv_sm90,conv_gemm,conv_stem,conv_parallel_split,pdl,bf16_sm90,"
-                                  "attention_tc,attention_gemm,l2_prefetch,cudnn_graph,upload"}});
-  EXPECT_EQ(all.disabled, (1u << 12) - 1);
+                                  "attention_tc,attention_gemm,l2_prefetch,cudnn_graph,upload,upload_threshold"}});
+  EXPECT_EQ(all.disabled, (1u << 13) - 1);
 }
 
 TEST(CudaOptionsTest, UnknownValuesAreIgnored) {

@@ -84,6 +84,9 @@ TEST(CudaUploadOptionsTest, DisablingUploadsLeavesNoThreads) {
   off.disabled = static_cast<uint32_t>(CudaFeature::kUpload);
   set_cuda_options_for_testing(&off);
   EXPECT_EQ(cuda_upload_options().threads, 0);
+  off.disabled = static_cast<uint32_t>(CudaFeature::kUploadThreshold);
+  EXPECT_EQ(cuda_upload_options().min_bytes, 0u);
+  EXPECT_EQ(cuda_upload_options().threads, CudaUploadOptions().threads);
   set_cuda_options_for_testing(nullptr);
 }
 

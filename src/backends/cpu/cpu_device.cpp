@@ -37,6 +37,10 @@ class CpuDevice final : public Device {
   }
   Status synchronize() override { return Status(); }
   Status prepare_model_load() override { return ensure_sleef_global(); }
+  void release_caches() override {
+    cpu_ops::onednn_release_primitives();
+    allocator_.trim();
+  }
 
  private:
   CpuAllocator allocator_;

@@ -528,6 +528,10 @@ Status conv_common(AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, 
 
 Status aotirt::cpu_ops::onednn_open() { return onednn_context().status(); }
 
+void aotirt::cpu_ops::onednn_release_primitives() {
+  if (OnednnContext* ctx = onednn_context_if_open()) ctx->clear();
+}
+
 Status aotirt::cpu_ops::onednn_convolution_into(const TensorImpl& x, const TensorImpl& w, const TensorImpl* bias,
                                const int64_t* stride, const int64_t* padding, const int64_t* dilation,
                                int64_t groups, const TensorImpl& out) {
@@ -655,6 +659,8 @@ Status onednn_convolution_into(const TensorImpl&, const TensorImpl&, const Tenso
 }
 
 Status onednn_open() { return AOTIRT_STATUS(kUnavailable, "this build of aotirt has no oneDNN"); }
+
+void onednn_release_primitives() {}
 
 }  // namespace cpu_ops
 }  // namespace aotirt

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -323,9 +324,16 @@ Status OnednnContext::init() {
   return Status();
 }
 
+namespace {
+std::atomic<OnednnContext*> g_open_context{nullptr};
+}  // namespace
+
+OnednnContext* onednn_context_if_open() { return g_open_context.load(std::memory_order_acquire); }
+
 Result<OnednnContext*> onednn_context() {
-  // Created once and kept for the process: primitives hold JIT code and the
-  // OpenMP pool outlives any one model.
+  // Created once and kept for the process: the library and its engine stay,
+  // and the OpenMP pool outlives any one model. Its primitives are dropped
+  // when the CPU device's last model unloads.
   static OnednnContext* ctx = nullptr;
   static Status status = [] {
     auto* c = new OnednnContext();
@@ -333,6 +341,7 @@ Result<OnednnContext*> onednn_context() {
     if (s.ok()) {
       ctx = c;
       g_api = &c->api_;
+      g_open_context.store(c, std::memory_order_release);
     } else {
       delete c;
     }
@@ -377,6 +386,13 @@ Result<std::shared_ptr<OnednnPrimitive>> OnednnContext::primitive(const std::str
     lru_.pop_back();  // a primitive still running elsewhere stays alive through its shared_ptr
   }
   return p;
+}
+
+void OnednnContext::clear() {
+  std::list<std::pair<std::string, std::shared_ptr<OnednnPrimitive>>> dropped;
+  std::lock_guard<std::mutex> lock(mu_);
+  dropped.swap(lru_);
+  index_.clear();
 }
 
 size_t OnednnContext::cached_primitives() const {

@@ -33,6 +33,9 @@ Status onednn_convolution_into(const TensorImpl& x, const TensorImpl& w, const T
 // Opens oneDNN now (the ops open it at their first call), for a load that
 // wants it ready by the first run. The status is the library's.
 Status onednn_open();
+// Drops the cached primitives, if oneDNN is open (the CPU device does, when
+// its last model unloads).
+void onednn_release_primitives();
 
 }  // namespace cpu_ops
 }  // namespace aotirt
@@ -184,6 +187,9 @@ class OnednnContext {
   // The primitive cached under |key|, or a new one from |make|.
   Result<std::shared_ptr<OnednnPrimitive>> primitive(const std::string& key, const Factory& make);
   size_t cached_primitives() const;
+  // Drops every cached primitive (one still running elsewhere lives on
+  // through its shared_ptr).
+  void clear();
   size_t capacity() const { return capacity_; }
   void set_capacity_for_testing(size_t capacity);
 
@@ -217,6 +223,8 @@ class OnednnContext {
 // Opens oneDNN on first use; UNAVAILABLE, naming the library and
 // AOTIRT_ONEDNN_LIBRARY, when it cannot be loaded or is not oneDNN 3.x.
 Result<OnednnContext*> onednn_context();
+// The context if oneDNN was opened already, else null (opens nothing).
+OnednnContext* onednn_context_if_open();
 
 // Unary post-op from the shims' attr string: "none", "relu", "leaky_relu"
 // (scalar: negative slope), "hardtanh" (min, max), "gelu" (algorithm "none"

@@ -47,6 +47,35 @@ namespace {
 int tf32_override() { return cuda_options().allow_tf32; }
 }  // namespace
 
+namespace {
+
+// Per stream of a device: the ops' scratch buffer, and the zeroed ints of
+// serial k splits. Bounded by the streams the ops run on.
+class ScratchCache final : public CudaOpCache {
+ public:
+  const char* name() const override { return "scratch buffers"; }
+  size_t size() const override {
+    std::lock_guard<std::mutex> lock(mu);
+    return spaces.size() + semaphores.size();
+  }
+  void clear() override {
+    std::map<cudaStream_t, TensorImpl> a, b;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      a.swap(spaces);
+      b.swap(semaphores);
+    }
+  }
+  mutable std::mutex mu;
+  std::map<cudaStream_t, TensorImpl> spaces, semaphores;
+};
+
+ScratchCache& scratch(CudaDevice& dev) {
+  return dev.op_caches().get<ScratchCache>([] { return std::make_unique<ScratchCache>(); });
+}
+
+}  // namespace
+
 Result<void*> cuda_op_workspace(int device, cudaStream_t stream, size_t bytes, TensorImpl* hold) {
   if (bytes == 0) return nullptr;
   AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
@@ -55,10 +84,9 @@ Result<void*> cuda_op_workspace(int device, cudaStream_t stream, size_t bytes, T
                                                          device));
     return hold->data_ptr();
   }
-  static std::mutex mutex;
-  static auto* spaces = new std::map<std::pair<int, cudaStream_t>, TensorImpl>();  // leaked, like the streams
-  std::lock_guard<std::mutex> lock(mutex);
-  TensorImpl& ws = (*spaces)[{device, stream}];
+  ScratchCache& c = scratch(*dev);
+  std::lock_guard<std::mutex> lock(c.mu);
+  TensorImpl& ws = c.spaces[stream];
   if (!ws.defined() || ws.nbytes() < bytes) {
     ws = TensorImpl();  // freed on |stream|: the next user is ordered after earlier ones
     AOTIRT_ASSIGN_OR_RETURN(ws, cuda_empty_contiguous(DimVector{static_cast<int64_t>(bytes)}, DType::kUInt8, device));
@@ -78,10 +106,9 @@ Result<int*> cuda_op_semaphores(int device, cudaStream_t stream, size_t ints) {
     AOTIRT_ASSIGN_OR_RETURN(void* p, dev->cuda_allocator().zeroed_for_capture(bytes));
     return static_cast<int*>(p);
   }
-  static std::mutex mutex;
-  static auto* buffers = new std::map<std::pair<int, cudaStream_t>, TensorImpl>();  // leaked, like the streams
-  std::lock_guard<std::mutex> lock(mutex);
-  TensorImpl& buf = (*buffers)[{device, stream}];
+  ScratchCache& c = scratch(*dev);
+  std::lock_guard<std::mutex> lock(c.mu);
+  TensorImpl& buf = c.semaphores[stream];
   if (!buf.defined() || buf.nbytes() < bytes) {
     buf = TensorImpl();  // freed on |stream|, after the kernels that used it
     const int64_t n = static_cast<int64_t>(std::max<size_t>(ints, 1024));

@@ -158,6 +158,15 @@ Status cuda_check_compute_capability(const std::string& package_cc, int major, i
                        pkg_major, pkg_minor, pkg_major, pkg_minor, gpu_name, major, minor, major, minor);
 }
 
+void CudaDevice::release_caches() {
+  {
+    CudaDeviceScope scope(index_);
+    op_caches_.clear();
+  }
+  allocator_->trim();
+  AOTIRT_LOG(kDebug, "cuda:{}: the ops' caches emptied as the last model unloaded", index_);
+}
+
 Status CudaDevice::check_package(const std::vector<std::pair<std::string, std::string>>& metadata) {
   for (const auto& kv : metadata) {
     if (kv.first != "AOTI_COMPUTE_CAPABILITY") continue;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "backends/cuda/runtime/cuda_allocator.h"
+#include "backends/cuda/runtime/cuda_op_caches.h"
 #include "device/device.h"
 
 namespace aotirt {
@@ -57,6 +58,10 @@ class CudaDevice final : public Device {
   const CudaDeviceProperties& properties() const { return props_; }
   const CudaDeviceIdentity& identity() const;
   CudaAllocator& cuda_allocator() { return *allocator_; }
+  // What the ops keep for this device (cuda_op_caches.h).
+  CudaOpCaches& op_caches() { return op_caches_; }
+  // Empties the ops' caches, then gives cached memory back.
+  void release_caches() override;
 
  private:
   CudaDevice(int index, CudaDeviceProperties props, std::unique_ptr<CudaAllocator> allocator)
@@ -67,6 +72,8 @@ class CudaDevice final : public Device {
   mutable std::once_flag identity_once_;
   mutable CudaDeviceIdentity identity_;
   std::unique_ptr<CudaAllocator> allocator_;
+  // Before allocator_ in destruction: cached buffers go back to it.
+  CudaOpCaches op_caches_;
 };
 
 // The registry's CUDA device |index| (created on first use).

@@ -26,6 +26,7 @@ constexpr FeatureName kFeatures[] = {
     {"l2_prefetch", CudaFeature::kL2Prefetch},
     {"cudnn_graph", CudaFeature::kCudnnGraph},
     {"upload", CudaFeature::kUpload},
+    {"upload_threshold", CudaFeature::kUploadThreshold},
 };
 
 CudaLibraryChoice library_choice(const char* name, const char* value, const char* vendor) {

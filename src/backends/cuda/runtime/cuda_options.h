@@ -30,6 +30,7 @@ enum class CudaFeature : uint32_t {
   kL2Prefetch = 1u << 9,         // l2_prefetch: weights read into L2 while a graph is recorded
   kCudnnGraph = 1u << 10,        // cudnn_graph: cuDNN's graph API (the legacy API instead)
   kUpload = 1u << 11,            // upload: threaded weight uploads (the library's own copies instead)
+  kUploadThreshold = 1u << 12,   // upload_threshold: small blobs skip the upload (so every blob takes it)
 };
 
 struct CudaOptions {

@@ -339,6 +339,7 @@ bool route_copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind, c
 CudaUploadOptions cuda_upload_options() {
   CudaUploadOptions o;
   if (!cuda_options().enabled(CudaFeature::kUpload)) o.threads = 0;
+  if (!cuda_options().enabled(CudaFeature::kUploadThreshold)) o.min_bytes = 0;
   return o;
 }
 

@@ -39,8 +39,8 @@ struct CudaUploadOptions {
   size_t min_bytes = size_t{16} << 20;
 };
 
-// The defaults above, with no threads where AOTIRT_CUDA_DISABLE names
-// upload (cuda_options.h).
+// The defaults above, with no threads where AOTIRT_CUDA_DISABLE names upload
+// and no threshold where it names upload_threshold (cuda_options.h).
 CudaUploadOptions cuda_upload_options();
 
 // Opens an upload on device |index| for copies from |data| (|size| bytes,

@@ -107,10 +107,9 @@ struct ConvPlan {
   }
 };
 
-// Leaked on purpose: plans must outlive static destructors and the model
-// libraries that run during them.
-std::mutex g_plan_mutex;
-auto& g_plans = *new std::map<std::vector<int64_t>, std::unique_ptr<ConvPlan>>();
+// Plans kept per device and cache; the least recently used go first.
+constexpr size_t kMaxPlans = 4096;
+using ConvPlanCache = CudaPlanCache<std::vector<int64_t>, ConvPlan>;
 
 Status make_conv_plan(const CudnnApi& api, cudnnHandle_t handle, cudnnDataType_t dtype, bool tf32, bool transposed,
                       bool channels_last, int64_t groups, const TensorImpl& x, const TensorImpl& w,
@@ -362,9 +361,8 @@ Status run_backend_plan(const CudnnApi& api, cudnnHandle_t handle, const Backend
 #undef AOTIRT_BACKEND_SET
 
 // Backend plans per problem and handle; a null entry means "use the legacy
-// API" (no engine, or the plan failed once). Leaked, like the legacy plans.
-std::mutex g_backend_mutex;
-auto& g_backend_plans = *new std::map<std::vector<int64_t>, std::unique_ptr<BackendConvPlan>>();
+// API" (no engine, or the plan failed once).
+using BackendPlanCache = CudaPlanCache<std::vector<int64_t>, BackendConvPlan>;
 
 // AOTIRT_CUDA_DISABLE=cudnn_graph keeps every convolution on the legacy API.
 bool cudnn_backend_enabled() { return cuda_options().enabled(CudaFeature::kCudnnGraph); }
@@ -511,52 +509,47 @@ struct OwnConvPlan {
 };
 
 // The plan for |p| on TF32 kernels, or on 3xTF32 ones with |three_pass|.
-Result<OwnConvPlan*> own_conv_plan(int device, const CudaConvProblem& p, bool three_pass) {
-  static std::mutex mutex;
-  static auto* plans = new std::map<std::array<int64_t, 19>, std::unique_ptr<OwnConvPlan>>();  // leaked
+using OwnConvPlanCache = CudaPlanCache<std::array<int64_t, 19>, OwnConvPlan>;
+
+Result<std::shared_ptr<OwnConvPlan>> own_conv_plan(int device, const CudaConvProblem& p, bool three_pass) {
   // Alignment decides which kernels take a problem, so it is part of the key.
   const int64_t align = std::min({cuda_pointer_alignment(p.x), cuda_pointer_alignment(p.filter),
                                   cuda_pointer_alignment(p.y), p.bias ? cuda_pointer_alignment(p.bias) : 256});
   const std::array<int64_t, 19> key = {device,     p.n,        p.h,     p.w,     p.c,   p.k,   p.r,
                                        p.s,        p.p,        p.q,     p.pad_h, p.pad_w, p.stride_h,
                                        p.stride_w, p.dil_h,    p.dil_w, p.bias != nullptr, align, three_pass};
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = plans->find(key);
-  if (it != plans->end()) return it->second.get();
-  auto plan = std::make_unique<OwnConvPlan>();
-  const KernelTable<CudaConvConfig>& t = conv_tf32_device(device);
-  const int count = static_cast<int>(t.configs.size());
-  if (count > 0) {
-    std::unique_ptr<bool[]> takes(new bool[count]);
-    for (int i = 0; i < count; ++i)
-      takes[i] = t.configs[i].three_pass == three_pass && (!t.configs[i].sm90 || conv_sm90_enabled()) &&
-                 (!t.configs[i].gemm_1x1 || conv_gemm_enabled()) &&
-                 cuda_conv_tf32_check(t.index[i], p, 1) == cudaSuccess;
-    const CudaConvChoice choice =
-        cuda_conv_tf32_choose(p, t.sm_count, t.configs.data(), t.blocks.data(), takes.get(), count,
-                              conv_parallel_split_enabled() ? kCudaConvMaxPartialFloats : 0);
-    if (choice.config >= 0 && cuda_conv_tf32_check(t.index[choice.config], p, choice.split) == cudaSuccess) {
-      plan->index = t.index[choice.config];
-      plan->split = choice.split;
-      plan->parallel = choice.parallel;
-      plan->tiles = static_cast<size_t>(cuda_conv_tf32_tiles(p, t.configs[choice.config]));
-      const CudaConvConfig& chosen = t.configs[choice.config];
-      const double gflop = 2e-9 * p.n * p.p * p.q * p.k * p.r * p.s * p.c;
-      plan->pdl = conv_pdl_enabled() && chosen.sm90 && choice.split == 1 && gflop >= kPdlMinGflop;
-      AOTIRT_LOG(kDebug, "convolution {}x{}x{}x{} * {}x{}x{}x{}: {} kernel {}x{}{} split {}{}{}", p.n, p.h, p.w,
-                 p.c, p.k, p.r, p.s, p.c, three_pass ? "3xTF32" : "TF32", chosen.tile_m, chosen.tile_n,
-                 chosen.gemm_1x1 ? " (sm_90a GEMM)" : chosen.sm90 ? " (sm_90a)" : "", choice.split,
-                 choice.parallel ? " (parallel)" : "", plan->pdl ? ", dependent launch" : "");
+  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
+  OwnConvPlanCache& cache = dev->op_caches().get<OwnConvPlanCache>(
+      [] { return std::make_unique<OwnConvPlanCache>("convolution kernel plans", kMaxPlans); });
+  return cache.get(key, [&]() -> Result<std::shared_ptr<OwnConvPlan>> {
+    auto plan = std::make_shared<OwnConvPlan>();
+    const KernelTable<CudaConvConfig>& t = conv_tf32_device(device);
+    const int count = static_cast<int>(t.configs.size());
+    if (count > 0) {
+      std::unique_ptr<bool[]> takes(new bool[count]);
+      for (int i = 0; i < count; ++i)
+        takes[i] = t.configs[i].three_pass == three_pass && (!t.configs[i].sm90 || conv_sm90_enabled()) &&
+                   (!t.configs[i].gemm_1x1 || conv_gemm_enabled()) &&
+                   cuda_conv_tf32_check(t.index[i], p, 1) == cudaSuccess;
+      const CudaConvChoice choice =
+          cuda_conv_tf32_choose(p, t.sm_count, t.configs.data(), t.blocks.data(), takes.get(), count,
+                                conv_parallel_split_enabled() ? kCudaConvMaxPartialFloats : 0);
+      if (choice.config >= 0 && cuda_conv_tf32_check(t.index[choice.config], p, choice.split) == cudaSuccess) {
+        plan->index = t.index[choice.config];
+        plan->split = choice.split;
+        plan->parallel = choice.parallel;
+        plan->tiles = static_cast<size_t>(cuda_conv_tf32_tiles(p, t.configs[choice.config]));
+        const CudaConvConfig& chosen = t.configs[choice.config];
+        const double gflop = 2e-9 * p.n * p.p * p.q * p.k * p.r * p.s * p.c;
+        plan->pdl = conv_pdl_enabled() && chosen.sm90 && choice.split == 1 && gflop >= kPdlMinGflop;
+        AOTIRT_LOG(kDebug, "convolution {}x{}x{}x{} * {}x{}x{}x{}: {} kernel {}x{}{} split {}{}{}", p.n, p.h, p.w,
+                   p.c, p.k, p.r, p.s, p.c, three_pass ? "3xTF32" : "TF32", chosen.tile_m, chosen.tile_n,
+                   chosen.gemm_1x1 ? " (sm_90a GEMM)" : chosen.sm90 ? " (sm_90a)" : "", choice.split,
+                   choice.parallel ? " (parallel)" : "", plan->pdl ? ", dependent launch" : "");
+      }
     }
-  }
-  if (plans->size() > 4096) {
-    // Bounded; plans other threads are using stay valid: they are leaked.
-    for (auto& kv : *plans) kv.second.release();
-    plans->clear();
-  }
-  OwnConvPlan* raw = plan.get();
-  plans->emplace(key, std::move(plan));
-  return raw;
+    return plan;
+  });
 }
 
 // |p| (its pointers not yet set) on the stem kernel, if it takes it: the
@@ -642,7 +635,7 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
   // Stems of 1-3 channels run on the fixed-channels kernels, input and
   // filters padded with zeros to kCudaConvStemChannels. Decide on the shapes
   // first, so a refused problem copies nothing.
-  auto shape_plan_for = [&](const CudaConvProblem& shape) -> Result<OwnConvPlan*> {
+  auto shape_plan_for = [&](const CudaConvProblem& shape) -> Result<std::shared_ptr<OwnConvPlan>> {
     CudaConvProblem t = shape;
     t.x = t.filter = reinterpret_cast<const float*>(uintptr_t{256});
     t.y = reinterpret_cast<float*>(uintptr_t{256});
@@ -652,7 +645,7 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
   CudaConvProblem q = p;
   const bool pad = p.c < kCudaConvStemChannels;
   if (pad) q.c = kCudaConvStemChannels;
-  AOTIRT_ASSIGN_OR_RETURN(OwnConvPlan * shape_plan, shape_plan_for(q));
+  AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<OwnConvPlan> shape_plan, shape_plan_for(q));
   if (shape_plan->index < 0) return false;
   const bool copied = pad;  // the kernel reads copies of the input and filters
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, dense_as(input, true, device));
@@ -676,7 +669,7 @@ Result<bool> own_convolution(const CudaOpScope& scope, const TensorImpl& input, 
   q.bias = bias ? static_cast<const float*>(b.data_ptr()) : nullptr;
   // The shape plan was made for 256-byte-aligned operands; only less aligned
   // ones (views at an offset) need a plan, and a map lookup, of their own.
-  OwnConvPlan* plan = shape_plan;
+  std::shared_ptr<OwnConvPlan> plan = shape_plan;
   const bool aligned = std::min({cuda_pointer_alignment(q.x), cuda_pointer_alignment(q.filter),
                                  cuda_pointer_alignment(q.y), q.bias ? cuda_pointer_alignment(q.bias) : 256}) >= 256;
   if (!aligned) {
@@ -797,6 +790,7 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
     }
     AOTIRT_ASSIGN_OR_RETURN(const CudnnApi* api, cudnn_api());
     AOTIRT_ASSIGN_OR_RETURN(cudnnHandle_t handle, cudnn_handle(*api, device, scope->stream()));
+    AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
     const bool tf32 = cuda_conv_allow_tf32();
     std::vector<int64_t> key = {transposed, static_cast<int64_t>(dtype), groups, channels_last, device, tf32};
     for (const TensorImpl* t : {&x, &w, &y})
@@ -810,29 +804,21 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
       std::vector<int64_t> bkey = key;
       bkey.push_back(alignment);
       bkey.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(handle)));
-      BackendConvPlan* bplan = nullptr;
-      bool known = false;
-      {
-        std::lock_guard<std::mutex> lock(g_backend_mutex);
-        auto it = g_backend_plans.find(bkey);
-        if (it != g_backend_plans.end()) {
-          known = true;
-          bplan = it->second.get();
-        }
-      }
-      if (!known) {
-        auto made = std::make_unique<BackendConvPlan>();
-        Status st = make_backend_plan(*api, handle, dtype, tf32, x, w, y, padding, stride, dilation, alignment,
-                                      made.get());
-        if (!st.ok()) {
-          AOTIRT_LOG(kDebug, "cuDNN graph API unavailable for this convolution, using the legacy API: {}",
-                     st.to_string());
-          made.reset();
-        }
-        std::lock_guard<std::mutex> lock(g_backend_mutex);
-        auto ins = g_backend_plans.emplace(bkey, std::move(made));
-        bplan = ins.first->second.get();
-      }
+      BackendPlanCache& backend_plans = dev->op_caches().get<BackendPlanCache>(
+          [] { return std::make_unique<BackendPlanCache>("cuDNN graph plans", kMaxPlans); });
+      AOTIRT_ASSIGN_OR_RETURN(
+          std::shared_ptr<BackendConvPlan> bplan,
+          backend_plans.get(bkey, [&]() -> Result<std::shared_ptr<BackendConvPlan>> {
+            auto made = std::make_shared<BackendConvPlan>();
+            Status st = make_backend_plan(*api, handle, dtype, tf32, x, w, y, padding, stride, dilation, alignment,
+                                          made.get());
+            if (!st.ok()) {
+              AOTIRT_LOG(kDebug, "cuDNN graph API unavailable for this convolution, using the legacy API: {}",
+                         st.to_string());
+              made.reset();
+            }
+            return made;
+          }));
       if (bplan) {
         TensorImpl graph_ws;
         AOTIRT_ASSIGN_OR_RETURN(void* ws, cuda_op_workspace(device, scope->stream(),
@@ -853,24 +839,22 @@ Status run_convolution(AtenTensorHandle input_h, AtenTensorHandle weight_h, Aten
       }
     }
     {
-    ConvPlan* plan = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(g_plan_mutex);
-      auto it = g_plans.find(key);
-      if (it != g_plans.end()) plan = it->second.get();
-    }
-    if (!plan) {
-      auto made = std::make_unique<ConvPlan>(*api);
-      AOTIRT_RETURN_IF_ERROR(make_conv_plan(*api, handle, dtype, tf32, transposed, channels_last, groups, x, w, y,
-                                            padding, stride, dilation, made.get()));
-      if (made->candidates.empty())
-        return AOTIRT_STATUS(kUnimplemented, "cuDNN has no {}convolution algorithm for input {} weight {} ({})",
-                             transposed ? "transposed " : "", shape_str(*input), shape_str(*weight),
-                             dtype_name(input->dtype()));
-      std::lock_guard<std::mutex> lock(g_plan_mutex);
-      auto ins = g_plans.emplace(key, std::move(made));
-      plan = ins.first->second.get();  // plans are never removed: pointers stay valid
-    }
+    ConvPlanCache& plans = dev->op_caches().get<ConvPlanCache>(
+        [] { return std::make_unique<ConvPlanCache>("cuDNN plans (legacy API)", kMaxPlans); });
+    AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<ConvPlan> plan,
+                            plans.get(key, [&]() -> Result<std::shared_ptr<ConvPlan>> {
+                              auto made = std::make_shared<ConvPlan>(*api);
+                              AOTIRT_RETURN_IF_ERROR(make_conv_plan(*api, handle, dtype, tf32, transposed,
+                                                                    channels_last, groups, x, w, y, padding, stride,
+                                                                    dilation, made.get()));
+                              if (made->candidates.empty())
+                                return AOTIRT_STATUS(kUnimplemented,
+                                                     "cuDNN has no {}convolution algorithm for input {} weight {} "
+                                                     "({})",
+                                                     transposed ? "transposed " : "", shape_str(*input),
+                                                     shape_str(*weight), dtype_name(input->dtype()));
+                              return made;
+                            }));
 
     // Run the first candidate that gets its workspace and succeeds; remember it.
     Status last;

@@ -47,6 +47,8 @@ namespace {
 using ops::shape_str;
 
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+// Plans kept per device and cache; the least recently used go first.
+constexpr size_t kMaxPlans = 4096;
 
 // A logical [rows, cols] matrix as op(S) with S column-major, leading dim ld.
 struct ColMajor {
@@ -89,38 +91,59 @@ Result<LtTypes> lt_types(DType dtype) {
   }
 }
 
-// One cuBLASLt handle per device, made on first use and kept.
-Result<cublasLtHandle_t> lt_handle(const CublasLtApi& api, int device) {
-  static std::mutex mutex;
-  static std::array<cublasLtHandle_t, kCudaMaxDevices> handles{};
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!handles[device]) {
-    cublasLtHandle_t h = nullptr;
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtCreate(&h));
-    handles[device] = h;
+// The device's cuBLASLt handle, made on first use and kept with its caches.
+class LtHandleCache final : public CudaOpCache {
+ public:
+  explicit LtHandleCache(const CublasLtApi& api) : api_(api) {}
+  ~LtHandleCache() override { clear(); }
+  const char* name() const override { return "cuBLASLt handle"; }
+  size_t size() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return handle_ ? 1 : 0;
   }
-  return handles[device];
+  void clear() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (handle_) api_.cublasLtDestroy(handle_);
+    handle_ = nullptr;
+  }
+  Result<cublasLtHandle_t> get() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!handle_) AOTIRT_CUBLAS_RETURN_IF_ERROR(api_.cublasLtCreate(&handle_));
+    return handle_;
+  }
+
+ private:
+  const CublasLtApi& api_;
+  mutable std::mutex mu_;
+  cublasLtHandle_t handle_ = nullptr;
+};
+
+Result<cublasLtHandle_t> lt_handle(const CublasLtApi& api, int device) {
+  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
+  return dev->op_caches().get<LtHandleCache>([&] { return std::make_unique<LtHandleCache>(api); }).get();
 }
 
 // A problem's descriptors and algorithm, made once and reused: creating the
 // four descriptors and querying the heuristic costs more than launching many
-// small GEMMs. Plans live for the process (the cache is bounded).
+// small GEMMs.
 struct LtPlan {
+  const CublasLtApi* api = nullptr;
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
   cublasLtMatmulAlgo_t algo;
   size_t workspace = 0;
-  CudaOpReplay* replay = nullptr;  // owned; copies of the plan share it
+  CudaOpReplay replay{"aoti_torch_cuda_*mm_out / replay"};
+  LtPlan() = default;
+  LtPlan(const LtPlan&) = delete;
+  LtPlan& operator=(const LtPlan&) = delete;
+  ~LtPlan() {
+    if (!api) return;
+    if (d) api->cublasLtMatrixLayoutDestroy(d);
+    if (b) api->cublasLtMatrixLayoutDestroy(b);
+    if (a) api->cublasLtMatrixLayoutDestroy(a);
+    if (op) api->cublasLtMatmulDescDestroy(op);
+  }
 };
-
-void destroy_plan(const CublasLtApi& api, LtPlan& p) {
-  if (p.d) api.cublasLtMatrixLayoutDestroy(p.d);
-  if (p.b) api.cublasLtMatrixLayoutDestroy(p.b);
-  if (p.a) api.cublasLtMatrixLayoutDestroy(p.a);
-  if (p.op) api.cublasLtMatmulDescDestroy(p.op);
-  delete p.replay;
-  p = LtPlan();
-}
 
 using LtGemm = CudaGemm;
 
@@ -138,20 +161,20 @@ Status lt_layout(const CublasLtApi& api, cublasLtMatrixLayout_t* layout, cudaDat
   return Status();
 }
 
-Status make_plan(const CublasLtApi& api, cublasLtHandle_t handle, const LtGemm& g, const LtTypes& types,
-                 size_t ws_bytes, uint32_t align_a, uint32_t align_b, uint32_t align_d, LtPlan* out) {
-  LtPlan p;
-  // Destroys a half-made plan on every early return.
+Result<std::shared_ptr<LtPlan>> make_plan(const CublasLtApi& api, cublasLtHandle_t handle, const LtGemm& g,
+                                          const LtTypes& types, size_t ws_bytes, uint32_t align_a, uint32_t align_b,
+                                          uint32_t align_d) {
+  // A half-made plan destroys what it has on every early return.
+  auto plan = std::make_shared<LtPlan>();
+  LtPlan& p = *plan;
+  p.api = &api;
   struct Guard {
     const CublasLtApi& api;
-    LtPlan& p;
     cublasLtMatmulPreference_t pref = nullptr;
-    bool keep = false;
     ~Guard() {
       if (pref) api.cublasLtMatmulPreferenceDestroy(pref);
-      if (!keep) destroy_plan(api, p);
     }
-  } guard{api, p};
+  } guard{api};
   AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulDescCreate(&p.op, types.compute, types.scale));
   int32_t ta = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
@@ -193,20 +216,10 @@ Status make_plan(const CublasLtApi& api, cublasLtHandle_t handle, const LtGemm& 
                          dtype_name(g.dtype), g.m, g.n, g.k, g.batch, g.bias ? " with a bias epilogue" : "");
   p.algo = result.algo;
   p.workspace = result.workspaceSize;
-  p.replay = new CudaOpReplay("aoti_torch_cuda_*mm_out / replay");
-  guard.keep = true;
-  *out = p;
-  return Status();
+  return plan;
 }
 
-struct PlanCache {
-  std::mutex mutex;
-  std::map<std::vector<int64_t>, LtPlan> plans;
-};
-PlanCache& plan_cache() {
-  static auto* c = new PlanCache();  // leaked: plans outlive static destructors
-  return *c;
-}
+using LtPlanCache = CudaPlanCache<std::vector<int64_t>, LtPlan>;
 
 // ---- float32 on aotirt's kernels (3xTF32 and few-row, cuda_gemm_f32x3.h) ----
 
@@ -233,44 +246,39 @@ struct F32x3Plan {
 
 bool aligned_rows(int64_t ld, int64_t stride) { return ld % 4 == 0 && stride % 4 == 0; }
 
-// The plan for |p| (null: none of aotirt's kernels takes it). Plans live for
-// the process.
-Result<F32x3Plan*> f32x3_plan(int device, const CudaF32x3Problem& p, int out_align) {
-  static std::mutex mutex;
-  static auto* plans = new std::map<std::array<int64_t, 16>, std::unique_ptr<F32x3Plan>>();  // leaked
+using F32x3PlanCache = CudaPlanCache<std::array<int64_t, 16>, F32x3Plan>;
+
+// The plan for |p| (null: none of aotirt's kernels takes it), kept in the
+// device's caches.
+Result<std::shared_ptr<F32x3Plan>> f32x3_plan(int device, const CudaF32x3Problem& p, int out_align) {
   const int64_t source = !p.c ? 0 : p.ldc == 0 ? 1 : 2;
   const bool aligned_ab = aligned16(p.a) && aligned16(p.b);
   const std::array<int64_t, 16> key = {device,      p.m,         p.n,         p.k,      p.batch, p.lda,
                                        p.ldb,       p.ldc,       p.ldd,       p.stride_a, p.stride_b, p.stride_c,
                                        p.stride_d,  source,      out_align,   p.b_row_major * 2 + aligned_ab};
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = plans->find(key);
-  if (it != plans->end()) return it->second.get();
-  std::unique_ptr<F32x3Plan> plan;
-  if (p.batch == 1 && p.m <= kCudaGemvMaxRows && !p.b_row_major) {
-    plan = std::make_unique<F32x3Plan>();
-    plan->gemv = true;
-  } else if (aligned_ab && p.k % kCudaF32x3KMultiple == 0 && aligned_rows(p.lda, p.stride_a) &&
-             aligned_rows(p.ldb, p.stride_b)) {
-    const KernelTable<CudaF32x3Config>& fd = f32x3_device(device);
-    const CudaF32x3Choice choice = cuda_f32x3_choose(p, out_align, fd.sm_count, fd.configs.data(),
-                                                     fd.blocks.data(), static_cast<int>(fd.configs.size()));
-    if (choice.config >= 0) {
-      plan = std::make_unique<F32x3Plan>();
-      const CudaF32x3Config& c = fd.configs[choice.config];
-      plan->index = fd.index[choice.config];
-      plan->split = choice.split;
-      plan->tiles = static_cast<size_t>((p.m + c.tile_m - 1) / c.tile_m) * ((p.n + c.tile_n - 1) / c.tile_n);
+  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
+  F32x3PlanCache& cache = dev->op_caches().get<F32x3PlanCache>(
+      [] { return std::make_unique<F32x3PlanCache>("float32 GEMM plans", kMaxPlans); });
+  return cache.get(key, [&]() -> Result<std::shared_ptr<F32x3Plan>> {
+    std::shared_ptr<F32x3Plan> plan;
+    if (p.batch == 1 && p.m <= kCudaGemvMaxRows && !p.b_row_major) {
+      plan = std::make_shared<F32x3Plan>();
+      plan->gemv = true;
+    } else if (aligned_ab && p.k % kCudaF32x3KMultiple == 0 && aligned_rows(p.lda, p.stride_a) &&
+               aligned_rows(p.ldb, p.stride_b)) {
+      const KernelTable<CudaF32x3Config>& fd = f32x3_device(device);
+      const CudaF32x3Choice choice = cuda_f32x3_choose(p, out_align, fd.sm_count, fd.configs.data(),
+                                                       fd.blocks.data(), static_cast<int>(fd.configs.size()));
+      if (choice.config >= 0) {
+        plan = std::make_shared<F32x3Plan>();
+        const CudaF32x3Config& c = fd.configs[choice.config];
+        plan->index = fd.index[choice.config];
+        plan->split = choice.split;
+        plan->tiles = static_cast<size_t>((p.m + c.tile_m - 1) / c.tile_m) * ((p.n + c.tile_n - 1) / c.tile_n);
+      }
     }
-  }
-  if (plans->size() > 4096) {
-    // Bounded; plans other threads are using stay valid: they are leaked.
-    for (auto& kv : *plans) kv.second.release();
-    plans->clear();
-  }
-  F32x3Plan* raw = plan.get();
-  plans->emplace(key, std::move(plan));
-  return raw;
+    return plan;
+  });
 }
 
 // In cuBLASLt's column-major terms D = op(A) op(B) is the row-major
@@ -334,7 +342,7 @@ Result<bool> f32x3_gemm(int device, cudaStream_t stream, const LtGemm& g, bool d
   p.stride_d = g.stride_d;
   if (!g.bias && g.beta != 0.0) p.stride_c = p.stride_d;
   const bool out_aligned = aligned16(p.d) && aligned_rows(p.ldd, p.stride_d) && (!g.bias || aligned16(g.bias));
-  AOTIRT_ASSIGN_OR_RETURN(F32x3Plan * plan, f32x3_plan(device, p, out_aligned ? 4 : 1));
+  AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<F32x3Plan> plan, f32x3_plan(device, p, out_aligned ? 4 : 1));
   if (!plan) return false;
   if (dry_run) return true;
   int* semaphores = nullptr;
@@ -409,41 +417,37 @@ struct Bf16Plan {
   CudaOpReplay replay{"aoti_torch_cuda_*mm_out / bfloat16 kernel replay"};
 };
 
-Result<Bf16Plan*> bf16_plan(int device, const CudaBf16Problem& p, int out_align) {
-  static std::mutex mutex;
-  static auto* plans = new std::map<std::array<int64_t, 11>, std::unique_ptr<Bf16Plan>>();  // leaked
+using Bf16PlanCache = CudaPlanCache<std::array<int64_t, 11>, Bf16Plan>;
+
+Result<std::shared_ptr<Bf16Plan>> bf16_plan(int device, const CudaBf16Problem& p, int out_align) {
   const int64_t source = !p.c ? 0 : p.ldc == 0 ? 1 : 2;
   const bool aligned_ab = aligned16(p.a) && aligned16(p.b);
   const std::array<int64_t, 11> key = {device, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.ldd, source, out_align,
                                        p.b_row_major * 2 + aligned_ab};
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = plans->find(key);
-  if (it != plans->end()) return it->second.get();
-  std::unique_ptr<Bf16Plan> plan;
-  if (p.m <= kCudaBf16GemvMaxRows) {
-    plan = std::make_unique<Bf16Plan>();
-    plan->gemv = true;
-  } else if (aligned_ab && p.lda % kCudaBf16KMultiple == 0 && p.ldb % kCudaBf16KMultiple == 0) {
-    const KernelTable<CudaBf16Config>& bd = bf16_device(device);
-    const std::vector<CudaBf16Config> candidates = bf16_candidates(bd);
-    const CudaBf16Choice choice =
-        cuda_bf16_choose(p, out_align, bd.sm_count, candidates.data(), static_cast<int>(candidates.size()));
-    size_t bytes = 0;
-    if (choice.config >= 0 &&
-        cuda_bf16_workspace_bytes(bd.index[choice.config], p, choice.split, &bytes) == cudaSuccess) {
-      plan = std::make_unique<Bf16Plan>();
-      plan->index = bd.index[choice.config];
-      plan->split = choice.split;
-      plan->workspace_bytes = bytes;
+  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
+  Bf16PlanCache& cache = dev->op_caches().get<Bf16PlanCache>(
+      [] { return std::make_unique<Bf16PlanCache>("bfloat16 GEMM plans", kMaxPlans); });
+  return cache.get(key, [&]() -> Result<std::shared_ptr<Bf16Plan>> {
+    std::shared_ptr<Bf16Plan> plan;
+    if (p.m <= kCudaBf16GemvMaxRows) {
+      plan = std::make_shared<Bf16Plan>();
+      plan->gemv = true;
+    } else if (aligned_ab && p.lda % kCudaBf16KMultiple == 0 && p.ldb % kCudaBf16KMultiple == 0) {
+      const KernelTable<CudaBf16Config>& bd = bf16_device(device);
+      const std::vector<CudaBf16Config> candidates = bf16_candidates(bd);
+      const CudaBf16Choice choice =
+          cuda_bf16_choose(p, out_align, bd.sm_count, candidates.data(), static_cast<int>(candidates.size()));
+      size_t bytes = 0;
+      if (choice.config >= 0 &&
+          cuda_bf16_workspace_bytes(bd.index[choice.config], p, choice.split, &bytes) == cudaSuccess) {
+        plan = std::make_shared<Bf16Plan>();
+        plan->index = bd.index[choice.config];
+        plan->split = choice.split;
+        plan->workspace_bytes = bytes;
+      }
     }
-  }
-  if (plans->size() > 4096) {
-    for (auto& kv : *plans) kv.second.release();
-    plans->clear();
-  }
-  Bf16Plan* raw = plan.get();
-  plans->emplace(key, std::move(plan));
-  return raw;
+    return plan;
+  });
 }
 
 // As f32x3_gemm, for bfloat16 products of one batch.
@@ -452,7 +456,7 @@ Result<bool> bf16_gemm(int device, cudaStream_t stream, const LtGemm& g, bool dr
     return false;
   const CudaBf16Problem p = own_problem<CudaBf16Problem, void>(g);
   const bool out_aligned = aligned16(p.d) && p.ldd % 8 == 0 && (!g.bias || aligned16(g.bias));
-  AOTIRT_ASSIGN_OR_RETURN(Bf16Plan * plan, bf16_plan(device, p, out_aligned ? 8 : 1));
+  AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<Bf16Plan> plan, bf16_plan(device, p, out_aligned ? 8 : 1));
   if (!plan) return false;
   if (dry_run) return true;
   TensorImpl graph_ws;
@@ -526,32 +530,13 @@ Status queue_gemm(int device, cudaStream_t stream, const LtGemm& g) {
                                     g.ldd, g.stride_a, g.stride_b, g.stride_d,
                                     static_cast<int64_t>(reinterpret_cast<uintptr_t>(g.bias)), align_a, align_b,
                                     align_d, device, static_cast<int64_t>(types.compute)};
-  LtPlan plan;
-  bool have = false;
-  {
-    PlanCache& cache = plan_cache();
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    auto it = cache.plans.find(key);
-    if (it != cache.plans.end()) {
-      plan = it->second;
-      have = true;
-    }
-  }
-  if (!have) {
-    AOTIRT_RETURN_IF_ERROR(make_plan(*api, handle, g, types, kWorkspaceBytes, align_a, align_b, align_d, &plan));
-    PlanCache& cache = plan_cache();
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    auto ins = cache.plans.emplace(key, plan);
-    if (!ins.second) {
-      // Another thread made the same plan meanwhile.
-      destroy_plan(*api, plan);
-      plan = ins.first->second;
-    } else if (cache.plans.size() > 4096) {
-      // Bounded; plans in use elsewhere stay valid because they are leaked
-      // rather than destroyed.
-      cache.plans.clear();
-    }
-  }
+  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
+  LtPlanCache& cache = dev->op_caches().get<LtPlanCache>(
+      [] { return std::make_unique<LtPlanCache>("cuBLASLt plans", kMaxPlans); });
+  AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<LtPlan> held, cache.get(key, [&] {
+    return make_plan(*api, handle, g, types, kWorkspaceBytes, align_a, align_b, align_d);
+  }));
+  const LtPlan& plan = *held;
 
   TensorImpl graph_ws;
   AOTIRT_ASSIGN_OR_RETURN(void* ws, cuda_op_workspace(device, stream, plan.workspace, &graph_ws));
@@ -566,7 +551,7 @@ Status queue_gemm(int device, cudaStream_t stream, const LtGemm& g) {
   const CudaReplayKey replay_key = {reinterpret_cast<uintptr_t>(g.a), reinterpret_cast<uintptr_t>(g.b),
                                     reinterpret_cast<uintptr_t>(g.d), reinterpret_cast<uintptr_t>(ws), alpha_bits,
                                     beta_bits};
-  return plan.replay->run(device, replay_key, stream, [&](cudaStream_t s) -> Status {
+  return held->replay.run(device, replay_key, stream, [&](cudaStream_t s) -> Status {
     ShimProfileScope profile("aoti_torch_cuda_*mm_out / cublasLtMatmul");
     AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmul(handle, plan.op, alpha, g.a, plan.a, g.b, plan.b, beta, g.d,
                                                       plan.d, g.d, plan.d, &plan.algo, ws, plan.workspace, s));

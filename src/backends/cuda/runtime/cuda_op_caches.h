@@ -1,0 +1,117 @@
+// The caches the CUDA ops keep for one device: plans per problem, library
+// handles, scratch buffers per stream. The device owns them
+// (CudaDevice::op_caches), each is bounded, and all are emptied when the
+// last model on the device unloads (Device::release_caches): their entries
+// hold descriptors, recorded graphs and buffers made for the shapes and
+// memory of models that are gone.
+#pragma once
+
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "aotirt/status.h"
+
+namespace aotirt {
+
+class CudaOpCache {
+ public:
+  virtual ~CudaOpCache() = default;
+  virtual const char* name() const = 0;
+  // Entries kept now.
+  virtual size_t size() const = 0;
+  virtual void clear() = 0;
+};
+
+// A bounded map from Key to a shared Value; past |capacity| the least
+// recently used entry goes. Entries are handed out as shared_ptr, so one
+// that is evicted or cleared while a call still uses it lives until that
+// call is done.
+template <class Key, class Value>
+class CudaPlanCache final : public CudaOpCache {
+ public:
+  CudaPlanCache(const char* name, size_t capacity) : name_(name), capacity_(capacity) {}
+
+  // The entry for |key|, made by |make| (returning Result<shared_ptr<Value>>)
+  // on a miss. |make| runs outside the lock: two callers may make the same
+  // entry, and the first one kept wins.
+  template <class Make>
+  Result<std::shared_ptr<Value>> get(const Key& key, Make make) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = index_.find(key);
+      if (it != index_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second);
+        return it->second->second;
+      }
+    }
+    Result<std::shared_ptr<Value>> made = make();
+    if (!made.ok()) return made;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = index_.find(key);
+    if (it != index_.end()) return it->second->second;
+    lru_.emplace_front(key, *made);
+    index_[key] = lru_.begin();
+    while (lru_.size() > capacity_) {
+      index_.erase(lru_.back().first);
+      lru_.pop_back();
+    }
+    return made;
+  }
+
+  const char* name() const override { return name_; }
+  size_t size() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lru_.size();
+  }
+  void clear() override {
+    std::list<std::pair<Key, std::shared_ptr<Value>>> dropped;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      dropped.swap(lru_);
+      index_.clear();
+    }
+    // Destroyed outside the lock: a Value's destructor may call a library.
+  }
+
+ private:
+  const char* name_;
+  size_t capacity_;
+  mutable std::mutex mu_;
+  std::list<std::pair<Key, std::shared_ptr<Value>>> lru_;  // most recent first
+  std::map<Key, typename decltype(lru_)::iterator> index_;
+};
+
+// The device's caches, one of each type, made on first use.
+class CudaOpCaches {
+ public:
+  // The cache of type T, made by |make| the first time.
+  template <class T>
+  T& get(const std::function<std::unique_ptr<T>()>& make) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& c : caches_)
+      if (c.first == tag<T>()) return static_cast<T&>(*c.second);
+    caches_.emplace_back(tag<T>(), make());
+    return static_cast<T&>(*caches_.back().second);
+  }
+  // Each cache's name and entries.
+  std::vector<std::pair<std::string, size_t>> sizes() const;
+  size_t entries() const;
+  void clear();
+
+ private:
+  template <class T>
+  static const void* tag() {
+    static const char t = 0;
+    return &t;
+  }
+  mutable std::mutex mu_;
+  std::vector<std::pair<const void*, std::unique_ptr<CudaOpCache>>> caches_;
+};
+
+}  // namespace aotirt
