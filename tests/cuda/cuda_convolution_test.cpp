@@ -174,7 +174,9 @@ TEST_F(CudaConvolutionTest, BadArgumentsFailCleanly) {
   const int64_t one[2] = {1, 1}, zero[2] = {0, 0};
   AtenTensorHandle out = nullptr;
   EXPECT_EQ(aoti_torch_cuda_convolution(handle(x), handle(w), nullptr, one, 2, zero, 2, one, 2, 0, zero, 2, 1, &out), 1);
-  EXPECT_NE(last_error_text().find("does not match"), std::string::npos) << last_error_text();
+  EXPECT_NE(last_error_text().find("has 3 channels but 'weight' [4, 2, 3, 3] with groups=1 expects 2"),
+            std::string::npos)
+      << last_error_text();
   TensorImpl wi = device_empty(DimVector{4, 3, 3, 3}, DType::kInt32);
   EXPECT_EQ(aoti_torch_cuda_convolution(handle(x), handle(wi), nullptr, one, 2, zero, 2, one, 2, 0, zero, 2, 1, &out), 1);
   TensorImpl xi = device_empty(DimVector{1, 3, 8, 8}, DType::kInt32);
@@ -183,7 +185,12 @@ TEST_F(CudaConvolutionTest, BadArgumentsFailCleanly) {
   const int64_t big[2] = {9, 9};
   TensorImpl w2 = device_empty(DimVector{4, 3, 3, 3}, DType::kFloat32);
   EXPECT_EQ(aoti_torch_cuda_convolution(handle(x), handle(w2), nullptr, one, 2, zero, 2, big, 2, 0, zero, 2, 1, &out), 1);
-  EXPECT_NE(last_error_text().find("empty"), std::string::npos) << last_error_text();
+  EXPECT_NE(last_error_text().find("larger than the padded input"), std::string::npos) << last_error_text();
+  // The same rules as the CPU's (the op layer's): a stride list is required.
+  EXPECT_EQ(aoti_torch_cuda_convolution(handle(x), handle(w2), nullptr, nullptr, 0, zero, 2, one, 2, 0, zero, 2, 1,
+                                        &out),
+            1);
+  EXPECT_NE(last_error_text().find("'stride' has 0 values"), std::string::npos) << last_error_text();
   EXPECT_EQ(out, nullptr);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }

@@ -234,9 +234,18 @@ bool CudaAllocator::pooled_on(cudaStream_t stream) const {
   return pool_ && stream != cached_stream_;
 }
 
+namespace {
+thread_local int t_synchronous_frees = 0;
+}  // namespace
+
+CudaAllocator::SynchronousFrees::SynchronousFrees() { ++t_synchronous_frees; }
+CudaAllocator::SynchronousFrees::~SynchronousFrees() { --t_synchronous_frees; }
+
 void CudaAllocator::free_to_device(void* ptr, size_t capacity, cudaStream_t stream) {
   cudaError_t err;
-  if (pooled_on(stream)) {
+  // cudaFree frees pool memory too, after waiting for the device; the
+  // block's stream is not touched, so it may be gone.
+  if (pooled_on(stream) && t_synchronous_frees == 0) {
     err = cudaFreeAsync(ptr, stream);
   } else {
     CudaDeviceScope scope(device_);

@@ -83,6 +83,17 @@ class CudaAllocator final : public Allocator {
   // Frees |ptr| from allocate() without its size (raw_delete). NOT_FOUND when
   // this allocator did not hand it out.
   Status release(void* ptr);
+  // While one is alive on a thread, the blocks that thread gives back to the
+  // device are freed with cudaFree (which waits for the device) instead of
+  // cudaFreeAsync on the stream they were used on, which may have been
+  // destroyed since: for dropping the ops' caches once the device is idle.
+  class SynchronousFrees {
+   public:
+    SynchronousFrees();
+    ~SynchronousFrees();
+    SynchronousFrees(const SynchronousFrees&) = delete;
+    SynchronousFrees& operator=(const SynchronousFrees&) = delete;
+  };
   bool owns(void* ptr) const;
   int device() const { return device_; }
   bool uses_pool() const { return pool_ != nullptr; }

@@ -161,6 +161,10 @@ Status cuda_check_compute_capability(const std::string& package_cc, int major, i
 void CudaDevice::release_caches() {
   {
     CudaDeviceScope scope(index_);
+    // Nothing may still use what the caches hold; the streams their buffers
+    // were used on may be gone (callers destroy their own streams).
+    if (cudaDeviceSynchronize() != cudaSuccess) cudaGetLastError();
+    CudaAllocator::SynchronousFrees sync;
     op_caches_.clear();
   }
   allocator_->trim();
@@ -284,8 +288,16 @@ Result<std::unique_ptr<DeviceGraph>> CudaDevice::capture(const std::function<Sta
 }
 
 Result<CudaDevice*> cuda_device(int index) {
+  // The ops ask on every call: a device once made is found without the
+  // registry's lock (it lives until the process exits).
+  static std::atomic<CudaDevice*> made[kCudaMaxDevices] = {};
+  const bool cacheable = index >= 0 && index < kCudaMaxDevices;
+  if (cacheable)
+    if (CudaDevice* d = made[index].load(std::memory_order_acquire)) return d;
   AOTIRT_ASSIGN_OR_RETURN(Device * d, get_device(DeviceId{DeviceType::kCuda, index}));
-  return static_cast<CudaDevice*>(d);
+  auto* cuda = static_cast<CudaDevice*>(d);
+  if (cacheable) made[index].store(cuda, std::memory_order_release);
+  return cuda;
 }
 
 namespace {

@@ -6,6 +6,8 @@
 // memory of models that are gone.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <functional>
 #include <list>
 #include <map>
@@ -87,17 +89,23 @@ class CudaPlanCache final : public CudaOpCache {
   std::map<Key, typename decltype(lru_)::iterator> index_;
 };
 
-// The device's caches, one of each type, made on first use.
+// The device's caches, one of each type, made on first use. Finding one is
+// an atomic load: the ops ask on every call.
 class CudaOpCaches {
  public:
+  static constexpr int kMaxTypes = 32;
+  ~CudaOpCaches();
+
   // The cache of type T, made by |make| the first time.
   template <class T>
   T& get(const std::function<std::unique_ptr<T>()>& make) {
+    const int id = type_id<T>();
+    if (CudaOpCache* c = slots_[id].load(std::memory_order_acquire)) return static_cast<T&>(*c);
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& c : caches_)
-      if (c.first == tag<T>()) return static_cast<T&>(*c.second);
-    caches_.emplace_back(tag<T>(), make());
-    return static_cast<T&>(*caches_.back().second);
+    if (CudaOpCache* c = slots_[id].load(std::memory_order_acquire)) return static_cast<T&>(*c);
+    CudaOpCache* made = make().release();
+    slots_[id].store(made, std::memory_order_release);
+    return static_cast<T&>(*made);
   }
   // Each cache's name and entries.
   std::vector<std::pair<std::string, size_t>> sizes() const;
@@ -105,13 +113,14 @@ class CudaOpCaches {
   void clear();
 
  private:
+  static int next_type_id();
   template <class T>
-  static const void* tag() {
-    static const char t = 0;
-    return &t;
+  static int type_id() {
+    static const int id = next_type_id();
+    return id;
   }
-  mutable std::mutex mu_;
-  std::vector<std::pair<const void*, std::unique_ptr<CudaOpCache>>> caches_;
+  std::mutex mu_;  // held while a cache is made
+  std::array<std::atomic<CudaOpCache*>, kMaxTypes> slots_{};  // owned
 };
 
 }  // namespace aotirt
