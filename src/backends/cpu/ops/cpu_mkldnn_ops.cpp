@@ -20,6 +20,7 @@
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "base/status.h"
 #include "device/device.h"
+#include "ops/conv_args.h"
 #include "shim/common/shim_util.h"
 
 using namespace aotirt;
@@ -186,11 +187,11 @@ struct ConvCall {
   const TensorImpl* out = nullptr;    // the output, when the caller made it
 };
 
+// One of the op layer's convolution lists (no default: torch always passes
+// them to these shims), copied into |out|.
 Status read_list(const int64_t* v, int64_t len, int64_t spatial, const char* name, int64_t* out) {
-  AOTIRT_ENSURE(len == 1 || len == spatial, kInvalidArgument, "'{}' has {} values, expected 1 or {}", name, len,
-                spatial);
-  AOTIRT_ENSURE(v != nullptr, kInvalidArgument, "'{}' is a null pointer", name);
-  for (int64_t i = 0; i < spatial; ++i) out[i] = v[len == 1 ? 0 : i];
+  AOTIRT_ASSIGN_OR_RETURN(DimVector list, ops::conv_list(v, len, spatial, name, -1));
+  for (int64_t i = 0; i < spatial; ++i) out[i] = list[i];
   return Status();
 }
 
