@@ -1,18 +1,17 @@
-// aoti_torch_cuda_{mm,addmm,bmm,baddbmm}_out through cuBLASLt.
+// aoti_torch_cuda_{mm,addmm,bmm,baddbmm}_out: the argument rules
+// (ops/matmul_args.h), the operands described in cuBLASLt's column-major
+// terms, and the choice of implementation (cuda_matmul_impl.h).
 //
-// cuBLASLt is column-major; a row-major matrix is the transpose of a
-// column-major one, so each strided operand is described as op(S) with S
-// column-major whenever its strides allow (either dim of stride 1), and copied
-// to a contiguous temporary otherwise. float32 uses CUBLAS_COMPUTE_32F (no
-// TF32 unless AOTIRT_CUDA_ALLOW_TF32=1, as PyTorch by default); float16 and bfloat16 accumulate in float32.
-// addmm with a [N] bias and beta 1 uses cuBLASLt's bias epilogue; other `self`
-// tensors are broadcast into the output first and scaled through beta.
-// float32 GEMMs run on aotirt's own kernels where one takes them (3xTF32 on
-// tensor cores at float32 accuracy, or the few-row kernel: cuda_gemm_f32x3.h),
-// unless TF32 is allowed (then cuBLASLt's TF32 kernels are the faster choice)
-// or AOTIRT_CUDA_GEMM=cublaslt. bfloat16 GEMMs of up to eight rows run on
-// aotirt's few-row kernel, and larger ones on CUTLASS's tensor-core GEMM
-// where bf16_mode says (cuda_gemm_bf16.h).
+// A row-major matrix is the transpose of a column-major one, so each strided
+// operand is described as op(S) with S column-major whenever its strides
+// allow (either dim of stride 1), and copied to a contiguous temporary
+// otherwise. addmm with a [N] bias and beta 1 uses the bias epilogue; other
+// `self` tensors are broadcast into the output first and scaled through
+// beta. float32 GEMMs run on aotirt's own kernels where one takes them
+// (cuda_matmul_f32x3.cpp) unless TF32 is allowed (then cuBLASLt's TF32
+// kernels are the faster choice) or AOTIRT_CUDA_GEMM=cublaslt; bfloat16 ones
+// as cuda_matmul_bf16.cpp decides; the rest on cuBLASLt
+// (cuda_matmul_cublaslt.cpp).
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -29,26 +28,18 @@
 #include "backends/cuda/runtime/cuda_status.h"
 #include "backends/cuda/runtime/cuda_device.h"
 #include "backends/cuda/runtime/cuda_options.h"
-#include "backends/cuda/runtime/cuda_symbols.h"
-#include "backends/cuda/ops/matmul/cuda_gemm_bf16.h"
 #include "backends/cuda/ops/matmul/cuda_gemm_f32x3.h"
-#include "backends/cuda/launch/cuda_kernel_table.h"
+#include "backends/cuda/ops/matmul/cuda_matmul_impl.h"
 #include "backends/cuda/launch/cuda_l2_prefetch.h"
-#include "backends/cuda/launch/cuda_op_replay.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "base/status.h"
 #include "device/device.h"
 #include "shim/common/shim_profile.h"
 #include "shim/common/shim_util.h"
-
 namespace aotirt {
 namespace {
 
 using ops::shape_str;
-
-constexpr size_t kWorkspaceBytes = size_t{32} << 20;
-// Plans kept per device and cache; the least recently used go first.
-constexpr size_t kMaxPlans = 4096;
 
 // A logical [rows, cols] matrix as op(S) with S column-major, leading dim ld.
 struct ColMajor {
@@ -72,413 +63,6 @@ bool describe(int64_t rows, int64_t cols, int64_t sr, int64_t sc, ColMajor* out)
   return false;
 }
 
-struct LtTypes {
-  cudaDataType_t data;
-  cublasComputeType_t compute;
-  cudaDataType_t scale;
-};
-
-Result<LtTypes> lt_types(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat32:
-      return LtTypes{CUDA_R_32F, cuda_matmul_allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F};
-    case DType::kFloat16: return LtTypes{CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F};
-    case DType::kBFloat16: return LtTypes{CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F};
-    case DType::kFloat64: return LtTypes{CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F};
-    default:
-      return AOTIRT_STATUS(kUnimplemented, "dtype {} is not supported; use float32, float16, bfloat16 or float64",
-                           dtype_name(dtype));
-  }
-}
-
-// The device's cuBLASLt handle, made on first use and kept with its caches.
-class LtHandleCache final : public CudaOpCache {
- public:
-  explicit LtHandleCache(const CublasLtApi& api) : api_(api) {}
-  ~LtHandleCache() override { clear(); }
-  const char* name() const override { return "cuBLASLt handle"; }
-  size_t size() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return handle_ ? 1 : 0;
-  }
-  void clear() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (handle_) api_.cublasLtDestroy(handle_);
-    handle_ = nullptr;
-  }
-  Result<cublasLtHandle_t> get() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!handle_) AOTIRT_CUBLAS_RETURN_IF_ERROR(api_.cublasLtCreate(&handle_));
-    return handle_;
-  }
-
- private:
-  const CublasLtApi& api_;
-  mutable std::mutex mu_;
-  cublasLtHandle_t handle_ = nullptr;
-};
-
-Result<cublasLtHandle_t> lt_handle(const CublasLtApi& api, int device) {
-  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
-  return dev->op_caches().get<LtHandleCache>([&] { return std::make_unique<LtHandleCache>(api); }).get();
-}
-
-// A problem's descriptors and algorithm, made once and reused: creating the
-// four descriptors and querying the heuristic costs more than launching many
-// small GEMMs.
-struct LtPlan {
-  const CublasLtApi* api = nullptr;
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulAlgo_t algo;
-  size_t workspace = 0;
-  CudaOpReplay replay{"aoti_torch_cuda_*mm_out / replay"};
-  LtPlan() = default;
-  LtPlan(const LtPlan&) = delete;
-  LtPlan& operator=(const LtPlan&) = delete;
-  ~LtPlan() {
-    if (!api) return;
-    if (d) api->cublasLtMatrixLayoutDestroy(d);
-    if (b) api->cublasLtMatrixLayoutDestroy(b);
-    if (a) api->cublasLtMatrixLayoutDestroy(a);
-    if (op) api->cublasLtMatmulDescDestroy(op);
-  }
-};
-
-using LtGemm = CudaGemm;
-
-Status lt_layout(const CublasLtApi& api, cublasLtMatrixLayout_t* layout, cudaDataType_t type, int64_t rows,
-                 int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
-  AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatrixLayoutCreate(layout, type, static_cast<uint64_t>(rows),
-                                                               static_cast<uint64_t>(cols), ld));
-  if (batch > 1) {
-    int32_t count = static_cast<int32_t>(batch);
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatrixLayoutSetAttribute(*layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                                       &count, sizeof(count)));
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatrixLayoutSetAttribute(
-        *layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
-  }
-  return Status();
-}
-
-Result<std::shared_ptr<LtPlan>> make_plan(const CublasLtApi& api, cublasLtHandle_t handle, const LtGemm& g,
-                                          const LtTypes& types, size_t ws_bytes, uint32_t align_a, uint32_t align_b,
-                                          uint32_t align_d) {
-  // A half-made plan destroys what it has on every early return.
-  auto plan = std::make_shared<LtPlan>();
-  LtPlan& p = *plan;
-  p.api = &api;
-  struct Guard {
-    const CublasLtApi& api;
-    cublasLtMatmulPreference_t pref = nullptr;
-    ~Guard() {
-      if (pref) api.cublasLtMatmulPreferenceDestroy(pref);
-    }
-  } guard{api};
-  AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulDescCreate(&p.op, types.compute, types.scale));
-  int32_t ta = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
-  AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
-  if (g.bias) {
-    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(
-        api.cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(
-        api.cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof(g.bias)));
-    const int32_t bias_type = types.data;
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-                                                                     &bias_type, sizeof(bias_type)));
-  }
-  AOTIRT_RETURN_IF_ERROR(
-      lt_layout(api, &p.a, types.data, g.ta ? g.k : g.m, g.ta ? g.m : g.k, g.lda, g.batch, g.stride_a));
-  AOTIRT_RETURN_IF_ERROR(
-      lt_layout(api, &p.b, types.data, g.tb ? g.n : g.k, g.tb ? g.k : g.n, g.ldb, g.batch, g.stride_b));
-  AOTIRT_RETURN_IF_ERROR(lt_layout(api, &p.d, types.data, g.m, g.n, g.ldd, g.batch, g.stride_d));
-
-  AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulPreferenceCreate(&guard.pref));
-  uint64_t ws64 = ws_bytes;
-  AOTIRT_CUBLAS_RETURN_IF_ERROR(api.cublasLtMatmulPreferenceSetAttribute(
-      guard.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws64, sizeof(ws64)));
-  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_d},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_d}};
-  for (const auto& a : aligns)
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(
-        api.cublasLtMatmulPreferenceSetAttribute(guard.pref, a.first, &a.second, sizeof(a.second)));
-  cublasLtMatmulHeuristicResult_t result = {};
-  int returned = 0;
-  AOTIRT_CUBLAS_RETURN_IF_ERROR(
-      api.cublasLtMatmulAlgoGetHeuristic(handle, p.op, p.a, p.b, p.d, p.d, guard.pref, 1, &result, &returned));
-  if (returned == 0)
-    return AOTIRT_STATUS(kUnimplemented, "cuBLASLt has no algorithm for {} m={} n={} k={} batch={}{}",
-                         dtype_name(g.dtype), g.m, g.n, g.k, g.batch, g.bias ? " with a bias epilogue" : "");
-  p.algo = result.algo;
-  p.workspace = result.workspaceSize;
-  return plan;
-}
-
-using LtPlanCache = CudaPlanCache<std::vector<int64_t>, LtPlan>;
-
-// ---- float32 on aotirt's kernels (3xTF32 and few-row, cuda_gemm_f32x3.h) ----
-
-// AOTIRT_CUDA_GEMM=cublaslt keeps float32 GEMMs on cuBLASLt.
-bool f32x3_enabled() { return cuda_options().gemm != CudaLibraryChoice::kVendor; }
-
-const KernelTable<CudaF32x3Config>& f32x3_device(int device) {
-  return kernel_table<CudaF32x3Config, cuda_f32x3_config_count, cuda_f32x3_config, cuda_f32x3_blocks_per_sm>(
-      device, "no 3xTF32 GEMM kernels (float32 GEMMs on cuBLASLt)");
-}
-
-bool aligned16(const void* p) { return cuda_pointer_alignment(p) >= 16; }
-
-// A problem shape's kernel (and k split), chosen once, and its call site
-// for replays: a direct launch of one of these kernels cost 8 us of host
-// time on an H200 machine, a replayed one about 2 (cuda_op_replay.h).
-struct F32x3Plan {
-  bool gemv = false;  // the few-row kernel, else 3xTF32 kernel |index|
-  int index = -1;     // among the build's 3xTF32 kernels
-  int split = 1;
-  size_t tiles = 0;
-  CudaOpReplay replay{"aoti_torch_cuda_*mm_out / float32 kernel replay"};
-};
-
-bool aligned_rows(int64_t ld, int64_t stride) { return ld % 4 == 0 && stride % 4 == 0; }
-
-using F32x3PlanCache = CudaPlanCache<std::array<int64_t, 16>, F32x3Plan>;
-
-// The plan for |p| (null: none of aotirt's kernels takes it), kept in the
-// device's caches.
-Result<std::shared_ptr<F32x3Plan>> f32x3_plan(int device, const CudaF32x3Problem& p, int out_align) {
-  const int64_t source = !p.c ? 0 : p.ldc == 0 ? 1 : 2;
-  const bool aligned_ab = aligned16(p.a) && aligned16(p.b);
-  const std::array<int64_t, 16> key = {device,      p.m,         p.n,         p.k,      p.batch, p.lda,
-                                       p.ldb,       p.ldc,       p.ldd,       p.stride_a, p.stride_b, p.stride_c,
-                                       p.stride_d,  source,      out_align,   p.b_row_major * 2 + aligned_ab};
-  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
-  F32x3PlanCache& cache = dev->op_caches().get<F32x3PlanCache>(
-      [] { return std::make_unique<F32x3PlanCache>("float32 GEMM plans", kMaxPlans); });
-  return cache.get(key, [&]() -> Result<std::shared_ptr<F32x3Plan>> {
-    std::shared_ptr<F32x3Plan> plan;
-    if (p.batch == 1 && p.m <= kCudaGemvMaxRows && !p.b_row_major) {
-      plan = std::make_shared<F32x3Plan>();
-      plan->gemv = true;
-    } else if (aligned_ab && p.k % kCudaF32x3KMultiple == 0 && aligned_rows(p.lda, p.stride_a) &&
-               aligned_rows(p.ldb, p.stride_b)) {
-      const KernelTable<CudaF32x3Config>& fd = f32x3_device(device);
-      const CudaF32x3Choice choice = cuda_f32x3_choose(p, out_align, fd.sm_count, fd.configs.data(),
-                                                       fd.blocks.data(), static_cast<int>(fd.configs.size()));
-      if (choice.config >= 0) {
-        plan = std::make_shared<F32x3Plan>();
-        const CudaF32x3Config& c = fd.configs[choice.config];
-        plan->index = fd.index[choice.config];
-        plan->split = choice.split;
-        plan->tiles = static_cast<size_t>((p.m + c.tile_m - 1) / c.tile_m) * ((p.n + c.tile_n - 1) / c.tile_n);
-      }
-    }
-    return plan;
-  });
-}
-
-// In cuBLASLt's column-major terms D = op(A) op(B) is the row-major
-// D^T[n, m] = op(B)^T[n, k] @ op(A)^T[k, m] that aotirt's kernels take when
-// op(B)^T is k-contiguous (tb false); op(A)^T is then their B, column-major
-// (k contiguous) when ta, row-major when not. The bias runs along m: one
-// row of D^T, repeated. Fills the fields CudaF32x3Problem and
-// CudaBf16Problem share.
-template <class P, class T>
-P own_problem(const LtGemm& g) {
-  P p;
-  p.m = static_cast<int>(g.n);
-  p.n = static_cast<int>(g.m);
-  p.k = static_cast<int>(g.k);
-  p.a = static_cast<const T*>(g.b);
-  p.lda = g.ldb;
-  p.b = static_cast<const T*>(g.a);
-  p.ldb = g.lda;
-  p.b_row_major = !g.ta;
-  p.d = static_cast<T*>(g.d);
-  p.ldd = g.ldd;
-  p.alpha = static_cast<float>(g.alpha);
-  if (g.bias) {
-    p.c = static_cast<const T*>(g.bias);
-    p.ldc = 0;
-    p.beta = 1.f;
-  } else if (g.beta != 0.0) {
-    p.c = p.d;
-    p.ldc = p.ldd;
-    p.beta = static_cast<float>(g.beta);
-  }
-  return p;
-}
-
-// A launch of aotirt's GEMM kernels for replays: the operands, the scratch
-// memory (|extra|) and the scalars.
-template <class P>
-CudaReplayKey own_replay_key(const P& p, const void* extra) {
-  uint32_t alpha_bits = 0, beta_bits = 0;
-  std::memcpy(&alpha_bits, &p.alpha, sizeof(alpha_bits));
-  std::memcpy(&beta_bits, &p.beta, sizeof(beta_bits));
-  return {reinterpret_cast<uintptr_t>(p.a), reinterpret_cast<uintptr_t>(p.b), reinterpret_cast<uintptr_t>(p.c),
-          reinterpret_cast<uintptr_t>(p.d), reinterpret_cast<uintptr_t>(extra),
-          (static_cast<uint64_t>(alpha_bits) << 32) | beta_bits};
-}
-
-bool fits_int(const LtGemm& g) {
-  return g.m <= INT32_MAX && g.n <= INT32_MAX && g.k <= INT32_MAX && g.batch <= INT32_MAX;
-}
-
-// Runs |g| on aotirt's float32 kernels when one takes it; false (nothing
-// queued) when none does. With |dry_run| nothing is queued: the answer says
-// whether a kernel would take |g|.
-Result<bool> f32x3_gemm(int device, cudaStream_t stream, const LtGemm& g, bool dry_run) {
-  if (g.dtype != DType::kFloat32 || g.tb || cuda_matmul_allow_tf32() || !f32x3_enabled() || !fits_int(g))
-    return false;
-  CudaF32x3Problem p = own_problem<CudaF32x3Problem, float>(g);
-  p.batch = static_cast<int>(g.batch);
-  p.stride_a = g.stride_b;
-  p.stride_b = g.stride_a;
-  p.stride_d = g.stride_d;
-  if (!g.bias && g.beta != 0.0) p.stride_c = p.stride_d;
-  const bool out_aligned = aligned16(p.d) && aligned_rows(p.ldd, p.stride_d) && (!g.bias || aligned16(g.bias));
-  AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<F32x3Plan> plan, f32x3_plan(device, p, out_aligned ? 4 : 1));
-  if (!plan) return false;
-  if (dry_run) return true;
-  int* semaphores = nullptr;
-  if (plan->split > 1) {
-    AOTIRT_ASSIGN_OR_RETURN(semaphores, cuda_op_semaphores(device, stream, plan->tiles));
-  }
-  const CudaReplayKey replay_key = own_replay_key(p, semaphores);
-  AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, stream, [&](cudaStream_t s) -> Status {
-    if (plan->gemv) {
-      ShimProfileScope profile("aoti_torch_cuda_*mm_out / few-row float32 kernel launch");
-      AOTIRT_CUDA_RETURN_IF_ERROR(cuda_gemv_rows_launch(p, s));
-    } else {
-      ShimProfileScope profile("aoti_torch_cuda_*mm_out / 3xTF32 kernel launch");
-      AOTIRT_CUDA_RETURN_IF_ERROR(cuda_f32x3_launch(plan->index, p, plan->split, semaphores, s));
-    }
-    return Status();
-  }));
-  return true;
-}
-
-// ---- bfloat16 on aotirt's kernels (cuda_gemm_bf16.h) ----
-
-// Where bfloat16 GEMMs run (AOTIRT_CUDA_GEMM):
-// - auto (the default): products of up to eight rows on the few-row kernel;
-//   larger ones, on a GPU that runs CUTLASS's Hopper kernels (sm_90a;
-//   AOTIRT_CUDA_DISABLE=bf16_sm90 leaves them out), on those or the Ampere
-//   ones, as cuda_bf16_choose models them, so a bfloat16 package loads no
-//   cuBLASLt; on other GPUs on cuBLASLt, whose Hopper kernels beat CUTLASS's
-//   Ampere ones there by about two to one.
-// - aotirt: larger ones on CUTLASS's kernels on any GPU, so that no
-//   bfloat16 GEMM loads cuBLASLt (and the host memory it holds), at that
-//   cost in speed where no Hopper kernel runs.
-// - cublaslt: all on cuBLASLt.
-enum class Bf16Mode { kAuto, kAotirt, kCublaslt };
-Bf16Mode bf16_mode() {
-  switch (cuda_options().gemm) {
-    case CudaLibraryChoice::kVendor: return Bf16Mode::kCublaslt;
-    case CudaLibraryChoice::kAotirt: return Bf16Mode::kAotirt;
-    case CudaLibraryChoice::kAuto: break;
-  }
-  return Bf16Mode::kAuto;
-}
-
-bool bf16_sm90_enabled() { return cuda_options().enabled(CudaFeature::kBf16Sm90); }
-
-// The bfloat16 tensor-core kernels that run on a device.
-const KernelTable<CudaBf16Config>& bf16_device(int device) {
-  return kernel_table<CudaBf16Config, cuda_bf16_config_count, cuda_bf16_config, cuda_bf16_blocks_per_sm>(
-      device, "no bfloat16 tensor-core GEMM kernels (bfloat16 GEMMs over 8 rows on cuBLASLt)");
-}
-
-// Of |bd|'s configs, those the chooser may take: the Hopper ones while
-// enabled, the Ampere ones beside them (each leads on some of GPT-2's
-// prefill products) or when asked for (mode aotirt). Where no Hopper kernel
-// runs, products of more than eight rows stay on cuBLASLt by default.
-std::vector<CudaBf16Config> bf16_candidates(const KernelTable<CudaBf16Config>& bd) {
-  std::vector<CudaBf16Config> out = bd.configs;
-  bool hopper = false;
-  for (const CudaBf16Config& c : out) hopper = hopper || (c.sm90 && bf16_sm90_enabled());
-  for (CudaBf16Config& c : out) {
-    const bool allowed = c.sm90 ? bf16_sm90_enabled() : hopper || bf16_mode() == Bf16Mode::kAotirt;
-    if (!allowed) c.tile_m = c.tile_n = 0;  // the chooser skips empty tiles
-  }
-  return out;
-}
-
-struct Bf16Plan {
-  bool gemv = false;  // the few-row kernel, else tensor-core kernel |index|
-  int index = -1;
-  int split = 1;
-  size_t workspace_bytes = 0;  // a split's float32 slices, or what a Hopper kernel's scheduler asks for
-  CudaOpReplay replay{"aoti_torch_cuda_*mm_out / bfloat16 kernel replay"};
-};
-
-using Bf16PlanCache = CudaPlanCache<std::array<int64_t, 11>, Bf16Plan>;
-
-Result<std::shared_ptr<Bf16Plan>> bf16_plan(int device, const CudaBf16Problem& p, int out_align) {
-  const int64_t source = !p.c ? 0 : p.ldc == 0 ? 1 : 2;
-  const bool aligned_ab = aligned16(p.a) && aligned16(p.b);
-  const std::array<int64_t, 11> key = {device, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.ldd, source, out_align,
-                                       p.b_row_major * 2 + aligned_ab};
-  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
-  Bf16PlanCache& cache = dev->op_caches().get<Bf16PlanCache>(
-      [] { return std::make_unique<Bf16PlanCache>("bfloat16 GEMM plans", kMaxPlans); });
-  return cache.get(key, [&]() -> Result<std::shared_ptr<Bf16Plan>> {
-    std::shared_ptr<Bf16Plan> plan;
-    if (p.m <= kCudaBf16GemvMaxRows) {
-      plan = std::make_shared<Bf16Plan>();
-      plan->gemv = true;
-    } else if (aligned_ab && p.lda % kCudaBf16KMultiple == 0 && p.ldb % kCudaBf16KMultiple == 0) {
-      const KernelTable<CudaBf16Config>& bd = bf16_device(device);
-      const std::vector<CudaBf16Config> candidates = bf16_candidates(bd);
-      const CudaBf16Choice choice =
-          cuda_bf16_choose(p, out_align, bd.sm_count, candidates.data(), static_cast<int>(candidates.size()));
-      size_t bytes = 0;
-      if (choice.config >= 0 &&
-          cuda_bf16_workspace_bytes(bd.index[choice.config], p, choice.split, &bytes) == cudaSuccess) {
-        plan = std::make_shared<Bf16Plan>();
-        plan->index = bd.index[choice.config];
-        plan->split = choice.split;
-        plan->workspace_bytes = bytes;
-      }
-    }
-    return plan;
-  });
-}
-
-// As f32x3_gemm, for bfloat16 products of one batch.
-Result<bool> bf16_gemm(int device, cudaStream_t stream, const LtGemm& g, bool dry_run) {
-  if (g.dtype != DType::kBFloat16 || g.tb || g.batch != 1 || bf16_mode() == Bf16Mode::kCublaslt || !fits_int(g))
-    return false;
-  const CudaBf16Problem p = own_problem<CudaBf16Problem, void>(g);
-  const bool out_aligned = aligned16(p.d) && p.ldd % 8 == 0 && (!g.bias || aligned16(g.bias));
-  AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<Bf16Plan> plan, bf16_plan(device, p, out_aligned ? 8 : 1));
-  if (!plan) return false;
-  if (dry_run) return true;
-  TensorImpl graph_ws;
-  float* ws = nullptr;
-  if (plan->workspace_bytes > 0) {
-    AOTIRT_ASSIGN_OR_RETURN(void* w, cuda_op_workspace(device, stream, plan->workspace_bytes, &graph_ws));
-    ws = static_cast<float*>(w);
-  }
-  const CudaReplayKey replay_key = own_replay_key(p, ws);
-  AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, stream, [&](cudaStream_t s) -> Status {
-    if (plan->gemv) {
-      ShimProfileScope profile("aoti_torch_cuda_*mm_out / few-row bfloat16 kernel launch");
-      AOTIRT_CUDA_RETURN_IF_ERROR(cuda_bf16_gemv_rows_launch(p, s));
-    } else {
-      ShimProfileScope profile("aoti_torch_cuda_*mm_out / bfloat16 tensor-core kernel launch");
-      AOTIRT_CUDA_RETURN_IF_ERROR(cuda_bf16_launch(plan->index, p, plan->split, ws, s));
-    }
-    return Status();
-  }));
-  return true;
-}
-
 // aotirt's own kernels for |g|, when one takes it.
 Result<bool> own_gemm(int device, cudaStream_t stream, const LtGemm& g, bool dry_run = false) {
   if (g.dtype == DType::kBFloat16) return bf16_gemm(device, stream, g, dry_run);
@@ -496,7 +80,12 @@ size_t operand_bytes(const LtGemm& g, bool a) {
   return static_cast<size_t>((cols - 1) * ld + rows) * dtype_size(g.dtype);
 }
 
-Status queue_gemm(int device, cudaStream_t stream, const LtGemm& g);
+// aotirt's kernels where one takes |g|, cuBLASLt otherwise.
+Status queue_gemm(int device, cudaStream_t stream, const LtGemm& g) {
+  AOTIRT_ASSIGN_OR_RETURN(bool ran, own_gemm(device, stream, g));
+  if (ran) return Status();
+  return cublaslt_gemm(device, stream, g);
+}
 
 Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
   // While a graph is recorded: the larger operand of a single GEMM (at the
@@ -511,52 +100,6 @@ Status lt_gemm(int device, cudaStream_t stream, const LtGemm& g) {
   AOTIRT_RETURN_IF_ERROR(queue_gemm(device, stream, g));
   AOTIRT_CUDA_RETURN_IF_ERROR(cuda_l2_prefetch_mark(stream, capture));
   return Status();
-}
-
-Status queue_gemm(int device, cudaStream_t stream, const LtGemm& g) {
-  AOTIRT_ASSIGN_OR_RETURN(bool ran, own_gemm(device, stream, g));
-  if (ran) return Status();
-  AOTIRT_ASSIGN_OR_RETURN(const CublasLtApi* api, cublaslt_api());
-  AOTIRT_ASSIGN_OR_RETURN(cublasLtHandle_t handle, lt_handle(*api, device));
-  AOTIRT_ASSIGN_OR_RETURN(LtTypes types, lt_types(g.dtype));
-  AOTIRT_ENSURE(g.m <= INT32_MAX && g.n <= INT32_MAX && g.k <= INT32_MAX && g.batch <= INT32_MAX, kUnimplemented,
-                "matrix sizes m={} n={} k={} batch={} exceed cuBLASLt's limits", g.m, g.n, g.k, g.batch);
-
-  const uint32_t align_a = cuda_pointer_alignment(g.a), align_b = cuda_pointer_alignment(g.b),
-                 align_d = cuda_pointer_alignment(g.d);
-  // The bias pointer is part of the key: it is a descriptor attribute, and
-  // biases are weights, whose addresses do not change.
-  const std::vector<int64_t> key = {static_cast<int64_t>(g.dtype), g.batch, g.m, g.n, g.k, g.ta, g.tb, g.lda, g.ldb,
-                                    g.ldd, g.stride_a, g.stride_b, g.stride_d,
-                                    static_cast<int64_t>(reinterpret_cast<uintptr_t>(g.bias)), align_a, align_b,
-                                    align_d, device, static_cast<int64_t>(types.compute)};
-  AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
-  LtPlanCache& cache = dev->op_caches().get<LtPlanCache>(
-      [] { return std::make_unique<LtPlanCache>("cuBLASLt plans", kMaxPlans); });
-  AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<LtPlan> held, cache.get(key, [&] {
-    return make_plan(*api, handle, g, types, kWorkspaceBytes, align_a, align_b, align_d);
-  }));
-  const LtPlan& plan = *held;
-
-  TensorImpl graph_ws;
-  AOTIRT_ASSIGN_OR_RETURN(void* ws, cuda_op_workspace(device, stream, plan.workspace, &graph_ws));
-
-  float alpha_f = static_cast<float>(g.alpha), beta_f = static_cast<float>(g.beta);
-  double alpha_d = g.alpha, beta_d = g.beta;
-  const void* alpha = types.scale == CUDA_R_64F ? static_cast<const void*>(&alpha_d) : &alpha_f;
-  const void* beta = types.scale == CUDA_R_64F ? static_cast<const void*>(&beta_d) : &beta_f;
-  uint64_t alpha_bits = 0, beta_bits = 0;
-  std::memcpy(&alpha_bits, &alpha_d, sizeof(alpha_bits));
-  std::memcpy(&beta_bits, &beta_d, sizeof(beta_bits));
-  const CudaReplayKey replay_key = {reinterpret_cast<uintptr_t>(g.a), reinterpret_cast<uintptr_t>(g.b),
-                                    reinterpret_cast<uintptr_t>(g.d), reinterpret_cast<uintptr_t>(ws), alpha_bits,
-                                    beta_bits};
-  return held->replay.run(device, replay_key, stream, [&](cudaStream_t s) -> Status {
-    ShimProfileScope profile("aoti_torch_cuda_*mm_out / cublasLtMatmul");
-    AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmul(handle, plan.op, alpha, g.a, plan.a, g.b, plan.b, beta, g.d,
-                                                      plan.d, g.d, plan.d, &plan.algo, ws, plan.workspace, s));
-    return Status();
-  });
 }
 
 // A [.., rows, cols] operand as cuBLASLt can read it: itself, or a contiguous
@@ -685,7 +228,7 @@ Status run_matmul(ops::MatmulKind kind, AtenTensorHandle out_h, AtenTensorHandle
   AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*b, b_name));
   AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*out, "out"));
   if (self) AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*self, "self"));
-  AOTIRT_RETURN_IF_ERROR(lt_types(a->dtype()).take_status());
+  AOTIRT_RETURN_IF_ERROR(cublaslt_check_dtype(a->dtype()));
   const int64_t batch = args.batch, m = args.m, k = args.k, n = args.n;
   const DimVector& out_sizes = out->sizes();
   const bool has_c = self && beta != 0.0;
@@ -729,7 +272,7 @@ bool cuda_matmul_prewarm_useful(const std::vector<std::string>& imported) {
   // A bfloat16 library whose GEMMs all have few rows (a decode step) runs
   // them on the few-row kernel; one with larger GEMMs opens cuBLASLt at its
   // first, unless AOTIRT_CUDA_GEMM=aotirt.
-  const bool bf16_own = bf16_mode() != Bf16Mode::kCublaslt;
+  const bool bf16_own = !bf16_on_cublaslt();
   for (const std::string& s : imported) {
     if (s == "aoti_torch_dtype_float16" || s == "aoti_torch_dtype_float64") return true;
     if (s == "aoti_torch_dtype_bfloat16" && !bf16_own) return true;
@@ -737,10 +280,7 @@ bool cuda_matmul_prewarm_useful(const std::vector<std::string>& imported) {
   return false;
 }
 
-Status cuda_matmul_prewarm(int device) {
-  AOTIRT_ASSIGN_OR_RETURN(const CublasLtApi* api, cublaslt_api());
-  return lt_handle(*api, device).take_status();
-}
+Status cuda_matmul_prewarm(int device) { return cublaslt_prewarm(device); }
 
 }  // namespace aotirt
 
