@@ -18,8 +18,9 @@ constexpr size_t kMaxAllocation = size_t{1} << 62;
 // logits) are aligned to 2 MiB and asked for transparent huge pages: one
 // page fault per 2 MiB instead of 512. Each fault takes the process's memory
 // map lock, which the CUDA driver holds for long stretches while it creates a
-// context; `aotirt run` reading a 37.7 MB input beside a GPU load finished
-// after 60 ms or, stuck behind the driver, after 220 ms.
+// context; `aotirt run` reading a large input beside a GPU load took several
+// times as long when its faults were stuck behind the driver (bench/notes.md,
+// row 22).
 constexpr size_t kHugeThreshold = size_t{8} << 20;
 constexpr size_t kHugePage = size_t{2} << 20;
 

@@ -8,8 +8,9 @@
 // slice adds its tile into y after the one before, ordered by a semaphore
 // per output tile) or parallel (each slice writes its float32 sums to a
 // part of a workspace of its own, and add_slices_kernel adds the parts into
-// y): a serial slice waits about 2 us for the one before, so deep splits of
-// few tiles (batch 1's last stages) run parallel.
+// y): a serial slice waits for the one before, a fixed cost per slice
+// that deep splits of few tiles (batch 1's last stages) cannot afford, so
+// they run parallel.
 #include <cutlass/cutlass.h>
 #include <cutlass/conv/conv2d_problem_size.h>
 #include <cutlass/conv/convolution.h>
@@ -187,8 +188,9 @@ CudaConvKernelEntry entry() {
 // The shapes built: eight warps a block for the largest tiles, four for the
 // 128- and 64-wide ones, two for the 32x64 one (few output pixels, as at
 // batch 1 in a CNN's last stages, where the channel split fills the GPU),
-// and two fixed-channels kernels for stems (3 channels padded to 4: CUTLASS's few-channels iterator read them
-// one float at a time, 6x slower than cuDNN on ResNet-50's stem); then the
+// and two fixed-channels kernels for stems (3 channels padded to 4:
+// CUTLASS's few-channels iterator read them one float at a time, several
+// times slower than cuDNN on ResNet-50's stem); then the
 // Hopper kernels (cuda_conv_tf32_sm90.cu) and the Hopper GEMMs for 1x1
 // convolutions (cuda_conv_tf32_gemm_sm90.cu).
 const std::vector<CudaConvKernelEntry>& entries() {

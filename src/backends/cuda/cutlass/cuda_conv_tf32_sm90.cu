@@ -3,8 +3,8 @@
 // tensor memory accelerator in im2col mode (and the filters in tiled mode)
 // while one consumer warpgroup multiplies on wgmma (TF32, float32
 // accumulators), a block an output tile. Ampere's mma.sync kernels
-// (cuda_conv_tf32.cu) reach about 150 TFLOP/s on ResNet-50's batch-32
-// convolutions on an H200 machine; these are for the large ones.
+// (cuda_conv_tf32.cu) reach a fraction of Hopper's TF32 rate on ResNet-50's
+// batch-32 convolutions; these are for the large ones.
 //
 // This file is built for sm_90a only (wgmma and the im2col loads are not
 // part of compute_90): on any other GPU its kernels have no image and the

@@ -70,9 +70,8 @@ struct SplitShape {
 
 // D = bf16(alpha * (sum of the slices) + beta * C): a thread per four
 // columns of a row (one 16-byte load from each slice: |ldw| is a multiple
-// of 4), the rows strided over the grid's y blocks. By ncu on an H200
-// machine (caches flushed) GPT-2's 512x768 product on 5 slices takes 5.4-5.5
-// us; one element a thread, with a 64-bit division each, took 6.3.
+// of 4), the rows strided over the grid's y blocks: faster than one
+// element a thread, with a 64-bit division each (bench/notes.md, row 31).
 __global__ void reduce_slices_kernel(CudaBf16Problem p, int split, const float* ws, int64_t ldw) {
   const int64_t j = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
   if (j >= p.n) return;

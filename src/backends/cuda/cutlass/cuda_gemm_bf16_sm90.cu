@@ -3,12 +3,11 @@
 // two consumer warpgroups multiply on wgmma (bfloat16 operands, float32
 // accumulators) in ping-pong: each warpgroup owns a 64x128 output tile,
 // and one's epilogue runs while the other's mainloop has the tensor cores.
-// The blocks are persistent (one an SM, walking the tiles). On an H200
-// machine these ran GPT-2's 512-token products faster than CUTLASS's
-// cooperative 128x128 kernel with a stream-K scheduler (the MLP
-// projection: 11.3 us against 21.0, 24 tiles of 128x128 and k 3072; the
-// attention projection 6.0 against 10.4) and as fast on the rest; the
-// prefill with a graph in 864-865 us against 984-985.
+// The blocks are persistent (one an SM, walking the tiles). These ran
+// GPT-2's 512-token projections, whose few tiles (the MLP projection: 24 of
+// 128x128, k 3072) leave most SMs idle, in little more than half the time
+// of CUTLASS's cooperative 128x128 kernel with a stream-K scheduler, and
+// the other products as fast (bench/notes.md, row 32).
 //
 // Output D = alpha * A @ B (+ a bias row), rounded to bfloat16 once; no
 // general C. This file is built for sm_90a only (wgmma is not part of

@@ -6,8 +6,9 @@
 // convolution (the mark), which prefetches the next GEMM's weights beside the
 // kernels in between and joins before that GEMM. Only inside one capture:
 // outside one, a branch would cost host time on every call. Convolutions
-// mark but prefetch nothing: on an H200 machine their prefetches made
-// ResNet-50's replays slower (bench/notes.md). Plain CUDA runtime calls.
+// mark but prefetch nothing: their kernels are short, and the branch's join
+// delayed them by more than their weights' latency cost, so ResNet-50's
+// replays got slower (bench/notes.md, row 47). Plain CUDA runtime calls.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -92,8 +92,8 @@ Result<bool> cuda_gemm_own(int device, cudaStream_t stream, const CudaGemm& g, b
 Status cuda_matmul_prewarm(int device);
 // Whether a library importing |imported| is likely to run GEMMs on cuBLASLt:
 // not when the 3xTF32 kernels are on and it names no floating dtype but
-// float32 (cuBLASLt, and the ~150 MiB it holds, then loads at a first GEMM
-// that needs it, if any).
+// float32 (cuBLASLt, and the host memory it holds, then loads at a first
+// GEMM that needs it, if any).
 bool cuda_matmul_prewarm_useful(const std::vector<std::string>& imported);
 
 // Largest power of two (up to 256) that divides |p|'s address.

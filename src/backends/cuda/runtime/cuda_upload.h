@@ -5,11 +5,11 @@
 // A model library loads its weights with one synchronous cudaMemcpy (host to
 // device) per constant, from the blob aotirt maps out of the package. The
 // runtime copies pageable memory through its own staging buffers on the
-// calling thread: about 4 GB/s on an H200 machine, 50-60 ms for ViT-B/16's
-// 344 MB. Reading the file with pread() on four threads into two pinned
-// 1 MiB buffers each and queueing asynchronous copies from them runs at about
-// 15 GB/s there (16-17 ms for GPT-2's 249 MB; larger buffers cost more to pin
-// than they save), and maps none of the blob's pages into the process.
+// calling thread, at a fraction of what the bus carries. Reading the file
+// with pread() on four threads into two pinned 1 MiB buffers each and
+// queueing asynchronous copies from them runs several times faster (larger
+// buffers cost more to pin than they save), and maps none of the blob's
+// pages into the process.
 //
 // libaotirt's build renames the static CUDA runtime's cudaMemcpy to
 // aotirt_cudart_memcpy and defines cudaMemcpy in cuda_upload.cpp, which is

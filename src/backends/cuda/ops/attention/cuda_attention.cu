@@ -248,7 +248,8 @@ __global__ void combine_kernel(CudaAttentionParams p) {
 // groups and warps merge at the end. The loads of kDecodeUnroll keys per
 // group are issued before any is used, so a block waits on memory about
 // once; the general kernel above staged 32-key tiles through shared memory
-// and scored them one key per lane, 20 us per GPT-2 layer by ncu.
+// and scored them one key per lane, in more than twice the time on GPT-2's
+// decode step (bench/notes.md, row 13).
 constexpr int kDecodeThreads = 512;
 constexpr int kDecodeUnroll = 4;
 

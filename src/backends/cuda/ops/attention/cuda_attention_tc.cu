@@ -121,8 +121,8 @@ __device__ __forceinline__ void cp_async_wait() {
 // is followed by its store to shared memory, which waits for it, and the
 // next load stays behind that store, so a thread's copies of a tile ran one
 // after another. With cp.async, and the next tile's copy under this one's
-// products (tc_key_loop), GPT-2's prefill attention took 18.4 us by ncu
-// (caches flushed) where it took 21.6 (bench/notes.md, row 33).
+// products (tc_key_loop), GPT-2's prefill attention kernel runs faster
+// (bench/notes.md, row 33).
 template <class T, int D, int kRows, int kThreads>
 __device__ __forceinline__ void copy_tile_async(T* dst, const T* src, int64_t ld, int64_t first, int64_t len,
                                                 int tid) {
@@ -552,7 +552,8 @@ __global__ void __launch_bounds__(32 * W) attention_tc_split_kernel(CudaAttentio
 // fresh accumulators that are then added in float32: mma.sync rounds its sums
 // toward zero, a bias that long sums would pile up. ViT-B/16 (197 tokens)
 // and BERT-base (128) ran float32 attention as two cuBLASLt GEMMs around a
-// softmax kernel, three launches and 24 us per call.
+// softmax kernel, three launches per call and slower than this one
+// (bench/notes.md, row 14).
 constexpr int kF32Dim = 64;
 constexpr int kF32Stride = kF32Dim + 4;  // floats per shared row: conflict-free fragment loads
 constexpr int kF32Keys = 32;             // keys per warp tile
@@ -567,7 +568,7 @@ constexpr size_t f32_smem_bytes() {
 // exact in float32 and passed as it is: the mma reads a TF32 operand's upper
 // 19 bits, so the tail is truncated there, as CUTLASS's 3xTF32 GEMMs rely on.
 // Three instructions a value; cvt.rna.tf32.f32, which rounds both, is
-// emulated on sm_90 with about ten (bench/notes.md, row 15).
+// emulated on sm_90 with about ten (bench/notes.md, row 16).
 __device__ __forceinline__ void split_tf32(float x, uint32_t& head, uint32_t& tail) {
   head = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
   tail = __float_as_uint(x - __uint_as_float(head));

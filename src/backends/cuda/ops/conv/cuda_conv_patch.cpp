@@ -22,9 +22,9 @@ bool patch_conv_enabled() {
 // is one GEMM per image over its patches: out[b] [c_out, patches] =
 // W [c_out, c * kh * kw] @ patches[b]^T. In float32 it runs on aotirt's own
 // GEMM kernels when they take it, which keeps such a model off cuDNN and the
-// ~200 MiB of host memory cuDNN's libraries hold once loaded (ViT-B/16's
-// 16x16 patches: a copy and a 3xTF32 GEMM, where cuDNN ran a float32 SIMT
-// kernel of 41 us). Answers false, with nothing queued, otherwise.
+// host memory cuDNN's libraries hold once loaded (ViT-B/16's 16x16 patches:
+// a copy and a 3xTF32 GEMM, where cuDNN ran a float32 SIMT kernel). Answers
+// false, with nothing queued, otherwise.
 Result<bool> patch_convolution(const CudaOpScope& scope, const TensorImpl& input, const TensorImpl& weight,
                                const DimVector& stride, const DimVector& padding, const DimVector& dilation,
                                int64_t groups, bool transposed, bool channels_last, const TensorImpl& out) {

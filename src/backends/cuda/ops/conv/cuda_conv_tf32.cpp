@@ -32,15 +32,9 @@ struct Terms {
 };
 
 // Ampere's kernels beside Hopper's, fitted with the Hopper rates below (the
-// 64x64 and 32x64 rates refit with the parallel split, kParallel): over
-// those 46 problems the choices take 1138 us in all, where the best measured
-// ones take 1117 (batch 1: 192 against 189; before the parallel split the
-// choices took 1195, the best 1177). These sums are
-// reckoned on the measured table, with the Ampere shapes' blocks per SM
-// taken as 1 (256x128, 128x256), 2 (128x128, 128x64, 64x64) and 4 (32x64);
-// on the GPU the occupancy query gives them. These terms
-// favour the problems the Hopper kernels do not win, so they are used only
-// when a Hopper kernel is among the candidates.
+// 64x64 and 32x64 rates refit with the parallel split, kParallel). These
+// terms favour the problems the Hopper kernels do not win, so they are used
+// only when a Hopper kernel is among the candidates.
 constexpr Terms kBesideSm90 = {0.28e6, 3.6, 2.0, 2.66e6,
                                {{256, 128, 0.25e6},
                                 {128, 256, 0.22e6},
@@ -59,10 +53,7 @@ constexpr Terms kAmpereAlone = {0.73e6, 3.1, 4.5, 3.8e6,
                                  {32, 64, 0.10e6}}};
 // 3xTF32 kernels (three tensor-core products for each one of TF32), fitted
 // on their own timings of the same problems (by direct launches, warm
-// caches): the TF32 rates taken three times slower chose 3457 us in all
-// (measured); these choose 3198-3372 us by the same table, depending on the
-// blocks per SM the device reports (2-4 for 64x64, 2-6 for 32x64); the best
-// choices take 3185.
+// caches): the TF32 rates taken three times slower chose slower kernels.
 constexpr Terms kThreePass = {0.4e6 / 3, 2.0, 3.0, 3.0e6, {{64, 64, 0.4e6 / 3}, {32, 64, 0.2e6 / 3}}};
 
 // A parallel split (any Ampere-family kernel but the fixed-channels ones,
@@ -70,13 +61,11 @@ constexpr Terms kThreePass = {0.4e6 / 3, 2.0, 3.0, 3.0e6, {{64, 64, 0.4e6 / 3}, 
 // the slices run as the serial ones do but wait for none; the second kernel
 // and the parts it reads cost |fixed_us| plus the parts' bytes at
 // |bytes_per_us| (they come from L2); slices shorter than |min_slice_k| are
-// not worth a block. Fitted on the TF32 kernels' rows of the same table:
-// batch 1's deep 3x3 convolutions ran in 10-12 us on 8-16 parallel slices,
-// where the serial split took 16.7-22.8 and cuDNN 12.4-18.1. The 3xTF32
-// kernels use them too: by their rows of that table, their choices for
-// batch 1 take 262 us with parallel splits against 362 with serial ones
-// alone (best 255; batch 32 unchanged), and ResNet-50 at batch 1 ran in
-// 837-851 us against 1073-1075.
+// not worth a block. Fitted on the TF32 kernels' rows of the same table,
+// where batch 1's deep 3x3 convolutions ran faster on parallel slices than
+// on serial ones, and than on cuDNN. The 3xTF32 kernels use the same terms,
+// which took about a fifth off ResNet-50's strict-float32 batch 1 against
+// serial splits alone (bench/notes.md, row 28).
 struct ParallelTerms {
   double fixed_us, bytes_per_us;
   int64_t min_slice_k;
@@ -98,10 +87,8 @@ struct Sm90Rates {
 // A parallel split of a Hopper kernel launches each further slice on a
 // forked stream: this much more a slice, beside the second kernel's terms
 // (kParallel). Fitted on four machines' tables (CudaConvTf32Test.Timing):
-// from 0.5 to 0.6 us the picks for ResNet-50's 53 convolutions at batch 1
-// sum to 3.2-5.2 us less than with the 1.0 first guessed (the 3x3 ones of
-// 128 channels at 56x56 and 28x28 take 4 slices, not 2), batch 32 the same;
-// 0.4 and under split too often, 0.65 and over as 1.0 does.
+// the 1.0 first guessed kept some of batch 1's 3x3 convolutions on too few
+// slices, and 0.4 or less splits too often.
 constexpr double kSm90ForkUs = 0.55;
 
 Sm90Rates sm90_rates(const CudaConvConfig& c) {
@@ -127,12 +114,9 @@ Sm90Rates sm90_rates(const CudaConvConfig& c) {
 // the same table's rows for ResNet-50's eleven 1x1 convolutions of stride 1
 // at batch 1 and 32 (each on 64x64, 64x128 and 64x256 tiles, cold caches)
 // where the tile is no wider than the output: a wider one (64x256 for 64 or
-// 128 channels) ran up to 1.6 times slower than this reckons, so the
-// chooser leaves it out. A least-squares fit of these terms (3.7 us, 3.55e6
-// bytes a microsecond, 0.067 us a stage) chose 183.1 / 879.9 us at batch 1
-// / 32 over the whole table; these, with the stage and the bytes' floor
-// refit on the choices, 181.2 / 866.7, where the best take 179.6 / 858.3
-// (947.5 at batch 32 without these kernels).
+// 128 channels) ran well slower than this reckons, so the chooser leaves it
+// out. The stage cost and the bytes' floor were refit on the choices after
+// a least-squares fit to the times, which chose slower kernels.
 struct GemmTerms {
   double launch_us, bytes_per_us, stage_us, column_us, store_us;
 };
@@ -153,12 +137,12 @@ double gemm_1x1_us(const CudaConvProblem& p, const CudaConvConfig& c, int sm_cou
 // |tile_us| more (the epilogue not hidden), a launch |launch_us|; the
 // input's bytes are those its taps read (a quarter of the input for a
 // strided 1x1), and all of them pass at |bytes_per_us| at best. Fitted on
-// the 128x128 kernel's rows of CudaConvTf32Test.Timing (cold caches, one
-// H200 machine), every ResNet-50 shape at batch 1 and 32 and their Hopper
-// splits: within 10% at batch 32 but for the 3x3 of 64 channels (83 us
-// where this reckons 46; half of each 128-wide tile is past its 64
-// output channels, and the 128x64 kernel takes it in 43) and the strided
-// 3x3 at 56x56 (36 against 28).
+// the 128x128 kernel's rows of CudaConvTf32Test.Timing (cold caches), every
+// ResNet-50 shape at batch 1 and 32 and their Hopper splits: close at batch
+// 32 but for the strided 3x3 at 56x56, somewhat slower than reckoned, and
+// the 3x3 of 64 channels, nearly twice as slow: half of each 128-wide tile
+// is past its 64 output channels (the 128x64 kernel is faster there), so
+// the chooser leaves such problems out.
 struct PersistentTerms {
   double launch_us, macs_per_us, tile_us, bytes_per_us;
 };

@@ -5,8 +5,8 @@
 // the same arithmetic, and 3xTF32 ones keep float32 accuracy where TF32 is
 // off. So a channels-last float32 CNN
 // (ResNet-50 as inductor exports it) runs without cuDNN, and without the
-// ~350 MiB of host memory and the ~0.3 s of start-up that cuDNN's libraries
-// (and the cuBLASLt they open) cost once loaded.
+// host memory and the start-up time that cuDNN's libraries (and the
+// cuBLASLt they open) cost once loaded.
 //
 // The kernels are built only where CUTLASS's headers were found at
 // configure time (cutlass/); otherwise cuda_conv_tf32_config_count() is

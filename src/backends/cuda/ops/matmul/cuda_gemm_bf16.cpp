@@ -10,22 +10,20 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // A time model in microseconds: an SM runs its tiles one after another at
-// about 2.0M multiply-adds a microsecond in the Ampere kernels' 128x128
-// tiles (64x64 warp tiles) and 1.0M in their 64x64 ones (32x32 warp tiles);
-// a Hopper tile (64 rows, one consumer warpgroup's) takes a fixed time for
-// each 64-deep stage of k plus a time for each of its columns, so narrow
-// tiles run fewer multiply-adds a microsecond but spread over more SMs
+// |kBigMacsPerUs| multiply-adds a microsecond in the Ampere kernels'
+// 128x128 tiles (64x64 warp tiles) and |kSmallMacsPerUs| in their 64x64
+// ones (32x32 warp tiles); a Hopper tile (64 rows, one consumer
+// warpgroup's) takes a fixed time for each 64-deep stage of k plus a time
+// for each of its columns, so narrow tiles run fewer multiply-adds a
+// microsecond but spread over more SMs
 // (counted a tile an SM at a time, though two warpgroups take turns on two).
 // Then the epilogue's writes and a launch; a k split adds the reduction's
 // launch and its reads of the float32 slices. Small problems take small
 // tiles or k slices, large ones big tiles, which read each operand less
 // often. Fitted on an H200 machine to GPT-2's 512-token GEMMs, each
 // kernel's calls replayed from a CUDA graph (CudaBf16Test.Timing), where the
-// Hopper kernels lead on all of them: with 64x128 tiles alone qkv and fc
-// took 8.2-8.5 us (Ampere's best 10.6-10.7), the attention projection 6.0
-// (6.1-6.3 on Ampere's 64x64), the MLP projection 11.3 (13.3 on 5 Ampere
-// slices), the padded output layer 70.5 (106). The Ampere terms decide on
-// other GPUs and with AOTIRT_CUDA_GEMM=aotirt.
+// Hopper kernels lead on all of them, even with 64x128 tiles alone. The
+// Ampere terms decide on other GPUs and with AOTIRT_CUDA_GEMM=aotirt.
 constexpr double kBigMacsPerUs = 2.0e6;
 constexpr double kSmallMacsPerUs = 1.0e6;
 constexpr double kSm90StageUs = 0.05;          // per 64 k of a 64-row tile

@@ -1,7 +1,7 @@
 // aotirt's own bfloat16 GEMMs. A few-row kernel (cuda_bf16_gemv_rows_launch)
 // takes products of one to eight rows, which are bound by reading the
 // weights: a bfloat16 decode step (GPT-2's, say) then loads no cuBLASLt and
-// none of the ~230 MiB of host memory it holds once loaded. Larger products
+// none of the host memory it holds once loaded. Larger products
 // run on CUTLASS's Hopper GEMM (TMA loads, ping-pong wgmma warpgroups,
 // persistent blocks; sm_90a only) where it takes them, so a bfloat16 package on an H100/H200
 // loads no cuBLASLt either; CUTLASS's Ampere tensor-core GEMM (mma.sync

@@ -13,13 +13,12 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // A time model, in microseconds, fitted to the kernels' times on an H200
 // machine over ViT-B/16's and BERT-base's GEMMs at every shape and split
 // (CudaF32x3Test.Timing; bench/notes.md, row 15): an SM runs its blocks one
-// after another at about 220K float32 multiply-adds a microsecond for a
+// after another at |kMacsPerUs| float32 multiply-adds a microsecond for a
 // block of four warps (three TF32 passes each; a second block beside it
-// gains nothing), 160K for a block of two, plus about 1 us per 64x64 tile
-// for the block's epilogue; a launch costs about 2 us more, and each
-// further k slice 2 us, waiting for the one before it to add its tile to D.
-// Over those GEMMs the choice came within 1.2 us in all of the best
-// measured one.
+// gains nothing), |kTwoWarpMacsPerUs| for a block of two, plus |kTileUs|
+// per output element for the block's epilogue; a launch costs |kLaunchUs|
+// more, and each further k slice |kSliceUs|, waiting for the one before it
+// to add its tile to D.
 constexpr double kMacsPerUs = 220e3;
 constexpr double kTwoWarpMacsPerUs = 160e3;
 constexpr double kTileUs = 1.0 / (64 * 64);  // per output element of a block

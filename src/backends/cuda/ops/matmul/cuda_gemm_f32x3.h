@@ -1,12 +1,12 @@
 // aotirt's own float32 GEMMs, which keep float32 models off cuBLASLt (and
-// the ~150 MiB of host memory it holds once loaded). On tensor cores at
+// the host memory it holds once loaded). On tensor cores at
 // float32 accuracy ("3xTF32", through CUTLASS): each float32 operand value
 // is split into a TF32 head and a TF32 rest, and each product taken as
 // three TF32 products (rest * head, head * rest, head * head), so about 22
 // significand bits take part where one TF32 pass keeps 11. PyTorch leaves
 // TF32 off for float32 matmuls, which puts them on the GPU's plain float32
-// units (cuBLAS's SIMT kernels ran ViT-B/16's GEMMs at about 21 TFLOP/s on
-// an H200 machine). And a few-row kernel (cuda_gemv_rows_launch) for
+// units (cuBLAS's SIMT kernels), at a fraction of the tensor cores' rate.
+// And a few-row kernel (cuda_gemv_rows_launch) for
 // products of one to eight rows, which are bound by reading the weights.
 //
 // The 3xTF32 kernels are built only where CUTLASS's headers were found at

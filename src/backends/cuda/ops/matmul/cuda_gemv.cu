@@ -3,7 +3,7 @@
 // B column-major (k contiguous). Written here rather than taken from
 // cuBLASLt: a float32 model whose other GEMMs run on aotirt's kernels would
 // otherwise load cuBLASLt for its classifier or its batch-8 layers alone,
-// and hold its ~150 MiB of host memory. A warp per output column j reads
+// and hold its host memory. A warp per output column j reads
 // B's column once, 16 bytes a lane where rows allow, with every row's
 // partial sum in registers (plain float32 FMAs, rounded as cuBLAS's float32
 // kernels round), then sums its lanes with shuffles.

@@ -29,8 +29,8 @@ const KernelTable<CudaF32x3Config>& f32x3_device(int device) {
 
 
 // A problem shape's kernel (and k split), chosen once, and its call site
-// for replays: a direct launch of one of these kernels cost 8 us of host
-// time on an H200 machine, a replayed one about 2 (cuda_op_replay.h).
+// for replays: a replayed launch of one of these kernels costs a fraction
+// of a direct one's host time (cuda_op_replay.h).
 struct F32x3Plan {
   bool gemv = false;  // the few-row kernel, else 3xTF32 kernel |index|
   int index = -1;     // among the build's 3xTF32 kernels
