@@ -755,12 +755,12 @@ TEST_F(CudaConvTf32Test, HopperSplitsRecordInAGraph) {
       if (!runs(i) || !cuda_conv_tf32_config(i).sm90 || cuda_conv_tf32_check(i, p, split) != cudaSuccess) continue;
       SCOPED_TRACE("kernel " + std::to_string(i) + " split " + std::to_string(split));
       std::vector<float> direct(yn), replayed(yn);
-      ASSERT_EQ(cudaMemset(dy, 0xff, yn * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaMemsetAsync(dy, 0xff, yn * sizeof(float), stream), cudaSuccess);
       ASSERT_EQ(cuda_conv_tf32_launch(i, p, split, nullptr, parts, stream), cudaSuccess);
       ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
       ASSERT_EQ(cudaMemcpy(direct.data(), dy, yn * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-      ASSERT_EQ(cudaMemset(dy, 0xff, yn * sizeof(float)), cudaSuccess);
-      ASSERT_EQ(cudaMemset(parts, 0xff, 8 * yn * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaMemsetAsync(dy, 0xff, yn * sizeof(float), stream), cudaSuccess);
+      ASSERT_EQ(cudaMemsetAsync(parts, 0xff, 8 * yn * sizeof(float), stream), cudaSuccess);
       cudaGraph_t graph = nullptr;
       ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
       const cudaError_t queued = cuda_conv_tf32_launch(i, p, split, nullptr, parts, stream);
@@ -813,15 +813,17 @@ TEST_F(CudaConvTf32Test, HopperDependentLaunchesWaitForTheKernelBefore) {
       if (!runs(i) || !cuda_conv_tf32_config(i).sm90 || cuda_conv_tf32_check(i, p, 1) != cudaSuccess) continue;
       SCOPED_TRACE("kernel " + std::to_string(i) + (cuda_conv_tf32_config(i).gemm_1x1 ? " (1x1 GEMM)" : ""));
       std::vector<float> plain(yn), dependent(yn);
-      ASSERT_EQ(cudaMemset(dy, 0xff, yn * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaMemsetAsync(dy, 0xff, yn * sizeof(float), stream), cudaSuccess);
       p.pdl = false;
       ASSERT_EQ(cuda_conv_tf32_launch(i, p, 1, nullptr, nullptr, stream), cudaSuccess);
       ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
       ASSERT_EQ(cudaMemcpy(plain.data(), dy, yn * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-      ASSERT_EQ(cudaMemset(dy, 0xff, yn * sizeof(float)), cudaSuccess);
-      ASSERT_EQ(cudaMemset(dx, 0xff, xn * sizeof(float)), cudaSuccess);
+      ASSERT_EQ(cudaMemsetAsync(dy, 0xff, yn * sizeof(float), stream), cudaSuccess);
+      ASSERT_EQ(cudaMemsetAsync(dx, 0xff, xn * sizeof(float), stream), cudaSuccess);
       ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-      // The input's values arrive by a kernel (a copy of its rows).
+      // The input's values arrive by a kernel (a copy of its rows). Every fill
+  // is on |stream|: a legacy-stream cudaMemset does not order with a
+  // non-blocking stream, and could land after the kernels.
       ASSERT_EQ(cuda_launch_pad_channels(src, int64_t(p.n) * p.h * p.w, p.c, p.c, dx, stream), cudaSuccess);
       p.pdl = true;
       ASSERT_EQ(cuda_conv_tf32_launch(i, p, 1, nullptr, nullptr, stream), cudaSuccess);
