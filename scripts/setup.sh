@@ -8,8 +8,11 @@ cd "$(dirname "$0")/.."
 TORCH_VERSION="2.11.0"
 CUTLASS_VERSION="4.2.0.0"
 APT_PACKAGES=(cmake ninja-build g++ pkg-config binutils
-  libminizip-dev libelf-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-  libopenblas-dev libopenblas-openmp-dev libsleef3 libgtest-dev libgmock-dev)
+  libzip-dev libelf-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  libopenblas-dev libopenblas-openmp-dev libsleef3 libgtest-dev libgmock-dev
+  # scripts/sanitize.sh: the fuzz build (clang, libFuzzer and its sanitizer
+  # runtimes, clang's OpenMP); GCC's own sanitizer runtimes come with g++.
+  clang-14 libclang-rt-14-dev libomp-14-dev)
 PIP_PACKAGES=("torch==$TORCH_VERSION" numpy pytest)
 
 log() { printf '[setup] %s\n' "$*"; }

@@ -6,6 +6,11 @@
 //
 // A Model owns the model library, its weights and any files it extracted;
 // destroying it releases all of them.
+//
+// Loading a package runs the native code inside it: load only packages you
+// trust (SECURITY.md). inspect_package() reads one without running it. No
+// function here throws; running out of memory is RESOURCE_EXHAUSTED. Thread
+// safety: SECURITY.md, "Thread safety of aotirt::Model".
 #pragma once
 
 #include <cstddef>
@@ -100,7 +105,8 @@ class ModelState;
 class AOTIRT_API Model {
  public:
   // Loads |path|. Fails with a Status naming the problem (missing file, not a
-  // zip, no AOTI model, wrong device or ISA, missing shim symbol, ...).
+  // zip, no AOTI model, wrong device or ISA, missing shim symbol, a weights
+  // blob of the wrong length, ...). The package's library runs as it loads.
   static Result<std::unique_ptr<Model>> load(const std::string& path, const LoadOptions& options = {});
   ~Model();
   Model(const Model&) = delete;
@@ -116,6 +122,10 @@ class AOTIRT_API Model {
   // Runs the model. CPU inputs on a CPU model are used in place (zero-copy);
   // host inputs for a device model are copied to the device. Outputs own
   // their memory and live on the model's device unless |options| says host.
+  // Inputs are checked against the package's specs when it records them,
+  // and always by the model library's own generated checks (dtype, sizes,
+  // strides, device), which aotirt turns on for this library alone.
+  // May be called from several threads at once.
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, const RunOptions& options = {});
 
   // Caps the memory aotirt's allocator hands out on this model's device
@@ -131,7 +141,9 @@ class AOTIRT_API Model {
   std::unique_ptr<ModelState> state_;
 };
 
-// Reads a package's metadata and imported symbols without running anything.
+// Reads a package's metadata and imported symbols without running anything:
+// the library is parsed as ELF data, never loaded, so this is safe on files
+// of unknown origin.
 AOTIRT_API Result<PackageInfo> inspect_package(const std::string& path);
 
 // The last error recorded on this thread by aotirt (including errors from

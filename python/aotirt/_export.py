@@ -213,6 +213,11 @@ def _compile_options(
     stateful: bool = False,
 ) -> dict:
     merged = dict(LEAN_OPTIONS)
+    # aotirt runs the library's generated input checks on every call. Their
+    # lower bound on a dynamic dimension is torch.export's 2 (it specialises
+    # sizes 0 and 1), which would refuse a batch of one that the kernels
+    # handle; the checks of dtypes, ranks, static sizes and strides stay.
+    merged["aot_inductor.check_lowerbound"] = False
     if stateful:
         # Inductor's joint-graph constant folding replaces a buffer whose
         # elements are all equal (a zero-initialised counter, say) by its

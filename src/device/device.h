@@ -104,6 +104,14 @@ class Device {
   int models() const { return models_.load(std::memory_order_acquire); }
   // Empties the ops' caches; only while no op runs on the device.
   virtual void release_caches() { allocator().trim(); }
+  // Held around each run of a model on this device, for whatever the device
+  // sets up per run (the CPU's OpenMP thread budget while runs overlap:
+  // backends/cpu/cpu_run_threads.h). Null: nothing to hold.
+  class RunScope {
+   public:
+    virtual ~RunScope() = default;
+  };
+  virtual std::unique_ptr<RunScope> enter_run() { return nullptr; }
 
   // Called before a model library for this device is opened: a chance to put
   // runtime symbols the library imports (e.g. libcudart's) in global scope.

@@ -1,9 +1,14 @@
+// Loading a model (package, device, library, container, weights) and
+// running it: the checks on what the package claims, the handles the
+// container steals, and the CUDA-graph mode.
 #include <dlfcn.h>
 #include <fcntl.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
+#include <new>
 
 #include "base/log.h"
 #include "core/constant_load.h"
@@ -46,16 +51,18 @@ class LoadTrace {
   std::chrono::steady_clock::time_point start_, last_;
 };
 
-Status run_error(const char* what) {
+// |hint|: the likely cause, when the library left no message of its own
+// with aotirt (it prints its exceptions to stderr).
+Status run_error(const char* what, const char* hint = nullptr) {
   const Status& shim_error = get_last_error();
   if (!shim_error.ok()) {
     Status s = shim_error;
     return s.annotate(what);
   }
+  if (!hint) hint = "a wrong input shape, dtype or layout is the usual cause";
   return AOTIRT_STATUS(kInternal,
-                       "{} failed inside the model library (its own message, if any, was printed to "
-                       "stderr; a wrong input shape, dtype or layout is the usual cause)",
-                       what);
+                       "{} failed inside the model library (its own message, if any, was printed to stderr; {})",
+                       what, hint);
 }
 
 }  // namespace
@@ -78,19 +85,29 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   } joiner{device_thread};
   auto start_device = [&](DeviceId id) {
     device_thread = std::thread([&m, &device_status, id] {
-      Result<Device*> dev = get_device(id);
-      if (!dev.ok()) {
-        device_status = dev.take_status();
-        return;
+      // An exception leaving a thread ends the process: out of memory while
+      // the device is created comes back as the load's error instead.
+      try {
+        Result<Device*> dev = get_device(id);
+        if (!dev.ok()) {
+          device_status = dev.take_status();
+          return;
+        }
+        m->device_ = dev.value();
+      } catch (const std::bad_alloc&) {
+        device_status = AOTIRT_STATUS(kResourceExhausted, "out of memory while creating device {}", id.to_string());
+      } catch (const std::exception& e) {
+        device_status = AOTIRT_STATUS(kInternal, "creating device {} failed: {}", id.to_string(), e.what());
       }
-      m->device_ = dev.value();
     });
   };
   if (options.device && !options.device->is_cpu()) start_device(*options.device);
 
-  AOTIRT_ASSIGN_OR_RETURN(m->package_, open_pt2_package(path));
+  // The metadata first: it names the device, which can then start while the
+  // library is read.
+  AOTIRT_ASSIGN_OR_RETURN(m->package_, open_pt2_layout(path));
   const PackageInfo& info = m->package_.info;
-  trace.mark("package read");
+  trace.mark("package metadata read");
 
   // The device: the package decides its type; the options may only pick an index.
   const BackendInfo* backend = backend_for_key(info.device_key);
@@ -114,6 +131,8 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   }
 
   if (!device_thread.joinable()) start_device(m->device_id_);
+  AOTIRT_RETURN_IF_ERROR(read_pt2_library(m->package_));
+  trace.mark("library read");
   // The GEMM and convolution libraries load on threads of their own.
   m->prewarm_ = prewarm_backend(m->device_id_, m->package_.undefined_symbols);
   m->prewarm_pending_.store(!m->prewarm_.empty());
@@ -134,10 +153,13 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   pin_needed_runtimes(m->package_.undefined_symbols);
   trace.mark("shims checked");
 
+  // Only the kernel files this device loads are written out: none for a CPU
+  // model, whose kernels are compiled into its library.
   const char* cubin_dir = nullptr;
-  if (!m->package_.kernels.empty()) {
+  const std::vector<const ZipEntry*> kernels = kernels_for_device(m->package_, m->device_id_.type);
+  if (!kernels.empty()) {
     AOTIRT_ASSIGN_OR_RETURN(m->kernel_dir_, TempDir::create("aotirt-kernels-"));
-    for (const ZipEntry* k : m->package_.kernels) {
+    for (const ZipEntry* k : kernels) {
       std::string base = k->name.substr(k->name.rfind('/') + 1);
       std::string out = m->kernel_dir_.path() + "/" + base;
       UniqueFd fd(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
@@ -161,6 +183,9 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   if (!m->device_id_.is_cpu()) library = open_library();
   device_thread.join();
   // The device's error is the more basic one (no GPU, wrong architecture).
+  // When the package picked the device, the message says so.
+  if (!device_status.ok() && !options.device)
+    return device_status.annotate(fmt::format("'{}' was compiled for {}", path, m->device_id_.to_string()));
   AOTIRT_RETURN_IF_ERROR(device_status);
   AOTIRT_RETURN_IF_ERROR(m->device_->check_package(m->package_.metadata));
   if (options.memory_limit_bytes) m->device_->allocator().set_limit(options.memory_limit_bytes);
@@ -198,11 +223,18 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   size_t n_in = 0, n_out = 0;
   if (api.get_num_inputs(m->container_, &n_in) != 0 || api.get_num_outputs(m->container_, &n_out) != 0)
     return run_error("querying the model's inputs and outputs");
-  m->has_specs_ = !info.inputs.empty() || n_in == 0;
+  // The metadata only describes the library; where they disagree the
+  // library is right. A count that differs means the metadata is not this
+  // library's: refused. Dtypes and shapes are checked by the library itself
+  // at every run (its generated input checks, which ModelLibrary turned on),
+  // so metadata that is wrong about them cannot make a kernel read past an
+  // input.
   if (!info.inputs.empty() && info.inputs.size() != n_in)
-    return AOTIRT_STATUS(kDataLoss, "package metadata lists {} inputs but the model takes {}", info.inputs.size(),
-                         n_in);
+    return AOTIRT_STATUS(kDataLoss, "package metadata lists {} inputs but the model library takes {}",
+                         info.inputs.size(), n_in);
+
   m->inputs_ = info.inputs.empty() ? std::vector<TensorSpec>(n_in) : info.inputs;
+  // Output specs only label the outputs: used when their count fits.
   m->outputs_ = info.outputs.size() == n_out ? info.outputs : std::vector<TensorSpec>(n_out);
   for (size_t i = 0; i < n_in; ++i) {
     const char* name = nullptr;
@@ -213,12 +245,6 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
     const char* name = nullptr;
     if (m->outputs_[i].name.empty() && api.get_output_name(m->container_, i, &name) == 0 && name)
       m->outputs_[i].name = name;
-  }
-  if (!m->has_specs_) {
-    // Without recorded specs, let the model library check its inputs itself
-    // (generated checks, off unless this variable is set) so a wrong shape
-    // fails cleanly instead of reading out of bounds.
-    setenv("AOTI_RUNTIME_CHECK_INPUTS", "1", 0);
   }
   return m;
 }
@@ -275,6 +301,18 @@ Status ModelState::load_weights() {
     return AOTIRT_STATUS(kIncompatible,
                          "the package has an external weights blob but its library lacks "
                          "AOTInductorModelUpdateConstantsFromBlob (built by torch older than 2.9)");
+  // The library copies as many bytes out of the blob as its constants take,
+  // whatever the blob's length: a short blob would be read past its end
+  // (a crash, or garbage weights and a run that "succeeds").
+  std::optional<uint64_t> expected = expected_blob_bytes();
+  if (!expected)
+    AOTIRT_LOG(kWarning, "'{}': the model library does not say how long its weights blob is; {} is not checked",
+               package_.info.path, w->name);
+  else if (*expected != w->size)
+    return AOTIRT_STATUS(kDataLoss,
+                         "'{}': the weights blob {} is {} bytes, but the model library expects {} bytes (the "
+                         "package is truncated or its blob belongs to another model)",
+                         package_.info.path, w->name, w->size, *expected);
   // PyTorch stores package entries uncompressed, so the blob is mapped
   // straight out of the .pt2; the model copies it into its own buffers.
   MappedRegion mapped;
@@ -289,6 +327,8 @@ Status ModelState::load_weights() {
     AOTIRT_ASSIGN_OR_RETURN(copy, package_.zip->read(*w));
     data = reinterpret_cast<const uint8_t*>(copy.data());
   }
+  // An empty blob (of a model whose constants take no bytes) maps to
+  // nothing; the library still wants a pointer.
   static const uint8_t kEmpty[64] = {};
   if (!data) data = kEmpty;
   // A device may take over the library's copies out of the mapped blob
@@ -317,21 +357,40 @@ Status ModelState::load_weights() {
 }
 
 std::vector<size_t> ModelState::constant_blob_sizes() const {
+  std::optional<std::vector<size_t>> sizes = library_constant_sizes();
+  return sizes ? std::move(*sizes) : std::vector<size_t>();
+}
+
+std::optional<std::vector<size_t>> ModelState::library_constant_sizes() const {
   const ContainerApi& api = library_->api();
   std::vector<size_t> sizes;
   size_t n = 0;
   if (!api.get_num_constants || !api.get_constant_from_folded || !api.get_constant_data_size ||
       api.get_num_constants(container_, &n) != 0)
-    return sizes;
+    return std::nullopt;
   for (size_t i = 0; i < n; ++i) {
     bool folded = false;
     size_t bytes = 0;
     if (api.get_constant_from_folded(container_, i, &folded) != 0 ||
         api.get_constant_data_size(container_, i, &bytes) != 0)
-      return {};
+      return std::nullopt;
     if (!folded) sizes.push_back(bytes);
   }
   return sizes;
+}
+
+std::optional<uint64_t> ModelState::expected_blob_bytes() const {
+  const ContainerApi& api = library_->api();
+  // The library's own figure (torch 2.9+) ...
+  uint64_t bytes = 0;
+  if (api.get_constants_blob_size && api.get_constants_blob_size(container_, &bytes) == 0) return bytes;
+  // ... else what its loader reads: the sizes of the constants that are not
+  // folded, back to back (load_constants in torch's model_base.h).
+  std::optional<std::vector<size_t>> sizes = library_constant_sizes();
+  if (!sizes) return std::nullopt;
+  uint64_t total = 0;
+  for (size_t s : *sizes) total += s;
+  return total;
 }
 
 // Parameters and tensor constants never change after load, so the ops may
@@ -428,47 +487,109 @@ Status ModelState::check_inputs(const std::vector<Tensor>& inputs) const {
   return Status();
 }
 
-Status ModelState::make_input_handles(const std::vector<Tensor>& inputs, std::vector<AtenTensorHandle>* handles) {
+// ---- input handles ----
+
+namespace {
+
+// A tracker's deleter: lets go of the real storage it stood for.
+void release_tracked_storage(void* ctx, void*, size_t) { static_cast<Storage*>(ctx)->release(); }
+
+}  // namespace
+
+ModelState::InputHandles::~InputHandles() {
+  // Never offered to the container: every handle is still ours. Offered but
+  // not settled (an exception in between): they may be the library's now,
+  // and a leak beats a double free.
+  if (!offered_)
+    for (AtenTensorHandle h : handles_) delete impl_of(h);
+}
+
+void ModelState::InputHandles::reserve(size_t n) {
+  handles_.reserve(n);
+  trackers_.reserve(n);
+}
+
+void ModelState::InputHandles::add(TensorImpl t, bool owned) {
+  StorageRef tracker;
+  if (owned) {
+    tracker = t.storage();
+  } else {
+    Storage* real = t.storage().get();
+    tracker = StorageRef::adopt(
+        Storage::new_owning(real->data(), real->nbytes(), real->device(), &release_tracked_storage, real));
+    real->retain();  // after the tracker exists: it releases this reference when it goes
+    t = TensorImpl(tracker, t.dtype(), t.sizes(), t.strides(), t.storage_offset());
+  }
+  AtenTensorHandle h = new_handle(std::move(t));
+  // Both have room (reserve): nothing throws past the new handle.
+  handles_.push_back(h);
+  trackers_.push_back(std::move(tracker));
+}
+
+void ModelState::InputHandles::taken() {
+  handles_.clear();
+  trackers_.clear();
+  offered_ = false;
+}
+
+size_t ModelState::InputHandles::reclaim() {
+  size_t freed = 0;
+  for (size_t i = 0; i < handles_.size(); ++i) {
+    const int refs = trackers_[i]->refcount();
+    if (refs == 2) {
+      // This object and the handle: the library never took it.
+      delete impl_of(handles_[i]);
+      ++freed;
+    } else if (refs > 2) {
+      AOTIRT_LOG(kDebug, "input {} of a failed run is still viewed elsewhere; its handle is left alone", i);
+    }
+  }
+  handles_.clear();
+  trackers_.clear();
+  offered_ = false;
+  return freed;
+}
+
+Status ModelState::make_input_handles(const std::vector<Tensor>& inputs, InputHandles* handles) {
   // The container steals the input handles (it deletes them), so each gets a
-  // fresh handle that shares the caller's storage: no data is copied for
+  // fresh handle that views the caller's bytes: no data is copied for
   // contiguous tensors already on the model's device.
   handles->reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorImpl* t = inputs[i].impl();
-    TensorImpl prepared;
     if (t->device() == device_id_ && t->is_contiguous()) {
-      prepared = *t;
-    } else {
-      // Host data for a device model, or a strided view: the generated code
-      // assumes the exported (contiguous) layout on the model's device.
-      Result<TensorImpl> moved = empty_contiguous(t->sizes(), t->dtype(), device_id_);
-      Status st = moved.ok() ? copy_tensor(moved.value(), *t, false) : moved.status();
-      if (!st.ok()) {
-        for (AtenTensorHandle h : *handles) delete impl_of(h);
-        handles->clear();
-        return st;
-      }
-      prepared = std::move(moved.value());
+      // Row-major strides exactly: the library's input checks compare every
+      // static stride, and a contiguous tensor may carry any stride on a
+      // dimension of size 1.
+      handles->add(TensorImpl(t->storage(), t->dtype(), t->sizes(), contiguous_strides(t->sizes()),
+                              t->storage_offset()),
+                   false);
+      continue;
     }
-    handles->push_back(new_handle(std::move(prepared)));
+    // Host data for a device model, or a strided view: the generated code
+    // assumes the exported (contiguous) layout on the model's device.
+    Result<TensorImpl> moved = empty_contiguous(t->sizes(), t->dtype(), device_id_);
+    Status st = moved.ok() ? copy_tensor(moved.value(), *t, false) : moved.status();
+    if (!st.ok()) return st;  // |handles| frees those made so far
+    handles->add(std::move(moved.value()), true);
   }
   return Status();
 }
 
-Result<std::vector<Tensor>> ModelState::invoke(std::vector<AtenTensorHandle>& in_handles, bool single_threaded,
-                                               const char* what) {
+Result<std::vector<Tensor>> ModelState::invoke(InputHandles& in, bool single_threaded, const char* what) {
   const size_t n_out = outputs_.size();
   std::vector<AtenTensorHandle> out_handles(n_out, nullptr);
+  std::vector<Tensor> outputs;
+  outputs.reserve(n_out);
   clear_last_error();
   const ContainerApi& api = library_->api();
   auto* run_fn = single_threaded && api.run_single_threaded ? api.run_single_threaded : api.run;
-  RuntimeError rc = run_fn(container_, in_handles.data(), in_handles.size(), out_handles.data(), n_out,
-                           device_->current_stream(), nullptr);
+  in.offer();
+  RuntimeError rc = run_fn(container_, in.data(), in.size(), out_handles.data(), n_out, device_->current_stream(),
+                           nullptr);
 
   // Take ownership of every returned handle exactly once: the generated code
   // may return the same handle twice when outputs alias.
-  std::vector<Tensor> outputs;
-  outputs.reserve(n_out);
   for (size_t i = 0; i < n_out; ++i) {
     AtenTensorHandle h = out_handles[i];
     if (!h) {
@@ -480,7 +601,19 @@ Result<std::vector<Tensor>> ModelState::invoke(std::vector<AtenTensorHandle>& in
     while (out_handles[first] != h) ++first;
     outputs.push_back(first < i ? outputs[first] : Tensor(std::shared_ptr<TensorImpl>(impl_of(h))));
   }
-  if (rc != 0) return run_error(what);
+  if (rc != 0) {
+    // A run the library refused before it took its inputs (its own input
+    // checks throw before it steals them) leaves their handles with us.
+    // Whatever it returned goes first: an output may view an input.
+    outputs.clear();
+    in.reclaim();
+    if (library_->input_checks_forced())
+      return run_error(what,
+                       "its input checks are on, so an input whose dtype, shape or strides differ from what the "
+                       "library was compiled for is the usual cause");
+    return run_error(what, "a wrong input shape, dtype or layout is the usual cause");
+  }
+  in.taken();
   for (size_t i = 0; i < n_out; ++i)
     if (!outputs[i].defined()) return AOTIRT_STATUS(kInternal, "the model returned no tensor for output {}", i);
   return outputs;
@@ -497,6 +630,7 @@ Result<std::vector<Tensor>> ModelState::finish(std::vector<Tensor> outputs, cons
 }
 
 Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
+  const std::unique_ptr<Device::RunScope> run_scope = device_->enter_run();
   if (prewarm_pending_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(prewarm_mutex_);
     join_prewarm();
@@ -529,7 +663,7 @@ Result<std::vector<Tensor>> ModelState::run_eager(const std::vector<Tensor>& inp
     last = now;
     return Status();
   };
-  std::vector<AtenTensorHandle> in_handles;
+  InputHandles in_handles;
   AOTIRT_RETURN_IF_ERROR(make_input_handles(inputs, &in_handles));
   AOTIRT_RETURN_IF_ERROR(phase("inputs placed", false));
   AOTIRT_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, invoke(in_handles, false, "running the model"));
@@ -595,9 +729,9 @@ Status ModelState::record_graph(GraphEntry& e, const std::vector<Tensor>& inputs
       AOTIRT_RETURN_IF_ERROR(copy_tensor(buf, t, false));
     e.inputs.push_back(std::move(buf));
   }
-  std::vector<AtenTensorHandle> in_handles;
+  InputHandles in_handles;
   in_handles.reserve(e.inputs.size());
-  for (const TensorImpl& t : e.inputs) in_handles.push_back(new_handle(TensorImpl(t)));
+  for (const TensorImpl& t : e.inputs) in_handles.add(t, false);
   // Everything queued before the recording must be done with: the graph's
   // pool may hand out memory that earlier, still-queued work reads.
   AOTIRT_RETURN_IF_ERROR(device_->synchronize());
@@ -668,7 +802,7 @@ Result<std::vector<Tensor>> ModelState::run_graph(const std::vector<Tensor>& inp
 
   auto eager = [&]() -> Result<std::vector<Tensor>> {
     graph_stats_.eager_runs++;
-    std::vector<AtenTensorHandle> in_handles;
+    InputHandles in_handles;
     AOTIRT_RETURN_IF_ERROR(make_input_handles(inputs, &in_handles));
     AOTIRT_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, invoke(in_handles, true, "running the model"));
     return finish(std::move(outputs), options);

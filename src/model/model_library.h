@@ -1,5 +1,8 @@
 // The model's shared library, opened from memory, and the container C API it
 // exports (AOTInductorModelContainer*, torch 2.9+ with UpdateConstantsFromBlob).
+//
+// Opening a library runs its code (its constructors run in dlopen): only
+// trusted packages may get here. See SECURITY.md.
 #pragma once
 
 #include <cstddef>
@@ -36,16 +39,35 @@ struct ContainerApi {
   RuntimeError (*get_constant_from_folded)(ContainerHandle, size_t, bool*) = nullptr;     // optional
   RuntimeError (*get_constant_type)(ContainerHandle, size_t, int32_t*) = nullptr;         // optional
   RuntimeError (*get_constant_data_size)(ContainerHandle, size_t, size_t*) = nullptr;     // optional
+  RuntimeError (*get_constants_blob_size)(ContainerHandle, uint64_t*) = nullptr;          // optional
 };
+
+// The environment variable that turns on the input checks generated into
+// every model library (dtype, sizes, strides and device of each input).
+// aotirt turns them on for each library it opens, without touching the
+// process environment: see ModelLibrary::open.
+constexpr const char* kCheckInputsEnv = "AOTI_RUNTIME_CHECK_INPUTS";
 
 class ModelLibrary {
  public:
   // Writes |bytes| to an anonymous memfd and dlopen()s it RTLD_NOW|RTLD_LOCAL,
   // so an unresolved symbol fails here, naming the symbol.
+  //
+  // The generated code runs its input checks only when getenv reports
+  // AOTI_RUNTIME_CHECK_INPUTS set (it asks once, at the first run of each
+  // library, and caches the answer in a static). Setting the variable
+  // would change the whole process (other libraries, child processes) and
+  // race with getenv on other threads, so instead the library's own
+  // getenv import is pointed at a function that reports the variable as
+  // "1" and asks the real getenv for every other name. The checks are thus
+  // on for every model aotirt opens, and for nothing else.
   static Result<std::unique_ptr<ModelLibrary>> open(const std::string& bytes, const std::string& name);
   ~ModelLibrary();
 
   const ContainerApi& api() const { return api_; }
+  // Whether the library's getenv import was redirected (false when it has
+  // none, and then no generated input checks either).
+  bool input_checks_forced() const { return input_checks_forced_; }
 
  private:
   ModelLibrary() = default;
@@ -53,6 +75,7 @@ class ModelLibrary {
   std::string path_;  // "/proc/self/fd/N": what dlopen knows the library by
   void* handle_ = nullptr;
   ContainerApi api_;
+  bool input_checks_forced_ = false;
 };
 
 }  // namespace aotirt

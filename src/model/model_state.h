@@ -6,6 +6,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +53,39 @@ class ModelState {
     std::vector<TensorImpl> staging;  // device copies of host data for recorded copies
   };
 
+  // Input handles for one run of the container, which steals them -- unless
+  // it refuses the run before taking them (its generated input checks, a
+  // failed constant fold), and its C API does not say which happened. Each
+  // handle views a storage of its own, a tracker over the input's bytes
+  // that keeps the input's real storage alive: while the handle lives the
+  // tracker is referenced by it and by this object, so after a failed run
+  // the handles the library did not delete are told apart and freed.
+  class InputHandles {
+   public:
+    InputHandles() = default;
+    ~InputHandles();
+    InputHandles(const InputHandles&) = delete;
+    InputHandles& operator=(const InputHandles&) = delete;
+    void reserve(size_t n);
+    // A handle viewing |t|. |owned|: |t|'s storage was made for this run
+    // and nothing else holds it, so it serves as its own tracker.
+    void add(TensorImpl t, bool owned);
+    AtenTensorHandle* data() { return handles_.data(); }
+    size_t size() const { return handles_.size(); }
+    // Marks the handles as passed to the container.
+    void offer() { offered_ = true; }
+    // After a successful run: the container has taken every handle.
+    void taken();
+    // After a failed run, once its outputs are released: frees the handles
+    // the library left alive. Returns how many.
+    size_t reclaim();
+
+   private:
+    std::vector<AtenTensorHandle> handles_;
+    std::vector<StorageRef> trackers_;
+    bool offered_ = false;
+  };
+
   ModelState() = default;
   Status validate_input(size_t index, const TensorImpl& t) const;
   Status check_inputs(const std::vector<Tensor>& inputs) const;
@@ -59,13 +93,19 @@ class ModelState {
   // The blob bytes of each constant that is not folded, in order; empty when
   // the library cannot say.
   std::vector<size_t> constant_blob_sizes() const;
+  // The same, or nullopt when the library cannot say.
+  std::optional<std::vector<size_t>> library_constant_sizes() const;
+  // The length the library expects of its weights blob: its own
+  // GetConstantsBlobSize, else the sum of its constants' sizes; nullopt
+  // when it can say neither.
+  std::optional<uint64_t> expected_blob_bytes() const;
   void mark_immutable_constants(std::vector<StorageRef>& storages);
   // Handles for the container (which steals them): the caller's tensors
   // when they already sit densely on the model's device, else copies.
-  Status make_input_handles(const std::vector<Tensor>& inputs, std::vector<AtenTensorHandle>* handles);
-  // Runs the container and adopts its outputs (each handle once).
-  Result<std::vector<Tensor>> invoke(std::vector<AtenTensorHandle>& in_handles, bool single_threaded,
-                                     const char* what);
+  Status make_input_handles(const std::vector<Tensor>& inputs, InputHandles* handles);
+  // Runs the container and adopts its outputs (each handle once); settles
+  // the ownership of |in| whatever the outcome.
+  Result<std::vector<Tensor>> invoke(InputHandles& in, bool single_threaded, const char* what);
   Result<std::vector<Tensor>> finish(std::vector<Tensor> outputs, const RunOptions& options);
   // |trace|: the debug trace times the run's phases (the first run's).
   Result<std::vector<Tensor>> run_eager(const std::vector<Tensor>& inputs, const RunOptions& options, bool trace);
@@ -81,7 +121,6 @@ class ModelState {
   TempDir kernel_dir_;        // extracted GPU kernels, removed on unload
   std::unique_ptr<ModelLibrary> library_;
   ContainerHandle container_ = nullptr;
-  bool has_specs_ = false;
   std::vector<TensorSpec> inputs_, outputs_;
 
   // Background loads of op libraries (Device::prewarm), joined before the

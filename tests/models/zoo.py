@@ -174,8 +174,10 @@ class DynamicMlp(nn.Module):
 
 
 def _dynamic_inputs():
-    # Exported at batch 5 (the first set); the second set runs batch 37.
-    return [(_randn(_gen(5), 5, 16),), (_randn(_gen(6), 37, 16),)]
+    # Exported at batch 5 (the first set); the others run batch 37 and 1
+    # (torch.export assumes dynamic sizes of at least 2: aotirt.export turns
+    # off the library's lower-bound check so that batch 1 runs).
+    return [(_randn(_gen(5), 5, 16),), (_randn(_gen(6), 37, 16),), (_randn(_gen(7), 1, 16),)]
 
 
 def _dynamic_shapes():
@@ -302,7 +304,7 @@ MODELS = [
         _seeded(104, DynamicMlp),
         _dynamic_inputs,
         dynamic_shapes=_dynamic_shapes,
-        notes="exported at batch 5 with batch in [1, 64]; run at batch 5 and 37",
+        notes="exported at batch 5 with batch in [1, 64]; run at batch 5, 37 and 1",
     ),
     ZooModel("bf16", _seeded(105, _bf16_mlp), _bf16_inputs, tolerance=dict(BF16_TOLERANCE)),
     ZooModel(

@@ -3,7 +3,6 @@
 // checks, and every malformed package the reader must refuse by name.
 #include <gtest/gtest.h>
 #include <zip.h>
-#include <unzip.h>
 
 #include <dlfcn.h>
 
@@ -13,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,11 +31,11 @@ std::string read_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-// A real shared library to stand in for the model's .so: libminizip, which
-// this binary already loads and which imports zlib's inflate.
+// A real shared library to stand in for the model's .so: libzip, which this
+// binary already loads and which imports zlib's inflate.
 std::string sample_shared_library() {
   Dl_info info;
-  if (!dladdr(reinterpret_cast<void*>(&unzOpen64), &info) || !info.dli_fname) return "";
+  if (!dladdr(reinterpret_cast<void*>(&zip_open), &info) || !info.dli_fname) return "";
   return read_file(info.dli_fname);
 }
 
@@ -54,7 +54,7 @@ class Pt2PackageTest : public PrivateTmpdirTest {
   void SetUp() override {
     PrivateTmpdirTest::SetUp();
     so_ = sample_shared_library();
-    ASSERT_GT(so_.size(), 1000u) << "could not find libminizip to use as a model library";
+    ASSERT_GT(so_.size(), 1000u) << "could not find libzip to use as a model library";
   }
 
   // Writes a package and returns its path.
@@ -129,7 +129,7 @@ TEST_F(Pt2PackageTest, OpensAFullPackage) {
   ASSERT_EQ(p.info.outputs.size(), 1u);
   EXPECT_EQ(p.info.outputs[0].dtype, DType::kBFloat16);
   EXPECT_FALSE(p.info.outputs[0].has_shape);
-  // libminizip's imports come from its dynamic symbol table.
+  // libzip's imports come from its dynamic symbol table.
   EXPECT_NE(std::find(p.undefined_symbols.begin(), p.undefined_symbols.end(), "inflate"), p.undefined_symbols.end());
   EXPECT_TRUE(check_package_host(p).ok()) << check_package_host(p).to_string();
 }
@@ -294,6 +294,133 @@ TEST_F(Pt2PackageTest, HostChecks) {
     EXPECT_NE(s.message().find(c.needle), std::string::npos) << s.message();
     EXPECT_NE(s.message().find(path), std::string::npos) << s.message();
   }
+}
+
+// A document nested |levels| deep: [[[...]]].
+std::string nested_list(size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); }
+// {"a": {"a": ... left open.
+std::string nested_objects(size_t levels) {
+  std::string s;
+  for (size_t i = 0; i < levels; ++i) s += "{\"a\": ";
+  return s;
+}
+
+TEST_F(Pt2PackageTest, DeeplyNestedMetadataIsRefusedWithoutRecursion) {
+  // 100,000 levels overflowed the stack when the value was serialised back
+  // to text; now the parser stops at the cap, whichever key holds it.
+  const std::string deep = nested_list(100000);
+  const std::string cases[] = {
+      metadata_json("\"unused\": " + deep),
+      // Inside a field of a spec that aotirt does not read, so only the
+      // depth can refuse it: as a list, and as the exporter writes specs
+      // (JSON inside a string).
+      metadata_json("\"aotirt.inputs\": [{\"name\": \"x\", \"extra\": " + deep + "}]"),
+      metadata_json("\"aotirt.inputs\": \"[{\\\"extra\\\": " + deep + "}]\""),
+      "{\"AOTI_DEVICE_KEY\": \"cpu\", \"x\": " + nested_objects(100000),  // unterminated, and deep
+  };
+  for (const std::string& meta : cases) {
+    SCOPED_TRACE(meta.substr(0, 80));
+    std::string path = package("deep.pt2", {{std::string(kDir) + "w.wrapper.so", so_, true},
+                                            {std::string(kDir) + "w.wrapper_metadata.json", meta, false}});
+    expect_error(open_pt2_package(path), StatusCode::kDataLoss, "nests deeper than the 32 levels");
+  }
+}
+
+TEST_F(Pt2PackageTest, NestingUpToTheCapIsAcceptedAndUnusedValuesAreNotKept) {
+  const std::string meta = metadata_json("\"unused\": " + nested_list(kMaxMetadataDepth - 1) +
+                                         ", \"obj\": {\"a\": [1, 2]}, \"flag\": true, \"none\": null, "
+                                         "\"big\": 18446744073709551615, \"real\": 1.5e3");
+  std::string path = package("ok.pt2", {{std::string(kDir) + "w.wrapper.so", so_, true},
+                                        {std::string(kDir) + "w.wrapper_metadata.json", meta, true}});
+  Result<Pt2Package> r = open_pt2_package(path);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  std::map<std::string, std::string> kept(r->metadata.begin(), r->metadata.end());
+  EXPECT_EQ(kept.count("unused"), 0u);  // lists and objects the runtime never reads are skipped
+  EXPECT_EQ(kept.count("obj"), 0u);
+  EXPECT_EQ(kept["flag"], "true");
+  EXPECT_EQ(kept["none"], "null");
+  EXPECT_EQ(kept["big"], "18446744073709551615");
+  EXPECT_EQ(kept["real"], "1.5e3");  // a number keeps its JSON text
+  EXPECT_EQ(kept["AOTI_DEVICE_KEY"], "cpu");
+  // One level more is refused.
+  path = package("deep.pt2", {{std::string(kDir) + "w.wrapper.so", so_, true},
+                              {std::string(kDir) + "w.wrapper_metadata.json",
+                               metadata_json("\"unused\": " + nested_list(kMaxMetadataDepth)), true}});
+  expect_error(open_pt2_package(path), StatusCode::kDataLoss, "nests deeper");
+}
+
+TEST_F(Pt2PackageTest, OversizedMetadataIsRefusedBeforeItIsRead) {
+  // Deflated, 5 MiB of padding is a few KB in the archive: the declared size
+  // is what counts, as for a zip bomb.
+  const std::string meta = metadata_json("\"pad\": \"" + std::string(5 << 20, ' ') + "\"");
+  std::string path = package("bomb.pt2", {{std::string(kDir) + "w.wrapper.so", so_, true},
+                                          {std::string(kDir) + "w.wrapper_metadata.json", meta, false}});
+  expect_error(open_pt2_package(path), StatusCode::kDataLoss, "more than the 4 MiB aotirt accepts");
+  expect_error(open_pt2_layout(path), StatusCode::kDataLoss, "w.wrapper_metadata.json");
+}
+
+TEST_F(Pt2PackageTest, LayoutFirstThenTheLibrary) {
+  std::string path = package("model.pt2", full_package(metadata_json()));
+  Result<Pt2Package> r = open_pt2_layout(path);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->info.device_key, "cpu");
+  EXPECT_TRUE(r->library_bytes.empty());
+  EXPECT_TRUE(r->undefined_symbols.empty());
+  ASSERT_TRUE(read_pt2_library(*r).ok());
+  EXPECT_EQ(r->library_bytes, so_);
+  EXPECT_FALSE(r->undefined_symbols.empty());
+}
+
+TEST_F(Pt2PackageTest, KernelFilesAreForCudaOnly) {
+  std::vector<ZipItem> items = full_package(metadata_json());
+  items.push_back({std::string(kDir) + "k2.hsaco", "hsaco", true});
+  Result<Pt2Package> r = open_pt2_package(package("model.pt2", items));
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->info.kernel_entries.size(), 3u);  // inspect lists them all
+  EXPECT_TRUE(kernels_for_device(*r, DeviceType::kCpu).empty());
+  EXPECT_TRUE(kernels_for_device(*r, DeviceType::kMps).empty());
+  std::vector<const ZipEntry*> cuda = kernels_for_device(*r, DeviceType::kCuda);
+  ASSERT_EQ(cuda.size(), 2u);
+  EXPECT_EQ(cuda[0]->name, std::string(kDir) + "k0.cubin");
+  EXPECT_EQ(cuda[1]->name, std::string(kDir) + "k1.fatbin");
+}
+
+TEST(ParseTensorSpecsTest, ShapesOutOfRangeAreRefused) {
+  // 2^63 used to wrap to -2^63 (and 2^64-1 to -1, "dynamic").
+  const char* kBad[] = {
+      R"([{"shape": [9223372036854775808]}])",   // 2^63
+      R"([{"shape": [18446744073709551615]}])",  // 2^64-1
+      R"([{"shape": [18446744073709551616]}])",  // 2^64: a float to nlohmann
+      R"([{"shape": [4, -2]}])",
+      R"([{"shape": [-9223372036854775808]}])",
+      R"([{"shape": [1e30]}])",
+      R"([{"shape": [4294967296, 4294967296]}])",  // 2^64 elements
+  };
+  for (const char* text : kBad) {
+    Result<std::vector<TensorSpec>> r = parse_tensor_specs(text, "aotirt.inputs");
+    ASSERT_FALSE(r.ok()) << "accepted " << text;
+    EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+    EXPECT_NE(r.status().message().find("aotirt.inputs"), std::string::npos) << r.status().message();
+  }
+  Result<std::vector<TensorSpec>> big = parse_tensor_specs(R"([{"shape": [9223372036854775807]}])", "aotirt.inputs");
+  ASSERT_TRUE(big.ok()) << big.status().to_string();
+  EXPECT_EQ((*big)[0].shape[0], INT64_MAX);
+  Result<std::vector<TensorSpec>> dyn = parse_tensor_specs(R"([{"shape": [-1, 0, 3, -1]}])", "aotirt.inputs");
+  ASSERT_TRUE(dyn.ok()) << dyn.status().to_string();
+  EXPECT_EQ((*dyn)[0].shape, (std::vector<int64_t>{-1, 0, 3, -1}));
+  Result<std::vector<TensorSpec>> msg = parse_tensor_specs(R"([{"name": "x", "shape": [9223372036854775808]}])",
+                                                           "aotirt.inputs");
+  ASSERT_FALSE(msg.ok());
+  EXPECT_NE(msg.status().message().find("9223372036854775808, more than 2^63-1"), std::string::npos)
+      << msg.status().message();
+}
+
+TEST_F(Pt2PackageTest, ShapeOf2To63InThePackageIsRefused) {
+  std::string meta = metadata_json(
+      "\"aotirt.inputs\": \"[{\\\"name\\\": \\\"x\\\", \\\"shape\\\": [9223372036854775808, 4]}]\"");
+  std::string path = package("huge.pt2", {{std::string(kDir) + "w.wrapper.so", so_, true},
+                                          {std::string(kDir) + "w.wrapper_metadata.json", meta, true}});
+  expect_error(open_pt2_package(path), StatusCode::kDataLoss, "more than 2^63-1");
 }
 
 TEST(ParseTensorSpecsTest, GoodSpecs) {

@@ -5,9 +5,12 @@
 // Exit codes: 0 success, 1 runtime error, 2 usage error.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cerrno>
@@ -21,6 +24,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -97,31 +101,23 @@ std::string byte_text(size_t bytes) {
   return fmt::format("{} bytes ({:.1f} {})", bytes, v, units[u]);
 }
 
-// The device to load on: the one asked for, else the package's own.
-Result<DeviceId> resolve_device(const std::string& package, const std::string& requested) {
-  if (!requested.empty()) return DeviceId::parse(requested);
-  Result<PackageInfo> info = inspect_package(package);
-  if (!info.ok()) return info.status();
-  if (info->device_key.empty()) return DeviceId{};
-  return DeviceId::parse(info->device_key);
-}
-
+// Loads |package| on the device asked for, else on its own (Model::load
+// reads the package once and says so when the device it names is missing).
 Result<std::unique_ptr<Model>> load_model(const std::string& package, const std::string& requested_device,
-                                          double* load_ms = nullptr, bool cuda_graph = false) {
-  Result<DeviceId> device = resolve_device(package, requested_device);
-  if (!device.ok()) return device.status();
+                                          double* load_ms = nullptr, bool cuda_graph = false,
+                                          size_t num_runners = 1) {
   LoadOptions options;
-  options.device = device.value();
+  options.num_runners = num_runners;
+  if (!requested_device.empty()) {
+    Result<DeviceId> device = DeviceId::parse(requested_device);
+    if (!device.ok()) return device.status();
+    options.device = device.value();
+  }
   options.cuda_graph = cuda_graph;
   const auto start = std::chrono::steady_clock::now();
   Result<std::unique_ptr<Model>> model = Model::load(package, options);
   if (load_ms)
     *load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  // The user did not pick this device, so say where the choice came from.
-  if (!model.ok() && requested_device.empty() && model.status().code() == StatusCode::kUnavailable) {
-    Status st = model.status();
-    return st.annotate(fmt::format("'{}' was compiled for {}", package, device->to_string()));
-  }
   return model;
 }
 
@@ -158,56 +154,70 @@ Result<Tensor> check_input(size_t index, const TensorSpec* spec, Tensor tensor, 
   return tensor;
 }
 
-// Reads each file and checks it against specs[i] (none past the end).
-Result<std::vector<Tensor>> read_checked(const std::vector<std::string>& files, const std::vector<TensorSpec>& specs) {
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < files.size(); ++i) {
-    Result<Tensor> t = read_npy(files[i]);
-    if (!t.ok()) return t.status();
-    Result<Tensor> checked = check_input(i, i < specs.size() ? &specs[i] : nullptr, std::move(t).value(), files[i]);
+Status count_matches(const Model& model, size_t files) {
+  if (files == model.num_inputs()) return Status();
+  return error(StatusCode::kInvalidArgument,
+               fmt::format("the model takes {} input(s) but {} --input file(s) were given", model.num_inputs(),
+                           files));
+}
+
+// Checks each read file against the model's specs (none past the end).
+Result<std::vector<Tensor>> check_inputs(const Model& model, std::vector<Tensor> tensors,
+                                         const std::vector<std::string>& files) {
+  const std::vector<TensorSpec>& specs = model.inputs();
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    Result<Tensor> checked = check_input(i, i < specs.size() ? &specs[i] : nullptr, std::move(tensors[i]), files[i]);
     if (!checked.ok()) return checked.status();
-    inputs.push_back(std::move(checked).value());
+    tensors[i] = std::move(checked).value();
   }
-  return inputs;
+  return tensors;
 }
 
 Result<std::vector<Tensor>> read_inputs(const Model& model, const std::vector<std::string>& files) {
-  if (files.size() != model.num_inputs())
-    return error(StatusCode::kInvalidArgument,
-                 fmt::format("the model takes {} input(s) but {} --input file(s) were given", model.num_inputs(),
-                             files.size()));
-  return read_checked(files, model.inputs());
-}
-
-bool same_spec(const TensorSpec& a, const TensorSpec& b) {
-  return a.has_dtype == b.has_dtype && (!a.has_dtype || a.dtype == b.dtype) && a.has_shape == b.has_shape &&
-         a.shape == b.shape;
-}
-
-// The inputs read and checked while the model loads (a GPU load waits on the
-// device most of the time), against the specs the package records. Empty
-// when anything was off: read_inputs() then does it again after the load, so
-// errors come as they would without this.
-struct EarlyInputs {
-  std::vector<TensorSpec> specs;
+  Status st = count_matches(model, files.size());
+  if (!st.ok()) return st;
   std::vector<Tensor> tensors;
-  bool ok = false;
-
-  void read(const std::string& package, const std::vector<std::string>& files) {
-    Result<PackageInfo> info = inspect_package(package);
-    if (!info.ok() || info->inputs.size() != files.size()) return;
-    Result<std::vector<Tensor>> read = read_checked(files, info->inputs);
-    if (!read.ok()) return;
-    tensors = std::move(read).value();
-    specs = info->inputs;
-    ok = true;
+  for (const std::string& f : files) {
+    Result<Tensor> t = read_npy(f);
+    if (!t.ok()) return t.status();
+    tensors.push_back(std::move(t).value());
   }
-  // Usable for |model| when it takes exactly the specs they were checked against.
-  bool fits(const Model& model) const {
-    if (!ok || specs.size() != model.inputs().size()) return false;
-    for (size_t i = 0; i < specs.size(); ++i)
-      if (!same_spec(specs[i], model.inputs()[i])) return false;
-    return true;
+  return check_inputs(model, std::move(tensors), files);
+}
+
+// The .npy files, read on a thread of their own while the model loads (a
+// GPU load waits on the device most of the time), and checked against the
+// model's specs once it has loaded: the package is read by the load alone.
+struct EarlyInputs {
+  std::vector<Tensor> tensors;
+  Status status;
+
+  // Runs on the reader thread: nothing may escape it (an exception leaving
+  // a thread aborts the process).
+  void read(const std::vector<std::string>& files) noexcept {
+    try {
+      for (const std::string& f : files) {
+        Result<Tensor> t = read_npy(f);
+        if (!t.ok()) {
+          status = t.status();
+          return;
+        }
+        tensors.push_back(std::move(t).value());
+      }
+    } catch (const std::bad_alloc&) {
+      tensors.clear();
+      status = error(StatusCode::kResourceExhausted, "out of memory while reading the --input files");
+    } catch (const std::exception& e) {
+      tensors.clear();
+      status = error(StatusCode::kInternal, fmt::format("reading the --input files failed: {}", e.what()));
+    }
+  }
+  // The inputs for |model|: its input count first, as read_inputs() does.
+  Result<std::vector<Tensor>> take(const Model& model, const std::vector<std::string>& files) {
+    Status st = count_matches(model, files.size());
+    if (!st.ok()) return st;
+    if (!status.ok()) return status;
+    return check_inputs(model, std::move(tensors), files);
   }
 };
 
@@ -271,16 +281,26 @@ Status cmd_run(const RunArgs& args) {
   Status st = prepare_output_dir(args.output_dir);
   if (!st.ok()) return st;
   EarlyInputs early;
-  std::thread reader([&] {
-    early.read(args.package, args.inputs);
-    debug_mark(early.ok ? "inputs read beside the load" : "inputs left for after the load");
-  });
+  std::thread reader;
+  try {
+    reader = std::thread([&]() noexcept {
+      early.read(args.inputs);
+      debug_mark("inputs read beside the load");
+    });
+  } catch (const std::system_error&) {
+    early.read(args.inputs);  // no thread to be had (out of memory): read them here
+  }
+  struct Joiner {
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{reader};
   Result<std::unique_ptr<Model>> model = load_model(args.package, args.device, nullptr, args.cuda_graph);
   debug_mark("model loaded");
-  reader.join();
+  if (reader.joinable()) reader.join();
   if (!model.ok()) return model.status();
-  Result<std::vector<Tensor>> inputs =
-      early.fits(**model) ? Result<std::vector<Tensor>>(std::move(early.tensors)) : read_inputs(**model, args.inputs);
+  Result<std::vector<Tensor>> inputs = early.take(**model, args.inputs);
   if (!inputs.ok()) return inputs.status();
   debug_mark("inputs ready");
 
@@ -410,6 +430,7 @@ struct BenchArgs {
   std::optional<int64_t> dynamic_dim;
   bool cuda_graph = false;
   bool profile_shims = false;
+  int concurrency = 0;  // > 0: that many threads run at once (num_runners = concurrency)
 };
 
 template <class T, class Gen>
@@ -488,9 +509,86 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[rank - 1];
 }
 
+// `bench --concurrency N`: N threads run the model at once, each |iters|
+// times after its own first run and warm-up; reports the total throughput
+// and the per-run latency over all threads.
+Status bench_concurrent(Model& model, const std::vector<Tensor>& inputs, const BenchArgs& args, double load_ms) {
+  using Clock = std::chrono::steady_clock;
+  const int n = args.concurrency;
+  std::vector<std::vector<double>> per_thread(static_cast<size_t>(n));
+  std::vector<Status> errors(static_cast<size_t>(n));
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  Clock::time_point start, end;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < n; ++t) {
+    threads.emplace_back([&, t] {
+      auto one = [&](double* us) -> Status {
+        const auto s = Clock::now();
+        RunOptions sync;
+        sync.synchronize = true;
+        Result<std::vector<Tensor>> out = model.run(inputs, sync);
+        if (!out.ok()) return out.status();
+        if (us) *us = std::chrono::duration<double, std::micro>(Clock::now() - s).count();
+        return Status();
+      };
+      Status& st = errors[static_cast<size_t>(t)];
+      for (int i = 0; i <= args.warmup && st.ok(); ++i) st = one(nullptr);
+      ready.fetch_add(1);
+      while (!go.load()) std::this_thread::yield();
+      std::vector<double>& samples = per_thread[static_cast<size_t>(t)];
+      samples.resize(static_cast<size_t>(args.iters));
+      for (int i = 0; i < args.iters && st.ok(); ++i) st = one(&samples[static_cast<size_t>(i)]);
+    });
+  }
+  while (ready.load() < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  start = Clock::now();
+  go.store(true);
+  for (auto& th : threads) th.join();
+  end = Clock::now();
+  for (int t = 0; t < n; ++t) {
+    if (!errors[static_cast<size_t>(t)].ok()) {
+      Status s = errors[static_cast<size_t>(t)];
+      return s.annotate(fmt::format("thread {}", t));
+    }
+  }
+  std::vector<double> samples;
+  for (const auto& v : per_thread) samples.insert(samples.end(), v.begin(), v.end());
+  std::sort(samples.begin(), samples.end());
+  const double wall_s = std::chrono::duration<double>(end - start).count();
+  const double total = static_cast<double>(samples.size());
+  if (args.json) {
+    Json j;
+    j["package"] = args.package;
+    j["device"] = model.device().to_string();
+    j["concurrency"] = n;
+    j["iters_per_thread"] = args.iters;
+    j["warmup"] = args.warmup;
+    j["load_ms"] = load_ms;
+    j["wall_s"] = wall_s;
+    j["runs_per_s"] = total / wall_s;
+    j["median_us"] = percentile(samples, 50);
+    j["p90_us"] = percentile(samples, 90);
+    j["p99_us"] = percentile(samples, 99);
+    j["max_us"] = samples.back();
+    std::cout << j.dump() << "\n";
+    return Status();
+  }
+  fmt::print("package:     {}\n", args.package);
+  fmt::print("device:      {}\n", model.device().to_string());
+  fmt::print("concurrency: {} threads x {} runs (after {} warm-up runs each), num_runners {}\n", n, args.iters,
+             args.warmup, n);
+  fmt::print("total:       {:.3f} s, {:.1f} runs/s\n", wall_s, total / wall_s);
+  fmt::print("per run (us): median {:.1f}  p90 {:.1f}  p99 {:.1f}  max {:.1f}\n", percentile(samples, 50),
+             percentile(samples, 90), percentile(samples, 99), samples.back());
+  return Status();
+}
+
 Status cmd_bench(const BenchArgs& args) {
   double load_ms = 0;
-  Result<std::unique_ptr<Model>> loaded = load_model(args.package, args.device, &load_ms, args.cuda_graph);
+  Result<std::unique_ptr<Model>> loaded =
+      load_model(args.package, args.device, &load_ms, args.cuda_graph,
+                 static_cast<size_t>(std::max(args.concurrency, 1)));
   if (!loaded.ok()) return loaded.status();
   Model& model = **loaded;
 
@@ -519,6 +617,7 @@ Status cmd_bench(const BenchArgs& args) {
       inputs[i] = std::move(moved).value();
     }
   }
+  if (args.concurrency > 0) return bench_concurrent(model, inputs, args, load_ms);
 
   using Clock = std::chrono::steady_clock;
   auto timed_run = [&](double* us) -> Status {
@@ -627,6 +726,82 @@ Status cmd_bench(const BenchArgs& args) {
   return Status();
 }
 
+// ---- temporary files and signals ----
+
+// Removes |dir| and everything in it. Other threads may still be writing
+// there when a signal comes, so a listing that changes under the removal is
+// retried a few times.
+void remove_tree(const std::string& dir) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (!fs::exists(dir, ec)) return;
+  }
+}
+
+// `run` and `bench` give the process a private temporary directory: TMPDIR
+// points into it from then on, so every temporary file the runtime makes (a
+// CUDA model's extracted kernels) lands inside it. On a normal exit, an
+// error included, it is removed with its owner; for SIGINT, SIGTERM and
+// SIGHUP, which would otherwise end the process before any destructor runs,
+// those signals are blocked in every thread and taken by a watcher thread
+// with sigwait. The watcher removes the directory, then raises the signal
+// again with its default action, so the process still ends killed by it
+// (exit status 130 or 143 in a shell). It is an ordinary thread, not a
+// signal handler, so removing a tree there is safe.
+class ScratchDir {
+ public:
+  ScratchDir() = default;
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir() {
+    if (!dir_.empty()) remove_tree(dir_);
+  }
+
+  // Call before any other thread exists: threads inherit the signal mask.
+  void start() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      // A signal the caller set to be ignored (nohup) stays ignored.
+      struct sigaction old;
+      if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+      sigaddset(&set, sig);
+    }
+    const char* base = std::getenv("TMPDIR");
+    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/aotirt-run-XXXXXX";
+    // Without a private directory (TMPDIR not writable) the runtime reports
+    // its own error if it needs one; the signals still end the process.
+    if (!mkdtemp(tmpl.data())) return;
+    dir_ = tmpl;
+    setenv("TMPDIR", dir_.c_str(), 1);  // no other thread runs yet
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    try {
+      std::thread([set, dir = dir_]() noexcept {
+        int sig = 0;
+        if (sigwait(&set, &sig) != 0) return;
+        remove_tree(dir);
+        // Die of the same signal: its default action, unblocked in this
+        // thread, ends the whole process.
+        signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+        raise(sig);
+        _exit(128 + sig);
+      }).detach();
+    } catch (const std::exception&) {
+      // No watcher (no memory for a thread): the signals keep their default
+      // action rather than being blocked for good.
+      pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+    }
+  }
+
+ private:
+  std::string dir_;
+};
+
 // ---- command line ----
 
 CLI::Validator device_validator() {
@@ -683,6 +858,9 @@ int run_main(int argc, char** argv) {
   bench->add_flag("--json", bench_args.json, "Print one JSON object");
   bench->add_flag("--profile-shims", bench_args.profile_shims,
                   "Also report the host time spent in each aoti_torch_* call during the timed runs");
+  bench->add_option("--concurrency", bench_args.concurrency,
+                    "Run from N threads at once (num_runners N); --iters runs per thread")
+      ->check(CLI::Range(1, 1024));
   bench->add_flag("--cuda-graph", bench_args.cuda_graph,
                   "Record the model into a CUDA graph after the first run and time replays (CUDA models)");
   bench->add_option("-i,--input", bench_args.inputs, "Input .npy files (default: random data from the specs)")
@@ -700,6 +878,8 @@ int run_main(int argc, char** argv) {
     return code == 0 ? 0 : kExitUsageError;
   }
 
+  ScratchDir scratch;
+  if (*run || *bench) scratch.start();
   Status st;
   if (*run) {
     st = cmd_run(run_args);
@@ -731,12 +911,23 @@ int main(int argc, char** argv) {
   if (level && std::strcmp(level, "debug") == 0)
     std::fprintf(stderr, "aotirt debug: CUDA_DEVICE_MAX_CONNECTIONS=%s (%s)\n",
                  std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), connections_set ? "set by the caller" : "the CLI's default");
-  // Nothing in aotirt throws, but a std::bad_alloc from a huge input must not
-  // end in an abort.
+  // aotirt's API does not throw, but the CLI's own containers can run out of
+  // memory (std::bad_alloc from a huge input): that must end in an error
+  // message, not an abort.
   try {
     return aotirt::cli::run_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fputs("aotirt: error: RESOURCE_EXHAUSTED: out of memory\n", stderr);
+    return 1;
+  } catch (const std::system_error& e) {
+    // A thread that could not be started (EAGAIN) is a resource too.
+    std::fprintf(stderr, "aotirt: error: RESOURCE_EXHAUSTED: %s\n", e.what());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "aotirt: error: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fputs("aotirt: error: INTERNAL: unexpected exception\n", stderr);
     return 1;
   }
 }

@@ -1,10 +1,12 @@
 // The CPU device: host memory through CpuAllocator, copies done inline.
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "backends/cpu/cpu_allocator.h"
+#include "backends/cpu/cpu_run_threads.h"
 #include "core/host_copy.h"
 #include "backends/cpu/cpu_sleef.h"
 #include "backends/cpu/ops/cpu_onednn.h"
@@ -14,6 +16,13 @@
 
 namespace aotirt {
 namespace {
+
+// A CPU run's OpenMP thread budget (cpu_run_threads.h), held by the model
+// layer around each run.
+class CpuRunScope final : public Device::RunScope {
+ private:
+  CpuRunThreads threads_{true};
+};
 
 class CpuDevice final : public Device {
  public:
@@ -36,6 +45,7 @@ class CpuDevice final : public Device {
     return host_copy_strided(dst, scalar);
   }
   Status synchronize() override { return Status(); }
+  std::unique_ptr<RunScope> enter_run() override { return std::make_unique<CpuRunScope>(); }
   Status prepare_model_load() override { return ensure_sleef_global(); }
   void release_caches() override {
     cpu_ops::onednn_release_primitives();

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "backends/cpu/cpu_run_threads.h"
 #include "backends/cpu/cpu_options.h"
 #include "base/status.h"
 #include "device/device.h"
@@ -365,6 +366,7 @@ Result<dnnl_stream_t> OnednnContext::stream() {
 }
 
 Result<std::shared_ptr<OnednnPrimitive>> OnednnContext::primitive(const std::string& key, const Factory& make) {
+  OnednnThreads threads;  // primitives are made for the thread's own OpenMP settings (cpu_run_threads.h)
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = index_.find(key);
@@ -426,6 +428,7 @@ Result<std::shared_ptr<OnednnPrimitive>> OnednnContext::finish(dnnl_primitive_de
 }
 
 Status OnednnContext::execute(const OnednnPrimitive& p, const std::vector<std::pair<int, void*>>& args) {
+  OnednnThreads threads;
   AOTIRT_ASSIGN_OR_RETURN(dnnl_stream_t s, stream());
   std::vector<dnnl_exec_arg_t> exec;
   std::vector<dnnl_memory_t> mems;
@@ -463,6 +466,7 @@ Status OnednnContext::execute(const OnednnPrimitive& p, const std::vector<std::p
 
 Result<std::shared_ptr<const void>> OnednnContext::reorder(const_dnnl_memory_desc_t from, const void* src,
                                                            const_dnnl_memory_desc_t to) {
+  OnednnThreads threads;
   dnnl_primitive_desc_t pd = nullptr;
   AOTIRT_DNNL_CHECK(api_.dnnl_reorder_primitive_desc_create(&pd, from, engine_, to, engine_, nullptr),
                     "a weight reorder");

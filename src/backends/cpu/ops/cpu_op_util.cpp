@@ -1,6 +1,9 @@
 #include "backends/cpu/ops/cpu_op_util.h"
 
 #include "backends/cpu/cpu_options.h"
+#include "backends/cpu/cpu_run_threads.h"
+
+#include <omp.h>
 
 #include <dlfcn.h>
 
@@ -101,13 +104,36 @@ const BlasTable& blas_table() {
   return table;
 }
 
+// While several CPU runs are in flight (cpu_run_threads.h), BLAS calls are
+// single-threaded: OpenBLAS's OpenMP build sizes a call by the calling
+// thread's omp_get_max_threads(), and at 1 it neither touches its global
+// thread count nor enters its OpenMP server, which in 0.3.21 serves one
+// threaded call at a time while the others spin. (A run's lowered budget
+// already gives 1 on 2 cores; this covers budgets above 1 on larger machines.)
+class SingleThreadedBlasWhenConcurrent {
+ public:
+  SingleThreadedBlasWhenConcurrent() {
+    if (!in_concurrent_cpu_run()) return;
+    saved_ = omp_get_max_threads();
+    if (saved_ > 1) omp_set_num_threads(1);
+  }
+  ~SingleThreadedBlasWhenConcurrent() {
+    if (saved_ > 1) omp_set_num_threads(saved_);
+  }
+
+ private:
+  int saved_ = 0;
+};
+
 void blas_gemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
                int ldb, float beta, float* c, int ldc) {
+  SingleThreadedBlasWhenConcurrent threads;
   blas_table().sgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void blas_gemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double* a, int lda,
                const double* b, int ldb, double beta, double* c, int ldc) {
+  SingleThreadedBlasWhenConcurrent threads;
   blas_table().dgemm(order, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
