@@ -40,7 +40,7 @@ while [ $# -gt 0 ]; do
     --fuzz-jobs=*) FUZZ_JOBS="${1#*=}"; shift ;;
     --fuzz-targets) FUZZ_TARGETS="$2"; shift 2 ;;
     --fuzz-targets=*) FUZZ_TARGETS="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "sanitize.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

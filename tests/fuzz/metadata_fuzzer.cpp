@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   static fuzz::MemFile file("aotirt-fuzz-metadata");
   file.set(fuzz::stored_zip({
-      {"pkg/data/aotinductor/model/m.wrapper.so", fuzz::fake_model_library()},
+      fuzz::fake_model_entry("pkg/data/aotinductor/model/m.wrapper.so"),
       {"pkg/data/aotinductor/model/m.wrapper_metadata.json", text},
   }));
   Result<Pt2Package> pkg = open_pt2_package(file.path());

@@ -43,7 +43,7 @@ struct Parsed {
   std::vector<aotirt::fuzz::ZipFileEntry> entries;
 };
 
-Parsed parse(const uint8_t* data, size_t size) {
+AOTIRT_FUZZ_HARNESS Parsed parse(const uint8_t* data, size_t size) {
   Parsed p;
   if (size == 0) return p;
   p.options = data[0];
@@ -56,7 +56,7 @@ Parsed parse(const uint8_t* data, size_t size) {
     e.name.assign(reinterpret_cast<const char*>(data + pos), name_len);
     pos += name_len;
     if (kind & 1) {
-      e.data = aotirt::fuzz::fake_model_library();
+      e = aotirt::fuzz::fake_model_entry(e.name);
     } else {
       if (pos + 2 > size) break;
       const size_t len = data[pos] | static_cast<size_t>(data[pos + 1]) << 8;

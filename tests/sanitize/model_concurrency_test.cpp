@@ -84,7 +84,7 @@ class FakeModelConcurrencyTest : public ::testing::TestWithParam<size_t> {
         "{\"AOTI_DEVICE_KEY\": \"cpu\", \"aotirt.inputs\": \"[{\\\"name\\\": \\\"x\\\", \\\"dtype\\\": "
         "\\\"float32\\\", \\\"shape\\\": [-1]}]\"}";
     std::ofstream(package()) << aotirt::fuzz::stored_zip(
-        {{"fake/data/aotinductor/model/f.wrapper.so", aotirt::fuzz::fake_model_library()},
+        {aotirt::fuzz::fake_model_entry("fake/data/aotinductor/model/f.wrapper.so"),
          {"fake/data/aotinductor/model/f.wrapper_metadata.json", meta}});
   }
   static void TearDownTestSuite() {
