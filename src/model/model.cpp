@@ -631,6 +631,16 @@ Result<std::vector<Tensor>> ModelState::finish(std::vector<Tensor> outputs, cons
 
 Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, const RunOptions& options) {
   const std::unique_ptr<Device::RunScope> run_scope = device_->enter_run();
+  // The generated container folds its constants at its first run, for which
+  // it takes its execution lock exclusively; other runs hold that lock shared
+  // while they wait for a free runner, so with more callers than runners the
+  // first calls could wait on each other for ever. Until one run has
+  // succeeded, runs therefore go one at a time.
+  std::unique_lock<std::mutex> first_lock;
+  if (!first_success_.load(std::memory_order_acquire)) {
+    first_lock = std::unique_lock<std::mutex>(first_success_mutex_);
+    if (first_success_.load(std::memory_order_acquire)) first_lock.unlock();
+  }
   if (prewarm_pending_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(prewarm_mutex_);
     join_prewarm();
@@ -646,6 +656,7 @@ Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, c
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
                m.rss >> 20, m.peak_rss >> 20);
   }
+  if (first_lock.owns_lock() && r.ok()) first_success_.store(true, std::memory_order_release);
   return r;
 }
 

@@ -130,6 +130,9 @@ class ModelState {
   std::mutex prewarm_mutex_;
   std::atomic<bool> prewarm_pending_{false};
   std::atomic<bool> first_run_done_{false};  // for the debug trace
+  // Until one run has succeeded, runs go one at a time (ModelState::run).
+  std::mutex first_success_mutex_;
+  std::atomic<bool> first_success_{false};
 
   bool graph_mode_ = false;
   size_t graph_warmup_runs_ = 1;

@@ -295,16 +295,13 @@ TEST_P(ZooConcurrencyTest, ManyThreadsRunOneModel) {
   EXPECT_GE(checked, 3u) << "too few zoo packages found in " << manifest_path();
 }
 
-// The same, with no run before the threads start. DISABLED: it deadlocks
-// (about one run in five here) when runners < threads. The generated
-// container (torch's aoti_runtime/model_container.h, run()) holds its
-// model_exec_mutex_ shared while it waits in get_available_model() for a
-// runner to come back; the first run to get a runner finds its constants in
-// state INITIALIZED, drops its shared lock and waits for the mutex exclusive,
-// to fold them: it never gets it, and never returns its runner. aotirt can
-// avoid it by folding at load (AOTInductorModelContainerRunConstantFolding)
-// or by letting the first run go alone; enable this test with the fix.
-TEST_P(ZooConcurrencyTest, DISABLED_ManyThreadsStartAFreshModel) {
+// The same, with no run before the threads start. It deadlocked (about one
+// round in five) when runners < threads: the generated container (torch's
+// aoti_runtime/model_container.h, run()) holds its model_exec_mutex_ shared
+// while it waits in get_available_model() for a runner to come back, and the
+// first run to get a runner waits for that mutex exclusive to fold its
+// constants. aotirt lets runs go one at a time until one has succeeded.
+TEST_P(ZooConcurrencyTest, ManyThreadsStartAFreshModel) {
   if (manifest().is_null()) GTEST_SKIP() << "no zoo manifest (scripts/test.sh or tests/models/make_packages.py)";
   for (int round = 0; round < 10; ++round) {
     for (const char* name : kZooModels) {
