@@ -265,8 +265,10 @@ TEST_F(ModelHardeningTest, ZooRunsRefusedByTheLibrarysChecksDoNotLeak) {
 }  // namespace aotirt
 
 // The replaceable global allocation functions (see g_fail_allocations_from).
-// The aligned and nothrow forms are left to the library: theirs pair with
-// free() as these do.
+// The nothrow forms are replaced too: libstdc++ frees what its nothrow new
+// gave (std::stable_sort's buffer) with the plain delete, so both must come
+// from the same allocator, which ASan checks. The aligned forms pair only
+// with each other and are left to the library.
 void* operator new(std::size_t n) {
   const size_t from = aotirt::g_fail_allocations_from.load(std::memory_order_relaxed);
   if (from != 0 && n >= from) throw std::bad_alloc();
@@ -278,3 +280,13 @@ void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return operator new(n);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
