@@ -531,8 +531,16 @@ def test_signal_during_a_run_leaves_no_temporary_files(tmp_path, slow_pkg, sig):
     tmpdir = tmp_path / "cli-tmp"
     tmpdir.mkdir()
     env = dict(os.environ, TMPDIR=str(tmpdir))
+
+    # The CLI leaves a signal its caller ignores ignored (nohup), and a test
+    # run started in the background can inherit SIGINT ignored: the child
+    # gets the default actions back first.
+    def default_signals():
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_DFL)
+
     proc = subprocess.Popen([str(CLI), "run", str(pkg), "--input", str(x), "--output-dir", str(tmp_path / "o")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, preexec_fn=default_signals)
     try:
         deadline = time.monotonic() + 60
         while not any(tmpdir.iterdir()):  # the run's temporary directory appears
