@@ -77,6 +77,23 @@ run_pytest tests/models
 step "benchmark harness tests (pytest: process watcher, report, harness logic, kernel profiles, before/after pairs)"
 run_pytest bench/tests
 
+if [ "${AOTIRT_SANITIZE_STEP:-1}" != 0 ]; then
+  step "sanitizers (scripts/sanitize.sh: ASan+UBSan and TSan builds, 60 s per fuzz target)"
+  san_log="$(mktemp)"
+  ./scripts/sanitize.sh 2>&1 | tee "$san_log"
+  san_line=$(grep -E '^sanitize: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$san_log" | tail -1)
+  if [ -z "$san_line" ]; then
+    echo "the sanitizer step did not report a result"; tally 0 1 0
+  else
+    tally "$(echo "$san_line" | awk '{print $2}')" "$(echo "$san_line" | awk '{print $4}')" \
+      "$(echo "$san_line" | awk '{print $6}')"
+  fi
+  rm -f "$san_log"
+else
+  echo
+  echo "SKIP: AOTIRT_SANITIZE_STEP=0: the sanitizer builds and fuzzers (scripts/sanitize.sh) were not run."
+fi
+
 if nvidia-smi -L >/dev/null 2>&1; then
   step "GPU: the zoo exported for CUDA in both recipes (default, triton)"
   gpu_log="$(mktemp)"
