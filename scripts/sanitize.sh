@@ -167,126 +167,128 @@ run_gtest() {
   fi
 }
 
+# One function a stage, run by the loop at the end: each returns non-zero
+# only when its build failed; the tests it runs tally themselves.
+
 # ---------------------------------------------------------------- ASan+UBSan
-if has_stage asan; then
-  t0=$(date +%s)
+asan_stage() {
   step "ASan+UBSan build ($ASAN_DIR)"
   zoo_manifest
-  if configure "$ASAN_DIR" -DAOTIRT_SANITIZE=address,undefined && build "$ASAN_DIR"; then
-    LOGS="$ROOT/$ASAN_DIR/sanitize-logs"; mkdir -p "$LOGS"
-    # Seeds made from the zoo, replayed by the fuzz_regressions_* tests too.
-    python3 tests/fuzz/make_seeds.py --out "$ASAN_DIR/fuzz-seeds" \
-      --fake-model "$ASAN_DIR/lib/libaotirt_fake_model.so" >/dev/null ||
-      echo "make_seeds.py failed: the fuzz replays use the committed seeds only"
-    step "ASan+UBSan: ctest (unit, shim, zoo API, CLI, concurrency, fuzz regressions)"
-    # The zoo API tests are listed from the manifest when ctest starts; drop a
-    # list made before the manifest existed (it would run no zoo test).
-    rm -f "$ASAN_DIR"/tests/aotirt_zoo_api_test*_tests.cmake
-    LD_LIBRARY_PATH="$SAN_LIBRARY_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-      run_ctest "$ASAN_DIR" "$LOGS/ctest.log" -j "$JOBS" --timeout 900 -E "$ASAN_CTEST_EXCLUDE"
-    step "ASan+UBSan: CLI model tests (tests/models: test_zoo.py CLI runs, test_bad_input.py)"
-    log="$LOGS/pytest.log"
-    LD_LIBRARY_PATH="$SAN_LIBRARY_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    AOTIRT_CLI="$ROOT/$ASAN_DIR/bin/aotirt" AOTIRT_BUILD_DIR="$ROOT/$ASAN_DIR" PYTHONPATH="$ROOT/python" \
-      "$PY" -m pytest -q -rs -p no:cacheprovider tests/models/test_zoo.py tests/models/test_bad_input.py \
-      -k "cli_matches_eager or test_bad_input" "${ASAN_PYTEST_DESELECT[@]/#/--deselect=}" >"$log" 2>&1
-    line=$(grep -E '^(=+ )?[0-9]+ (passed|failed)|^(=+ )?[0-9]+ (skipped|error)|no tests ran' "$log" | tail -1)
-    echo "${line:-pytest did not report a result}"
-    if [ -z "$line" ]; then
-      tail -n 40 "$log"; tally 0 1 0
-    else
-      p=$(echo "$line" | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+')
-      f=$(echo "$line" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
-      k=$(echo "$line" | grep -Eo '[0-9]+ skipped' | grep -Eo '[0-9]+')
-      tally "${p:-0}" "${f:-0}" "${k:-0}"
-      [ "${f:-0}" -gt 0 ] && { grep -E '^(FAILED|ERROR) |Sanitizer|runtime error:' "$log" | head -n 40; echo "full log: $log"; }
-    fi
+  configure "$ASAN_DIR" -DAOTIRT_SANITIZE=address,undefined && build "$ASAN_DIR" || return 1
+  LOGS="$ROOT/$ASAN_DIR/sanitize-logs"; mkdir -p "$LOGS"
+  # Seeds made from the zoo, replayed by the fuzz_regressions_* tests too.
+  python3 tests/fuzz/make_seeds.py --out "$ASAN_DIR/fuzz-seeds" \
+    --fake-model "$ASAN_DIR/lib/libaotirt_fake_model.so" >/dev/null ||
+    echo "make_seeds.py failed: the fuzz replays use the committed seeds only"
+  step "ASan+UBSan: ctest (unit, shim, zoo API, CLI, concurrency, fuzz regressions)"
+  # The zoo API tests are listed from the manifest when ctest starts; drop a
+  # list made before the manifest existed (it would run no zoo test).
+  rm -f "$ASAN_DIR"/tests/aotirt_zoo_api_test*_tests.cmake
+  LD_LIBRARY_PATH="$SAN_LIBRARY_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    run_ctest "$ASAN_DIR" "$LOGS/ctest.log" -j "$JOBS" --timeout 900 -E "$ASAN_CTEST_EXCLUDE"
+  step "ASan+UBSan: CLI model tests (tests/models: test_zoo.py CLI runs, test_bad_input.py)"
+  log="$LOGS/pytest.log"
+  LD_LIBRARY_PATH="$SAN_LIBRARY_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  AOTIRT_CLI="$ROOT/$ASAN_DIR/bin/aotirt" AOTIRT_BUILD_DIR="$ROOT/$ASAN_DIR" PYTHONPATH="$ROOT/python" \
+    "$PY" -m pytest -q -rs -p no:cacheprovider tests/models/test_zoo.py tests/models/test_bad_input.py \
+    -k "cli_matches_eager or test_bad_input" "${ASAN_PYTEST_DESELECT[@]/#/--deselect=}" >"$log" 2>&1
+  line=$(grep -E '^(=+ )?[0-9]+ (passed|failed)|^(=+ )?[0-9]+ (skipped|error)|no tests ran' "$log" | tail -1)
+  echo "${line:-pytest did not report a result}"
+  if [ -z "$line" ]; then
+    tail -n 40 "$log"; tally 0 1 0
   else
-    echo "ASan+UBSan build failed"; tally 0 1 0
+    p=$(echo "$line" | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+')
+    f=$(echo "$line" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
+    k=$(echo "$line" | grep -Eo '[0-9]+ skipped' | grep -Eo '[0-9]+')
+    tally "${p:-0}" "${f:-0}" "${k:-0}"
+    [ "${f:-0}" -gt 0 ] && { grep -E '^(FAILED|ERROR) |Sanitizer|runtime error:' "$log" | head -n 40; echo "full log: $log"; }
   fi
-  timings+=("asan $(elapsed "$t0")")
-fi
+  return 0
+}
 
 # ---------------------------------------------------------------------- TSan
-if has_stage tsan; then
-  t0=$(date +%s)
+tsan_stage() {
   step "TSan build ($TSAN_DIR)"
   zoo_manifest
-  if configure "$TSAN_DIR" -DAOTIRT_SANITIZE=thread -DAOTIRT_BUILD_EXAMPLES=OFF &&
-     build "$TSAN_DIR" aotirt_model_concurrency_test aotirt_tsan_unit_tests; then
-    LOGS="$ROOT/$TSAN_DIR/sanitize-logs"; mkdir -p "$LOGS"
-    step "TSan: concurrency tests"
-    # libgomp is not built with TSan: it cannot see the barriers of OpenMP
-    # parallel regions, and would report every one of them. One OpenMP thread
-    # per team keeps those regions serial; aotirt's own threads (several
-    # threads on one model, loads, the allocator, prewarm) are what is checked.
-    export OMP_NUM_THREADS=1
-    export LD_LIBRARY_PATH="$SAN_LIBRARY_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    run_gtest "concurrency (tests/sanitize)" "$LOGS/concurrency.log" "$TSAN_DIR/bin/aotirt_model_concurrency_test"
-    # The unit test files that start threads of their own (tests/sanitize/CMakeLists.txt).
-    run_gtest "unit tests with threads" "$LOGS/unit.log" "$TSAN_DIR/bin/aotirt_tsan_unit_tests"
-    unset OMP_NUM_THREADS
-  else
-    echo "TSan build failed"; tally 0 1 0
-  fi
-  timings+=("tsan $(elapsed "$t0")")
-fi
+  configure "$TSAN_DIR" -DAOTIRT_SANITIZE=thread -DAOTIRT_BUILD_EXAMPLES=OFF &&
+    build "$TSAN_DIR" aotirt_model_concurrency_test aotirt_tsan_unit_tests || return 1
+  LOGS="$ROOT/$TSAN_DIR/sanitize-logs"; mkdir -p "$LOGS"
+  step "TSan: concurrency tests"
+  # libgomp is not built with TSan: it cannot see the barriers of OpenMP
+  # parallel regions, and would report every one of them. One OpenMP thread
+  # per team keeps those regions serial; aotirt's own threads (several
+  # threads on one model, loads, the allocator, prewarm) are what is checked.
+  export OMP_NUM_THREADS=1
+  export LD_LIBRARY_PATH="$SAN_LIBRARY_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  run_gtest "concurrency (tests/sanitize)" "$LOGS/concurrency.log" "$TSAN_DIR/bin/aotirt_model_concurrency_test"
+  # The unit test files that start threads of their own (tests/sanitize/CMakeLists.txt).
+  run_gtest "unit tests with threads" "$LOGS/unit.log" "$TSAN_DIR/bin/aotirt_tsan_unit_tests"
+  unset OMP_NUM_THREADS
+  return 0
+}
 
 # ---------------------------------------------------------------------- fuzz
-if has_stage fuzz; then
-  t0=$(date +%s)
+fuzz_stage() {
   step "libFuzzer build ($FUZZ_DIR, $CLANG_CXX)"
   IFS=',' read -r -a targets <<<"$FUZZ_TARGETS"
   exes=(); for t in "${targets[@]}"; do exes+=("aotirt_fuzz_$t"); done
   if ! command -v "$CLANG_CXX" >/dev/null; then
     echo "$CLANG_CXX not found (scripts/setup.sh installs clang-14): fuzzers not run"; tally 0 1 0
-  elif configure "$FUZZ_DIR" -DCMAKE_C_COMPILER="$CLANG_CC" \
-         -DCMAKE_CXX_COMPILER="$CLANG_CXX" -DAOTIRT_BUILD_FUZZERS=ON -DAOTIRT_BUILD_EXAMPLES=OFF &&
-       build "$FUZZ_DIR" "${exes[@]}" aotirt_fake_model; then
-    zoo_manifest >/dev/null
-    python3 tests/fuzz/make_seeds.py --out "$FUZZ_DIR/fuzz-seeds" \
-      --fake-model "$FUZZ_DIR/lib/libaotirt_fake_model.so" >/dev/null ||
-      echo "make_seeds.py failed: fuzzing from the committed seeds only"
-    step "fuzzing: ${#targets[@]} target(s), ${FUZZ_SECONDS}s each, $FUZZ_JOBS at a time"
-    LOGS="$ROOT/$FUZZ_DIR/fuzz-logs"; mkdir -p "$LOGS"
-    fuzz_one() {  # fuzz_one TARGET: exits with the fuzzer's status
-      local t=$1 exe="$FUZZ_DIR/bin/aotirt_fuzz_$1" corpus art dict=()
-      corpus="$FUZZ_DIR/fuzz-corpus/$t"; art="$FUZZ_DIR/fuzz-artifacts/$t/"
-      mkdir -p "$corpus" "$art"
-      [ -f "tests/fuzz/dicts/$t.dict" ] && dict=(-dict="tests/fuzz/dicts/$t.dict")
-      # New inputs go to the first directory; the others only seed it.
-      local dirs=("$corpus") d
-      for d in "tests/fuzz/seeds/$t" "tests/fuzz/regressions/$t" "$FUZZ_DIR/fuzz-seeds/$t"; do
-        [ -d "$d" ] && dirs+=("$d")
-      done
-      $NICE "$exe" -max_total_time="$FUZZ_SECONDS" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
-        -artifact_prefix="$art" "${dict[@]}" "${dirs[@]}" >"$LOGS/$t.log" 2>&1
-    }
-    pids=(); names=()
-    for t in "${targets[@]}"; do
-      fuzz_one "$t" & pids+=($!); names+=("$t")
-      while [ "$(jobs -rp | wc -l)" -ge "$FUZZ_JOBS" ]; do sleep 1; done
-    done
-    for i in "${!pids[@]}"; do
-      t=${names[$i]}
-      if wait "${pids[$i]}"; then
-        execs=$(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$LOGS/$t.log" | grep -Eo '[0-9]+$')
-        cov=$(grep -Eo 'cov: [0-9]+' "$LOGS/$t.log" | tail -1 | grep -Eo '[0-9]+')
-        echo "fuzz $t: ok (${execs:-?} runs, coverage ${cov:-?} edges, corpus $(ls "$FUZZ_DIR/fuzz-corpus/$t" | wc -l) inputs)"
-        tally 1 0 0
-      else
-        echo "fuzz $t: FAILED (log: $LOGS/$t.log)"
-        grep -E -A 24 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer)|runtime error:|fuzzer: ' "$LOGS/$t.log" | head -n 40
-        grep -E 'Test unit written to' "$LOGS/$t.log"
-        echo "replay: $FUZZ_DIR/bin/aotirt_fuzz_$t FILE; keep the input in tests/fuzz/regressions/$t/"
-        tally 0 1 0
-      fi
-    done
-  else
-    echo "fuzzer build failed"; tally 0 1 0
+    return 0
   fi
-  timings+=("fuzz $(elapsed "$t0")")
-fi
+  configure "$FUZZ_DIR" -DCMAKE_C_COMPILER="$CLANG_CC" \
+    -DCMAKE_CXX_COMPILER="$CLANG_CXX" -DAOTIRT_BUILD_FUZZERS=ON -DAOTIRT_BUILD_EXAMPLES=OFF &&
+    build "$FUZZ_DIR" "${exes[@]}" aotirt_fake_model || return 1
+  zoo_manifest >/dev/null
+  python3 tests/fuzz/make_seeds.py --out "$FUZZ_DIR/fuzz-seeds" \
+    --fake-model "$FUZZ_DIR/lib/libaotirt_fake_model.so" >/dev/null ||
+    echo "make_seeds.py failed: fuzzing from the committed seeds only"
+  step "fuzzing: ${#targets[@]} target(s), ${FUZZ_SECONDS}s each, $FUZZ_JOBS at a time"
+  LOGS="$ROOT/$FUZZ_DIR/fuzz-logs"; mkdir -p "$LOGS"
+  fuzz_one() {  # fuzz_one TARGET: exits with the fuzzer's status
+    local t=$1 exe="$FUZZ_DIR/bin/aotirt_fuzz_$1" corpus art dict=()
+    corpus="$FUZZ_DIR/fuzz-corpus/$t"; art="$FUZZ_DIR/fuzz-artifacts/$t/"
+    mkdir -p "$corpus" "$art"
+    [ -f "tests/fuzz/dicts/$t.dict" ] && dict=(-dict="tests/fuzz/dicts/$t.dict")
+    # New inputs go to the first directory; the others only seed it.
+    local dirs=("$corpus") d
+    for d in "tests/fuzz/seeds/$t" "tests/fuzz/regressions/$t" "$FUZZ_DIR/fuzz-seeds/$t"; do
+      [ -d "$d" ] && dirs+=("$d")
+    done
+    $NICE "$exe" -max_total_time="$FUZZ_SECONDS" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
+      -artifact_prefix="$art" "${dict[@]}" "${dirs[@]}" >"$LOGS/$t.log" 2>&1
+  }
+  pids=(); names=()
+  for t in "${targets[@]}"; do
+    fuzz_one "$t" & pids+=($!); names+=("$t")
+    while [ "$(jobs -rp | wc -l)" -ge "$FUZZ_JOBS" ]; do sleep 1; done
+  done
+  for i in "${!pids[@]}"; do
+    t=${names[$i]}
+    if wait "${pids[$i]}"; then
+      execs=$(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$LOGS/$t.log" | grep -Eo '[0-9]+$')
+      cov=$(grep -Eo 'cov: [0-9]+' "$LOGS/$t.log" | tail -1 | grep -Eo '[0-9]+')
+      echo "fuzz $t: ok (${execs:-?} runs, coverage ${cov:-?} edges, corpus $(ls "$FUZZ_DIR/fuzz-corpus/$t" | wc -l) inputs)"
+      tally 1 0 0
+    else
+      echo "fuzz $t: FAILED (log: $LOGS/$t.log)"
+      grep -E -A 24 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer)|runtime error:|fuzzer: ' "$LOGS/$t.log" | head -n 40
+      grep -E 'Test unit written to' "$LOGS/$t.log"
+      echo "replay: $FUZZ_DIR/bin/aotirt_fuzz_$t FILE; keep the input in tests/fuzz/regressions/$t/"
+      tally 0 1 0
+    fi
+  done
+  return 0
+}
+
+# The stages asked for, in order, each timed; a stage whose build failed
+# counts as one failure (its tests could not run).
+for stage in asan tsan fuzz; do
+  has_stage "$stage" || continue
+  t0=$(date +%s)
+  "${stage}_stage" || { echo "$stage: build failed"; tally 0 1 0; }
+  timings+=("$stage $(elapsed "$t0")")
+done
 
 echo
 echo "sanitize: time ${timings[*]:-none}"

@@ -20,33 +20,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(REPO / "python"))
+from cli_util import CLI, REPO, cpu_zoo_packages, requires_cli
 
-import make_packages  # noqa: E402
-
-BUILD = Path(os.environ.get("AOTIRT_BUILD_DIR", REPO / "build"))
-CLI = Path(os.environ.get("AOTIRT_CLI", BUILD / "bin" / "aotirt"))
-
-pytestmark = pytest.mark.skipif(not CLI.exists(), reason=f"aotirt CLI not built at {CLI}")
+pytestmark = requires_cli
 
 
 @pytest.fixture(scope="module")
 def zoo():
-    names = ("mlp", "mlp_plain", "transformer")
-    manifest = make_packages.ensure_packages("cpu", only=list(names), log=lambda *_: None)
-    root = Path(manifest["root"])
-    out = {}
-    for p in manifest["packages"]:
-        if p["name"] in names and "error" not in p:
-            d = root / p["dir"]
-            s = p["input_sets"][0]
-            out[p["name"]] = {
-                "pt2": d / p["package"],
-                "inputs": [d / e["file"] for e in s["inputs"]],
-            }
+    out = cpu_zoo_packages(("mlp", "mlp_plain", "transformer"))
     assert "mlp" in out and "mlp_plain" in out, "zoo packages mlp/mlp_plain failed to export"
     return out
 
@@ -251,23 +232,26 @@ torch._inductor.aoti_compile_and_package(ep, package_path=sys.argv[1], inductor_
 """
 
 
-@pytest.fixture(scope="module")
-def unsupported_pkg():
-    """A real package that imports a fallback op aotirt lacks (FFT), built once per source."""
-    import hashlib
-
+def cached_package(name: str, source: str) -> Path:
+    """A package exported by |source| (given the output path), built once per torch version and source."""
     import torch
 
     cache = Path(os.environ.get("AOTIRT_CACHE_DIR", REPO / ".cache")) / "bad" / f"torch-{torch.__version__}"
-    key = hashlib.sha256(UNSUPPORTED_SRC.encode()).hexdigest()[:12]
-    pt2 = cache / f"fft-{key}.pt2"
+    key = hashlib.sha256(source.encode()).hexdigest()[:12]
+    pt2 = cache / f"{name}-{key}.pt2"
     if not pt2.exists():
         cache.mkdir(parents=True, exist_ok=True)
         tmp = cache / f".partial-{os.getpid()}-{pt2.name}"  # the name must end in .pt2
-        proc = subprocess.run([sys.executable, "-c", UNSUPPORTED_SRC, str(tmp)], capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-c", source, str(tmp)], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr[-2000:]
         tmp.rename(pt2)
     return pt2
+
+
+@pytest.fixture(scope="module")
+def unsupported_pkg():
+    """A real package that imports a fallback op aotirt lacks (FFT)."""
+    return cached_package("fft", UNSUPPORTED_SRC)
 
 
 def test_symbol_that_cannot_be_resolved(tmp_path, unsupported_pkg):
@@ -352,22 +336,6 @@ def run_cli_measured(args, tmp_path: Path, limit_as: int = 0, timeout: float = 1
     assert result.returncode >= 0, f"CLI killed by signal {-result.returncode}: {result.stderr[-2000:]}"
     assert list(tmpdir.iterdir()) == [], f"temporary files left behind: {list(tmpdir.iterdir())}"
     return result, measured["maxrss_kib"] / 1024
-
-
-def cached_package(name: str, source: str) -> Path:
-    """A package exported by |source| (given the output path), built once per torch version and source."""
-    import torch
-
-    cache = Path(os.environ.get("AOTIRT_CACHE_DIR", REPO / ".cache")) / "bad" / f"torch-{torch.__version__}"
-    key = hashlib.sha256(source.encode()).hexdigest()[:12]
-    pt2 = cache / f"{name}-{key}.pt2"
-    if not pt2.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        tmp = cache / f".partial-{os.getpid()}-{pt2.name}"  # the name must end in .pt2
-        proc = subprocess.run([sys.executable, "-c", source, str(tmp)], capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        tmp.rename(pt2)
-    return pt2
 
 
 def mlp_args(pkg, zoo, tmp_path):

@@ -14,7 +14,6 @@ import os
 import shutil
 import struct
 import subprocess
-import sys
 import zipfile
 import zlib
 from pathlib import Path
@@ -22,17 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(REPO / "python"))
+from cli_util import CLI, cpu_zoo_packages, requires_cli
 
-import make_packages  # noqa: E402
-
-BUILD = Path(os.environ.get("AOTIRT_BUILD_DIR", REPO / "build"))
-CLI = Path(os.environ.get("AOTIRT_CLI", BUILD / "bin" / "aotirt"))
-
-pytestmark = pytest.mark.skipif(not CLI.exists(), reason=f"aotirt CLI not built at {CLI}")
+pytestmark = requires_cli
 
 FILLER_BYTES = 9 << 29  # 4.5 GiB
 MAX32 = 0xFFFFFFFF
@@ -40,13 +31,10 @@ MAX32 = 0xFFFFFFFF
 
 @pytest.fixture(scope="module")
 def mlp():
-    manifest = make_packages.ensure_packages("cpu", only=["mlp"], log=lambda *_: None)
-    root = Path(manifest["root"])
-    for p in manifest["packages"]:
-        if p["name"] == "mlp" and "error" not in p:
-            d = root / p["dir"]
-            return {"pt2": d / p["package"], "inputs": [d / e["file"] for e in p["input_sets"][0]["inputs"]]}
-    pytest.fail("zoo package mlp failed to export")
+    packages = cpu_zoo_packages(("mlp",))
+    if "mlp" not in packages:
+        pytest.fail("zoo package mlp failed to export")
+    return packages["mlp"]
 
 
 def crc32_of_zeros(n: int) -> int:

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../zoo_test_util.h"
 #include "aotirt/aotirt.h"
 #include "cli/npy.h"
 
@@ -25,27 +26,9 @@ using aotirt::Tensor;
 
 namespace {
 
-std::string manifest_path() {
-  if (const char* env = std::getenv("AOTIRT_ZOO_MANIFEST")) return env;
-  fs::path best;
-  fs::file_time_type best_time;
-  std::error_code ec;
-  fs::path zoo = fs::path(AOTIRT_SOURCE_DIR) / ".cache" / "zoo";
-  for (const auto& dir : fs::directory_iterator(zoo, ec)) {
-    fs::path m = dir.path() / "manifest.json";
-    const std::string name = dir.path().filename().string();
-    if (name.size() < 4 || name.compare(name.size() - 4, 4, "-cpu") != 0 || !fs::exists(m)) continue;
-    if (best.empty() || fs::last_write_time(m) > best_time) {
-      best = m;
-      best_time = fs::last_write_time(m);
-    }
-  }
-  return best.string();
-}
-
 nlohmann::json& manifest() {
   static nlohmann::json m = [] {
-    std::string path = manifest_path();
+    std::string path = aotirt::zoo_manifest_path();
     std::ifstream f(path);
     if (path.empty() || !f) return nlohmann::json();
     nlohmann::json j = nlohmann::json::parse(f, nullptr, false);

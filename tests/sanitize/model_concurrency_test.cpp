@@ -3,10 +3,10 @@
 // ThreadSanitizer (scripts/sanitize.sh runs it in the TSan build), and run in
 // every other build too.
 //
-// A fake model library (concurrent_fake_model.cpp: tests/unit/fake_model's
-// behaviour, with a thread-safe pool of runners) exercises aotirt's side
-// alone: input handles, output ownership, the allocator, per-thread error
-// state. The zoo packages add real generated code: the container's runner
+// A fake model library (tests/unit/fake_model, built quiet as
+// aotirt_concurrent_fake_model: a thread-safe pool of runners) exercises
+// aotirt's side alone: input handles, output ownership, the allocator,
+// per-thread error state. The zoo packages add real generated code: the container's runner
 // pool (LoadOptions::num_runners), the CPU ops and their caches. Zoo cases
 // are skipped when no zoo manifest exists ($AOTIRT_ZOO_MANIFEST, else the
 // newest .cache/zoo/*-cpu/manifest.json; scripts/test.sh makes it).
@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "../zoo_test_util.h"
 #include "aotirt/aotirt.h"
 #include "cli/npy.h"
 #include "fuzz_util.h"
@@ -73,7 +74,15 @@ void on_threads(int n, Fn body) {
   for (auto& th : threads) th.join();
 }
 
-// ---- the fake model library (concurrent_fake_model.cpp) ----
+// |path| loaded with |runners| runners: every test here is run with one
+// runner and with one per thread (the suites' parameter).
+aotirt::Result<std::unique_ptr<Model>> load_with_runners(const std::string& path, size_t runners) {
+  aotirt::LoadOptions options;
+  options.num_runners = runners;
+  return Model::load(path, options);
+}
+
+// ---- the fake model library (tests/unit/fake_model) ----
 
 class FakeModelConcurrencyTest : public ::testing::TestWithParam<size_t> {
  protected:
@@ -101,9 +110,7 @@ std::string* FakeModelConcurrencyTest::dir_ = nullptr;
 // own results back (the fake doubles its input into two aliased outputs).
 // With 1 runner the fake's container queues the runs, with 4 they overlap.
 TEST_P(FakeModelConcurrencyTest, ManyThreadsRunOneModel) {
-  aotirt::LoadOptions options;
-  options.num_runners = GetParam();
-  auto model = Model::load(package(), options);
+  auto model = load_with_runners(package(), GetParam());
   ASSERT_TRUE(model.ok()) << model.status().to_string();
   Model& m = **model;
   std::atomic<int> bad{0};
@@ -135,9 +142,7 @@ TEST_P(FakeModelConcurrencyTest, ThreadsLoadRunAndUnloadTheirOwnModels) {
   std::atomic<int> bad{0};
   on_threads(kThreads, [&](int t) {
     for (int round = 0; round < 8; ++round) {
-      aotirt::LoadOptions options;
-      options.num_runners = GetParam();
-      auto model = Model::load(package(), options);
+      auto model = load_with_runners(package(), GetParam());
       if (!model.ok()) {
         bad.fetch_add(1);
         continue;
@@ -171,26 +176,9 @@ INSTANTIATE_TEST_SUITE_P(Runners, FakeModelConcurrencyTest, ::testing::Values(si
 
 // ---- zoo packages ----
 
-std::string manifest_path() {
-  if (const char* env = std::getenv("AOTIRT_ZOO_MANIFEST")) return env;
-  fs::path best;
-  fs::file_time_type best_time;
-  std::error_code ec;
-  for (const auto& dir : fs::directory_iterator(fs::path(AOTIRT_SOURCE_DIR) / ".cache" / "zoo", ec)) {
-    const fs::path m = dir.path() / "manifest.json";
-    const std::string name = dir.path().filename().string();
-    if (name.size() < 4 || name.compare(name.size() - 4, 4, "-cpu") != 0 || !fs::exists(m)) continue;
-    if (best.empty() || fs::last_write_time(m) > best_time) {
-      best = m;
-      best_time = fs::last_write_time(m);
-    }
-  }
-  return best.string();
-}
-
 const nlohmann::json& manifest() {
   static const nlohmann::json m = [] {
-    const std::string path = manifest_path();
+    const std::string path = aotirt::zoo_manifest_path();
     std::ifstream f(path);
     if (path.empty() || !f) return nlohmann::json();
     nlohmann::json j = nlohmann::json::parse(f, nullptr, false);
@@ -202,6 +190,7 @@ const nlohmann::json& manifest() {
 }
 
 struct ZooCase {
+  std::string name;
   std::string path;
   std::vector<Tensor> inputs, expected;
   double rtol = 0, atol = 0;
@@ -216,6 +205,7 @@ bool load_case(const std::string& name, ZooCase* c) {
     const std::string dir = m["__dir"].get<std::string>() + "/" + pkg["dir"].get<std::string>();
     const auto& set = pkg["input_sets"][0];
     if (set.contains("expected_repeat")) return false;  // keeps state across runs
+    c->name = name;
     c->path = dir + "/" + pkg["package"].get<std::string>();
     for (const auto& in : set["inputs"]) {
       auto t = aotirt::cli::read_npy(dir + "/" + in["file"].get<std::string>());
@@ -264,6 +254,20 @@ bool good_run(Model& m, const ZooCase& c) {
 
 const char* const kZooModels[] = {"mlp", "cnn", "transformer", "multi_io", "bf16", "conv1d"};
 
+// The cases of kZooModels that the manifest has (read once: their inputs and
+// outputs are loaded from .npy files).
+const std::vector<ZooCase>& zoo_cases() {
+  static const std::vector<ZooCase> cases = [] {
+    std::vector<ZooCase> found;
+    for (const char* name : kZooModels) {
+      ZooCase c;
+      if (load_case(name, &c)) found.push_back(std::move(c));
+    }
+    return found;
+  }();
+  return cases;
+}
+
 class ZooConcurrencyTest : public ::testing::TestWithParam<size_t> {};
 
 // Every thread runs the same zoo model on the same inputs; each result must
@@ -275,24 +279,18 @@ class ZooConcurrencyTest : public ::testing::TestWithParam<size_t> {};
 // (ManyThreadsStartAFreshModel, below).
 TEST_P(ZooConcurrencyTest, ManyThreadsRunOneModel) {
   if (manifest().is_null()) GTEST_SKIP() << "no zoo manifest (scripts/test.sh or tests/models/make_packages.py)";
-  size_t checked = 0;
-  for (const char* name : kZooModels) {
-    ZooCase c;
-    if (!load_case(name, &c)) continue;
-    aotirt::LoadOptions options;
-    options.num_runners = GetParam();
-    auto model = Model::load(c.path, options);
-    ASSERT_TRUE(model.ok()) << name << ": " << model.status().to_string();
-    ASSERT_TRUE(good_run(**model, c)) << name << ": the warm-up run";
+  ASSERT_GE(zoo_cases().size(), 3u) << "too few zoo packages found in " << aotirt::zoo_manifest_path();
+  for (const ZooCase& c : zoo_cases()) {
+    auto model = load_with_runners(c.path, GetParam());
+    ASSERT_TRUE(model.ok()) << c.name << ": " << model.status().to_string();
+    ASSERT_TRUE(good_run(**model, c)) << c.name << ": the warm-up run";
     std::atomic<int> bad{0};
     on_threads(kThreads, [&](int) {
       for (int round = 0; round < 3; ++round)
         if (!good_run(**model, c)) bad.fetch_add(1);
     });
-    EXPECT_EQ(bad.load(), 0) << name;
-    ++checked;
+    EXPECT_EQ(bad.load(), 0) << c.name;
   }
-  EXPECT_GE(checked, 3u) << "too few zoo packages found in " << manifest_path();
 }
 
 // The same, with no run before the threads start. It deadlocked (about one
@@ -304,18 +302,14 @@ TEST_P(ZooConcurrencyTest, ManyThreadsRunOneModel) {
 TEST_P(ZooConcurrencyTest, ManyThreadsStartAFreshModel) {
   if (manifest().is_null()) GTEST_SKIP() << "no zoo manifest (scripts/test.sh or tests/models/make_packages.py)";
   for (int round = 0; round < 10; ++round) {
-    for (const char* name : kZooModels) {
-      ZooCase c;
-      if (!load_case(name, &c)) continue;
-      aotirt::LoadOptions options;
-      options.num_runners = GetParam();
-      auto model = Model::load(c.path, options);
-      ASSERT_TRUE(model.ok()) << name << ": " << model.status().to_string();
+    for (const ZooCase& c : zoo_cases()) {
+      auto model = load_with_runners(c.path, GetParam());
+      ASSERT_TRUE(model.ok()) << c.name << ": " << model.status().to_string();
       std::atomic<int> bad{0};
       on_threads(kThreads, [&](int) {
         if (!good_run(**model, c)) bad.fetch_add(1);
       });
-      EXPECT_EQ(bad.load(), 0) << name;
+      EXPECT_EQ(bad.load(), 0) << c.name;
     }
   }
 }
@@ -324,19 +318,13 @@ TEST_P(ZooConcurrencyTest, ManyThreadsStartAFreshModel) {
 // its own thread (the device, its allocator and the ops' caches are shared).
 TEST_P(ZooConcurrencyTest, ThreadsLoadAndRunDifferentModels) {
   if (manifest().is_null()) GTEST_SKIP() << "no zoo manifest (scripts/test.sh or tests/models/make_packages.py)";
-  std::vector<ZooCase> cases;
-  for (const char* name : kZooModels) {
-    ZooCase c;
-    if (load_case(name, &c)) cases.push_back(std::move(c));
-  }
+  const std::vector<ZooCase>& cases = zoo_cases();
   ASSERT_GE(cases.size(), 3u);
   std::atomic<int> bad{0};
   on_threads(kThreads, [&](int t) {
     for (int round = 0; round < 2; ++round) {
       const ZooCase& c = cases[static_cast<size_t>(t + round) % cases.size()];
-      aotirt::LoadOptions options;
-      options.num_runners = GetParam();
-      auto model = Model::load(c.path, options);
+      auto model = load_with_runners(c.path, GetParam());
       if (!model.ok() || !good_run(**model, c) || !good_run(**model, c)) bad.fetch_add(1);
     }
   });

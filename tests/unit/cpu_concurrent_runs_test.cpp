@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "../zoo_test_util.h"
 #include "aotirt/aotirt.h"
 #include "backends/cpu/cpu_run_threads.h"
 #include "backends/cpu/ops/cpu_op_util.h"
@@ -30,23 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::string manifest_path() {
-  if (const char* env = std::getenv("AOTIRT_ZOO_MANIFEST")) return env;
-  std::error_code ec;
-  fs::path newest;
-  fs::file_time_type newest_time{};
-  const fs::path source_dir = fs::path(__FILE__).parent_path().parent_path().parent_path();
-  for (const auto& dir : fs::directory_iterator(source_dir / ".cache" / "zoo", ec)) {
-    const fs::path m = dir.path() / "manifest.json";
-    if (dir.path().filename().string().find("-cpu") == std::string::npos || !fs::exists(m, ec)) continue;
-    if (newest.empty() || fs::last_write_time(m, ec) > newest_time) {
-      newest = m;
-      newest_time = fs::last_write_time(m, ec);
-    }
-  }
-  return newest.string();
-}
-
 struct ZooCase {
   std::string package;
   std::vector<std::string> inputs;
@@ -55,7 +39,7 @@ struct ZooCase {
 };
 
 bool find_case(const std::string& name, ZooCase* out) {
-  const std::string path = manifest_path();
+  const std::string path = zoo_manifest_path();
   if (path.empty()) return false;
   std::ifstream f(path);
   nlohmann::json m = nlohmann::json::parse(std::string(std::istreambuf_iterator<char>(f), {}), nullptr, false);

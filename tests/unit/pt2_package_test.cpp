@@ -11,11 +11,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "file_test_util.h"
 #include "private_tmpdir_test_util.h"
 #include "zip_test_util.h"
 #include "package/cpu_features.h"
@@ -25,11 +25,6 @@ namespace aotirt {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
 
 // A real shared library to stand in for the model's .so: libzip, which this
 // binary already loads and which imports zlib's inflate.

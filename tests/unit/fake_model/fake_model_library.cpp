@@ -2,33 +2,76 @@
 // the loader's handle ownership only (real models are tested with packages
 // that torch exports). It exports the container C API and imports aotirt's
 // shims, like a generated library. Run returns ONE output handle in BOTH
-// output slots, as generated code does when two outputs alias, and reports
-// container creation and deletion through aoti_torch_warn, which the test
-// captures with aotirt's log sink.
+// output slots, as generated code does when two outputs alias.
+//
+// Like a generated container it is safe to run from several threads at once:
+// it keeps a pool of num_models runners and a Run waits for a free one.
+//
+// One source, two libraries: aotirt_fake_model (tests/CMakeLists.txt) reports
+// container creation and deletion through aoti_torch_warn, which
+// model_lifetime_test captures with aotirt's log sink. aotirt_concurrent_fake_model
+// (tests/sanitize) is built with AOTIRT_FAKE_MODEL_QUIET: its tests load and
+// unload models on several threads through the public API, which has no log
+// sink, so every report would be a line on stderr.
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 #include "shim/shim_abi.h"
 
 namespace {
-struct FakeContainer {
-  int runs = 0;
+
+struct Container {
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t free_runners = 1;
 };
+
+// Holds one runner of |c| for its lifetime.
+class Runner {
+ public:
+  explicit Runner(Container* c) : c_(c) {
+    std::unique_lock<std::mutex> lock(c_->mu);
+    c_->cv.wait(lock, [this] { return c_->free_runners > 0; });
+    --c_->free_runners;
+  }
+  ~Runner() {
+    {
+      std::lock_guard<std::mutex> lock(c_->mu);
+      ++c_->free_runners;
+    }
+    c_->cv.notify_one();
+  }
+
+ private:
+  Container* c_;
+};
+
+// A container event for model_lifetime_test; nothing in the quiet build.
+void report([[maybe_unused]] const char* event) {
+#ifndef AOTIRT_FAKE_MODEL_QUIET
+  aoti_torch_warn("fake", "fake_model_library.cpp", 0, event);
+#endif
+}
+
 }  // namespace
 
 extern "C" {
 
 __attribute__((visibility("default"))) int32_t AOTInductorModelContainerCreateWithDevice(
-    void** handle, size_t, const char* device, const char*) {
-  if (!device || device[0] != 'c') return 1;
-  *handle = new FakeContainer();
-  aoti_torch_warn("fake", "fake_model_library.cpp", 0, "fake container created");
+    void** handle, size_t num_models, const char* device, const char*) {
+  if (!device || device[0] != 'c' || num_models == 0) return 1;
+  auto* c = new Container();
+  c->free_runners = num_models;
+  *handle = c;
+  report("fake container created");
   return 0;
 }
 
 __attribute__((visibility("default"))) int32_t AOTInductorModelContainerDelete(void* handle) {
-  delete static_cast<FakeContainer*>(handle);
-  aoti_torch_warn("fake", "fake_model_library.cpp", 0, "fake container deleted");
+  delete static_cast<Container*>(handle);
+  report("fake container deleted");
   return 0;
 }
 
@@ -37,6 +80,7 @@ __attribute__((visibility("default"))) int32_t AOTInductorModelContainerRun(
     void* handle, AtenTensorHandle* inputs, size_t num_inputs, AtenTensorHandle* outputs, size_t num_outputs,
     void*, AOTIProxyExecutorHandle) {
   if (num_inputs != 1 || num_outputs != 2) return 1;
+  Runner runner(static_cast<Container*>(handle));
   int64_t* sizes = nullptr;
   void* src = nullptr;
   if (aoti_torch_get_sizes(inputs[0], &sizes) || aoti_torch_get_data_ptr(inputs[0], &src)) return 1;
@@ -50,7 +94,6 @@ __attribute__((visibility("default"))) int32_t AOTInductorModelContainerRun(
   aoti_torch_delete_tensor_object(inputs[0]);
   outputs[0] = out;
   outputs[1] = out;
-  ++static_cast<FakeContainer*>(handle)->runs;
   return 0;
 }
 
