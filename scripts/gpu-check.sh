@@ -83,6 +83,14 @@ for recipe in $RECIPES; do
   AOTIRT_ZOO_MANIFEST="$manifest" "$BUILD/bin/aotirt_zoo_api_test" >"$LOG/zoo-api-$recipe.log" 2>&1
   grep -E '^\[  (PASSED|FAILED) |^\[       OK|Failure|INVALID|INTERNAL|differ' "$LOG/zoo-api-$recipe.log" | head -30
   count_gtest "$LOG/zoo-api-$recipe.log"
+  # Faults at each step of load and run on cuda:0: failed device and host
+  # allocations, a full disk, read errors (tests/unit/fault_injection_test.cpp).
+  if [ "$recipe" = default ] && [ -x "$BUILD/bin/aotirt_unit_tests" ]; then
+    AOTIRT_ZOO_MANIFEST=/nonexistent AOTIRT_FAULT_TEST_CUDA_MANIFEST="$manifest" \
+      "$BUILD/bin/aotirt_unit_tests" --gtest_filter='FaultInjectionTest.*' >"$LOG/fault-$recipe.log" 2>&1
+    grep -E '^\[  (PASSED|FAILED) |^\[       OK|Failure' "$LOG/fault-$recipe.log" | head -10
+    count_gtest "$LOG/fault-$recipe.log"
+  fi
   # Again with every package's weights through aotirt's pinned upload (by
   # default only blobs of 16 MiB and more take it): the log must show uploads.
   AOTIRT_ZOO_MANIFEST="$manifest" AOTIRT_CUDA_DISABLE=upload_threshold AOTIRT_LOG_LEVEL=debug \

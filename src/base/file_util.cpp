@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "base/fault.h"
 #include "base/log.h"
 #include "base/status.h"
 
@@ -66,6 +67,8 @@ Result<UniqueFd> create_memfd(const std::string& name) {
 }
 
 Status write_all(int fd, const void* data, size_t size, const std::string& what) {
+  if (int e = fault::check(fault::Point::kFileWrite))
+    return AOTIRT_STATUS(kIoError, "writing {} failed: {} (injected fault)", what, std::strerror(e));
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     ssize_t n = ::write(fd, p, size);
@@ -136,6 +139,27 @@ void release_pages_before(const MappedRegion& region, size_t offset) {
   const uintptr_t begin = (start + page - 1) / page * page;
   const uintptr_t end = (start + std::min(offset, region.size())) / page * page;
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+Status populate_range(const MappedRegion& region, size_t offset, size_t length, const std::string& what) {
+#ifndef MADV_POPULATE_READ
+  constexpr int MADV_POPULATE_READ = 22;  // Linux 5.14; older C library headers lack it
+#endif
+  if (!region.data() || offset >= region.size() || length == 0) return Status();
+  length = std::min(length, region.size() - offset);
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t start = reinterpret_cast<uintptr_t>(region.data()) + offset;
+  const uintptr_t begin = start / page * page;
+  const uintptr_t end = (start + length + page - 1) / page * page;
+  if (madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ) == 0) return Status();
+  const int e = errno;
+  if (e == EINVAL) return Status();  // the kernel cannot populate: nothing checked
+  if (e == EFAULT || e == EIO)
+    return AOTIRT_STATUS(kIoError, "reading {} bytes {}..{} failed: {}", what, offset, offset + length,
+                         e == EFAULT ? "the file ends before them (was it truncated or replaced while loading?)"
+                                     : std::strerror(e));
+  return AOTIRT_STATUS(kIoError, "reading {} bytes {}..{} failed: {}", what, offset, offset + length,
+                       std::strerror(e));
 }
 
 MemoryUsage process_memory_usage() {

@@ -92,6 +92,13 @@ class MappedRegion {
 // process's peak memory on top of the copy.
 void release_pages_before(const MappedRegion& region, size_t offset);
 
+// Reads [offset, offset + length) of |region| into memory now
+// (MADV_POPULATE_READ), so that a read error shows here as a status naming
+// |what| rather than as SIGBUS at the first touch: a bad sector (EIO), or the
+// file cut short since it was mapped. Kernels without MADV_POPULATE_READ
+// (before Linux 5.14) check nothing and return OK.
+Status populate_range(const MappedRegion& region, size_t offset, size_t length, const std::string& what);
+
 // Resident set size and its peak (VmRSS, VmHWM) of this process, in bytes;
 // zeros where /proc is unavailable.
 struct MemoryUsage {

@@ -6,6 +6,7 @@
 // how far through the blob the copy has come (to release what it has read).
 #pragma once
 
+#include "base/status.h"
 #include "core/tensor.h"
 
 namespace aotirt {
@@ -14,7 +15,8 @@ class ConstantLoadObserver {
  public:
   virtual ~ConstantLoadObserver() = default;
   // |t| is the constant just created, in the library's constant order.
-  virtual void on_constant(const TensorImpl& t) = 0;
+  // An error fails the shim call that created it, and with it the load.
+  virtual Status on_constant(const TensorImpl& t) = 0;
 };
 
 // The calling thread's observer, or null.

@@ -4,7 +4,15 @@ namespace aotirt {
 
 Storage* Storage::new_owning(void* data, size_t nbytes, DeviceId device, DeleterFn deleter,
                              void* deleter_ctx) {
-  return new Storage(data, nbytes, device, deleter, deleter_ctx);
+  // Ownership of |data| passes with the call: when the Storage itself cannot
+  // be allocated, the memory goes back through its deleter before the error
+  // travels on, or an out-of-memory would leak the (larger) buffer too.
+  try {
+    return new Storage(data, nbytes, device, deleter, deleter_ctx);
+  } catch (...) {
+    if (deleter) deleter(deleter_ctx, data, nbytes);
+    throw;
+  }
 }
 
 Storage* Storage::new_borrowed(void* data, size_t nbytes, DeviceId device) {

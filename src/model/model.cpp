@@ -7,9 +7,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <new>
 
+#include "base/fault.h"
+#include "base/file_util.h"
 #include "base/log.h"
 #include "core/constant_load.h"
 #include "base/status.h"
@@ -256,11 +259,18 @@ namespace {
 // drops the blob's pages behind the copy.
 class WeightLoad : public ConstantLoadObserver {
  public:
-  // |sizes|: the blob bytes of each constant the library will create, in
-  // order, when it reports them.
-  WeightLoad(const MappedRegion* blob, std::vector<size_t> sizes) : blob_(blob), sizes_(std::move(sizes)) {}
-  void on_constant(const TensorImpl& t) override {
-    if (!t.storage()) return;
+  // |blob|: the mapped blob the library copies from (null when it reads
+  // from elsewhere). |sizes|: the blob bytes of each constant the library
+  // will create, in order, when it reports them. |what| names the blob in
+  // errors.
+  WeightLoad(const MappedRegion* blob, std::vector<size_t> sizes, std::string what)
+      : blob_(blob), sizes_(std::move(sizes)), what_(std::move(what)) {}
+
+  // Before the library starts: the first constant's bytes.
+  Status begin() { return read_ahead(0); }
+
+  Status on_constant(const TensorImpl& t) override {
+    if (!t.storage()) return Status();
     const size_t k = storages_.size();
     storages_.push_back(t.storage());
     // The library reads its constants in blob order, each right before it
@@ -272,13 +282,26 @@ class WeightLoad : public ConstantLoadObserver {
       release_pages_before(*blob_, read_);
       released_ = read_;
     }
+    return read_ahead(k + 1);
   }
   std::vector<StorageRef>& storages() { return storages_; }
 
  private:
+  // Reads constant |k|'s bytes in before the library copies them: a read
+  // error inside the library's copy would be SIGBUS, here it fails the
+  // shim call and the load. The constant's size must be the library's own.
+  Status read_ahead(size_t k) {
+    if (!blob_ || k >= sizes_.size()) return Status();
+    if (int e = fault::check(fault::Point::kWeightsRead))
+      return AOTIRT_STATUS(kIoError, "reading {} bytes {}..{} failed: {} (injected fault)", what_, read_,
+                           read_ + sizes_[k], std::strerror(e));
+    return populate_range(*blob_, read_, sizes_[k], what_);
+  }
+
   static constexpr size_t kReleaseStep = size_t{4} << 20;
   const MappedRegion* blob_;
   std::vector<size_t> sizes_;
+  std::string what_;
   std::vector<StorageRef> storages_;
   size_t read_ = 0, released_ = 0;
 };
@@ -337,7 +360,9 @@ Status ModelState::load_weights() {
   if (mapped.data()) {
     AOTIRT_ASSIGN_OR_RETURN(upload, device_->begin_host_upload(data, w->size, package_.info.path, offset));
   }
-  WeightLoad watch(mapped.data() && !upload ? &mapped : nullptr, constant_blob_sizes());
+  WeightLoad watch(mapped.data() && !upload ? &mapped : nullptr, constant_blob_sizes(),
+                   fmt::format("the weights blob {} of '{}'", w->name, package_.info.path));
+  AOTIRT_RETURN_IF_ERROR(watch.begin());
   clear_last_error();
   bool failed = false;
   {
@@ -515,9 +540,11 @@ void ModelState::InputHandles::add(TensorImpl t, bool owned) {
     tracker = t.storage();
   } else {
     Storage* real = t.storage().get();
+    // The tracker releases this reference when it goes; so does new_owning
+    // when it cannot make the tracker.
+    real->retain();
     tracker = StorageRef::adopt(
         Storage::new_owning(real->data(), real->nbytes(), real->device(), &release_tracked_storage, real));
-    real->retain();  // after the tracker exists: it releases this reference when it goes
     t = TensorImpl(tracker, t.dtype(), t.sizes(), t.strides(), t.storage_offset());
   }
   AtenTensorHandle h = new_handle(std::move(t));
@@ -589,9 +616,26 @@ Result<std::vector<Tensor>> ModelState::invoke(InputHandles& in, bool single_thr
                            nullptr);
 
   // Take ownership of every returned handle exactly once: the generated code
-  // may return the same handle twice when outputs alias.
+  // may return the same handle twice when outputs alias. Until a Tensor owns
+  // a handle, |orphans| does: making a Tensor can run out of memory, and the
+  // handles after it must not leak.
+  size_t adopted = 0;
+  struct Orphans {
+    const std::vector<AtenTensorHandle>& handles;
+    const size_t& adopted;
+    ~Orphans() {
+      for (size_t j = adopted; j < handles.size(); ++j) {
+        size_t first = 0;
+        while (handles[first] != handles[j]) ++first;
+        if (handles[j] && first == j) delete impl_of(handles[j]);  // not adopted, not seen before
+      }
+    }
+  } orphans{out_handles, adopted};
   for (size_t i = 0; i < n_out; ++i) {
     AtenTensorHandle h = out_handles[i];
+    // Handle i passes to the shared_ptr below even when that throws (it
+    // then deletes the handle itself).
+    adopted = i + 1;
     if (!h) {
       outputs.emplace_back();
       continue;

@@ -19,9 +19,12 @@
 #include <new>
 #include <string>
 
+#include "../zoo_test_util.h"
 #include "aotirt/aotirt.h"
 #include "core/tensor.h"
+#include "file_test_util.h"
 #include "package/cpu_features.h"
+#include "failing_operator_new.h"
 #include "private_tmpdir_test_util.h"
 #include "zip_test_util.h"
 
@@ -29,11 +32,6 @@ namespace aotirt {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
 
 constexpr const char* kFakeDir = "fake/data/aotinductor/model/";
 
@@ -141,15 +139,7 @@ TEST_F(ModelHardeningTest, MetadataInputCountMustMatchTheLibrary) {
       << model.status().message();
 }
 
-// Allocations of at least this many bytes throw std::bad_alloc while it is
-// non-zero: out of memory on demand, in this process, for the whole program
-// (this file replaces the global operator new; unarmed it is malloc).
-std::atomic<size_t> g_fail_allocations_from{0};
-
-struct FailLargeAllocations {
-  explicit FailLargeAllocations(size_t bytes) { g_fail_allocations_from = bytes; }
-  ~FailLargeAllocations() { g_fail_allocations_from = 0; }
-};
+using test::FailLargeAllocations;
 
 TEST_F(ModelHardeningTest, OutOfMemoryIsAStatusNotAnException) {
   // A 2,000,000-dimension shape: 4 MB of metadata (under the cap) whose
@@ -183,23 +173,6 @@ TEST_F(ModelHardeningTest, OutOfMemoryIsAStatusNotAnException) {
 }
 
 // ---- with the zoo's real packages ----
-
-std::string zoo_manifest_path() {
-  if (const char* env = std::getenv("AOTIRT_ZOO_MANIFEST")) return env;
-  std::error_code ec;
-  fs::path newest;
-  fs::file_time_type newest_time{};
-  const fs::path source_dir = fs::path(__FILE__).parent_path().parent_path().parent_path();
-  for (const auto& dir : fs::directory_iterator(source_dir / ".cache" / "zoo", ec)) {
-    const fs::path m = dir.path() / "manifest.json";
-    if (dir.path().filename().string().find("-cpu") == std::string::npos || !fs::exists(m, ec)) continue;
-    if (newest.empty() || fs::last_write_time(m, ec) > newest_time) {
-      newest = m;
-      newest_time = fs::last_write_time(m, ec);
-    }
-  }
-  return newest.string();
-}
 
 // The .pt2 and first input of zoo package |name|; empty when unavailable.
 std::pair<std::string, std::string> zoo_package(const std::string& name) {
@@ -263,30 +236,3 @@ TEST_F(ModelHardeningTest, ZooRunsRefusedByTheLibrarysChecksDoNotLeak) {
 
 }  // namespace
 }  // namespace aotirt
-
-// The replaceable global allocation functions (see g_fail_allocations_from).
-// The nothrow forms are replaced too: libstdc++ frees what its nothrow new
-// gave (std::stable_sort's buffer) with the plain delete, so both must come
-// from the same allocator, which ASan checks. The aligned forms pair only
-// with each other and are left to the library.
-void* operator new(std::size_t n) {
-  const size_t from = aotirt::g_fail_allocations_from.load(std::memory_order_relaxed);
-  if (from != 0 && n >= from) throw std::bad_alloc();
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return operator new(n);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }

@@ -3,7 +3,9 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <new>
 
+#include "base/fault.h"
 #include "base/status.h"
 
 namespace aotirt {
@@ -49,6 +51,8 @@ size_t CpuAllocator::size_class(size_t nbytes) {
 }
 
 Result<void*> CpuAllocator::allocate(size_t nbytes) {
+  if (fault::check(fault::Point::kDeviceAlloc))
+    return AOTIRT_STATUS(kResourceExhausted, "out of host memory allocating {} bytes (injected fault)", nbytes);
   if (nbytes > kMaxAllocation)
     return AOTIRT_STATUS(kResourceExhausted, "host allocation of {} bytes is larger than any machine's memory",
                          nbytes);
@@ -95,9 +99,14 @@ void CpuAllocator::deallocate(void* ptr, size_t nbytes) {
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.active_bytes -= cls;
     if (stats_.cached_bytes + cls <= max_cached_bytes_) {
-      free_[cls].push_back(ptr);
-      stats_.cached_bytes += cls;
-      return;
+      try {
+        free_[cls].push_back(ptr);
+        stats_.cached_bytes += cls;
+        return;
+      } catch (const std::bad_alloc&) {
+        // No memory to list it in the cache: it goes straight back below
+        // (called from destructors, a deallocation never fails).
+      }
     }
   }
   std::free(ptr);

@@ -90,7 +90,14 @@ Status from_blob(void* data, int64_t ndim, const int64_t* sizes_ptr, const int64
   Storage* s = Storage::new_borrowed(data, nbytes, dev);
   *ret = new_handle(TensorImpl(StorageRef::adopt(s), dt, std::move(sizes), std::move(strides), storage_offset));
   // A model loading its weights wraps each copied constant this way.
-  if (ConstantLoadObserver* o = constant_load_observer()) o->on_constant(*impl_of(*ret));
+  if (ConstantLoadObserver* o = constant_load_observer()) {
+    Status seen = o->on_constant(*impl_of(*ret));
+    if (!seen.ok()) {
+      delete impl_of(*ret);
+      *ret = nullptr;
+      return seen;
+    }
+  }
   return Status();
 }
 

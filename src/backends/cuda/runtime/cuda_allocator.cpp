@@ -1,5 +1,7 @@
 #include "backends/cuda/runtime/cuda_allocator.h"
 
+#include <new>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstdint>
@@ -7,6 +9,7 @@
 #include <string>
 
 #include "backends/cuda/runtime/cuda_status.h"
+#include "base/fault.h"
 #include "backends/cuda/runtime/cuda_stream.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -147,6 +150,9 @@ Result<void*> CudaAllocator::zeroed_for_capture(size_t nbytes) {
 }
 
 Result<void*> CudaAllocator::allocate(size_t nbytes) {
+  if (fault::check(fault::Point::kDeviceAlloc))
+    return AOTIRT_STATUS(kResourceExhausted, "out of memory on cuda:{} allocating {} bytes (injected fault)",
+                         device_, nbytes);
   const size_t capacity = size_class(nbytes);
   std::shared_ptr<CudaGraphPool> graph_pool;
   cudaStream_t stream = nullptr;
@@ -271,8 +277,12 @@ void CudaAllocator::flush_cache() {
 }
 
 void CudaAllocator::deallocate(void* ptr, size_t nbytes) {
-  Status s = release(ptr);
-  if (!s.ok()) AOTIRT_LOG(kWarning, "{}", s.to_string());
+  // Called from destructors: nothing may escape, out of host memory included.
+  try {
+    Status s = release(ptr);
+    if (!s.ok()) AOTIRT_LOG(kWarning, "{}", s.to_string());
+  } catch (...) {
+  }
 }
 
 Status CudaAllocator::release(void* ptr) {
@@ -297,10 +307,15 @@ Status CudaAllocator::release(void* ptr) {
         // (or the one before that, while the caller holds the previous
         // outputs) instead of an order that rotates from run to run, which
         // lets cuBLASLt and cuDNN calls be replayed (cuda_op_replay.h).
-        std::vector<void*>& list = cache_[CacheKey{b.stream, b.capacity}];
-        list.insert(std::upper_bound(list.begin(), list.end(), ptr, std::greater<void*>()), ptr);
-        cached_bytes_ += b.capacity;
-        return Status();
+        try {
+          std::vector<void*>& list = cache_[CacheKey{b.stream, b.capacity}];
+          list.insert(std::upper_bound(list.begin(), list.end(), ptr, std::greater<void*>()), ptr);
+          cached_bytes_ += b.capacity;
+          return Status();
+        } catch (const std::bad_alloc&) {
+          // No host memory to list it in the cache: it goes back to the
+          // device below instead (a deallocation never fails).
+        }
       }
     }
   }

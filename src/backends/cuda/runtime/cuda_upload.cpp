@@ -22,6 +22,7 @@
 
 #include "backends/cuda/runtime/cuda_options.h"
 #include "backends/cuda/runtime/cuda_status.h"
+#include "base/fault.h"
 #include "backends/cuda/runtime/cuda_stream.h"
 #include "base/file_util.h"
 #include "base/log.h"
@@ -165,6 +166,9 @@ class Upload final : public HostUpload {
 
   // Reads |p| from the file into |buf| (pinned).
   Status read_piece(const Piece& p, uint8_t* buf) {
+    if (int e = fault::check(fault::Point::kWeightsRead))
+      return AOTIRT_STATUS(kIoError, "reading the weights of '{}' at byte {}: {} (injected fault)", path_,
+                           file_offset_ + p.offset, std::strerror(e));
     size_t done = 0;
     while (done < p.size) {
       const uint64_t at = file_offset_ + p.offset + done;
