@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <vector>
 
 #include "base/fault.h"
@@ -21,12 +21,12 @@ namespace aotirt {
 
 Result<TempDir> TempDir::create(const std::string& prefix) {
   const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/" + prefix + "XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (!mkdtemp(buf.data()))
-    return AOTIRT_STATUS(kIoError, "cannot create a temporary directory '{}': {}", tmpl, std::strerror(errno));
-  return TempDir(std::string(buf.data()));
+  std::string path = std::string(base && *base ? base : "/tmp") + "/" + prefix + "XXXXXX";
+  // mkdtemp fills in the name in place: nothing allocates once the
+  // directory exists, so it cannot be left behind by an exception.
+  if (!mkdtemp(path.data()))
+    return AOTIRT_STATUS(kIoError, "cannot create a temporary directory '{}': {}", path, std::strerror(errno));
+  return TempDir(std::move(path));
 }
 
 TempDir& TempDir::operator=(TempDir&& o) noexcept {
@@ -38,11 +38,51 @@ TempDir& TempDir::operator=(TempDir&& o) noexcept {
   return *this;
 }
 
+namespace {
+
+// Empties the directory |name| (relative to |parent|) with system calls
+// only: it runs in destructors, also when memory has run out, where
+// std::filesystem would need to allocate. Returns 0 or an errno value.
+int empty_directory_at(int parent, const char* name, int depth) {
+  if (depth > 32) return ELOOP;
+  const int fd = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return errno;
+  DIR* dir = ::fdopendir(fd);
+  if (!dir) {
+    const int e = errno;
+    ::close(fd);
+    return e;
+  }
+  int err = 0;
+  while (struct dirent* e = ::readdir(dir)) {
+    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+    if (::unlinkat(fd, e->d_name, 0) == 0) continue;
+    if (errno != EISDIR && errno != EPERM) {
+      err = errno;
+      continue;
+    }
+    const int r = empty_directory_at(fd, e->d_name, depth + 1);
+    if (r != 0)
+      err = r;
+    else if (::unlinkat(fd, e->d_name, AT_REMOVEDIR) != 0)
+      err = errno;
+  }
+  ::closedir(dir);
+  return err;
+}
+
+}  // namespace
+
 void TempDir::remove() {
   if (path_.empty()) return;
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-  if (ec) AOTIRT_LOG(kWarning, "could not remove temporary directory {}: {}", path_, ec.message());
+  int err = empty_directory_at(AT_FDCWD, path_.c_str(), 0);
+  if (::rmdir(path_.c_str()) != 0 && err == 0) err = errno;
+  if (err != 0 && err != ENOENT) {
+    try {
+      AOTIRT_LOG(kWarning, "could not remove temporary directory {}: {}", path_, std::strerror(err));
+    } catch (...) {
+    }
+  }
   path_.clear();
 }
 

@@ -193,9 +193,15 @@ Result<void*> CudaAllocator::allocate(size_t nbytes) {
       auto it = cache_.find(CacheKey{stream, capacity});
       if (it != cache_.end() && !it->second.empty()) {
         ptr = it->second.back();
+        try {
+          blocks_.emplace(ptr, Block{nbytes, capacity, stream, nullptr});
+        } catch (const std::bad_alloc&) {
+          stats_.active_bytes -= nbytes;  // the block stays in the cache
+          return AOTIRT_STATUS(kResourceExhausted, "out of host memory tracking {} bytes on cuda:{}", nbytes,
+                               device_);
+        }
         it->second.pop_back();
         cached_bytes_ -= capacity;
-        blocks_.emplace(ptr, Block{nbytes, capacity, stream, nullptr});
         stats_.alloc_count++;
         stats_.cache_hits++;
         if (stats_.active_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.active_bytes;
@@ -225,11 +231,23 @@ Result<void*> CudaAllocator::allocate(size_t nbytes) {
       return st.annotate(fmt::format("allocating {} bytes on cuda:{}", nbytes, device_));
     }
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  blocks_.emplace(ptr, Block{nbytes, capacity, stream, std::move(graph_pool)});
-  stats_.alloc_count++;
-  if (stats_.active_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.active_bytes;
-  return ptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    try {
+      blocks_.emplace(ptr, Block{nbytes, capacity, stream, graph_pool});
+      stats_.alloc_count++;
+      if (stats_.active_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.active_bytes;
+      return ptr;
+    } catch (const std::bad_alloc&) {
+      stats_.active_bytes -= nbytes;
+    }
+  }
+  // No host memory to track the block: it goes back where it came from.
+  if (graph_pool)
+    graph_pool->give_back(ptr, capacity);
+  else
+    free_to_device(ptr, capacity, stream);
+  return AOTIRT_STATUS(kResourceExhausted, "out of host memory tracking {} bytes on cuda:{}", nbytes, device_);
 }
 
 bool CudaAllocator::pooled_on(cudaStream_t stream) const {
