@@ -144,6 +144,13 @@ class Device {
   std::atomic<int> models_{0};
 };
 
+// An import of a model library that a backend points at its own function
+// (ModelLibrary::open applies them).
+struct ImportOverride {
+  const char* symbol;
+  void* replacement;
+};
+
 struct BackendInfo {
   DeviceType type;
   const char* name;
@@ -164,6 +171,10 @@ struct BackendInfo {
   // Whether its devices can record a model run as a graph and replay it
   // (Device::capture).
   bool records_graphs = false;
+  // Optional. Imports of its model libraries to redirect, each to a
+  // replacement that keeps what the library acquires in its
+  // LibraryResources (base/library_resources.h).
+  std::vector<ImportOverride> (*library_imports)() = nullptr;
 };
 
 // Each backend defines one of these (the real one or its stub).
@@ -174,6 +185,9 @@ const BackendInfo& metal_backend_info();
 // The backend whose packages carry device key |key| ("cpu", "cuda", "mps"),
 // or null for a key no backend claims.
 const BackendInfo* backend_for_key(const std::string& key);
+
+// The backend of |type| (a stub when it is built off).
+const BackendInfo* backend_for(DeviceType type);
 
 // Returns the device, creating it on first use. Borrowed: the registry owns it
 // until process exit. Creating one device does not hold up callers of another.

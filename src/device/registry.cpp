@@ -11,16 +11,6 @@ namespace {
 
 std::atomic<const BackendInfo*> g_test_backend{nullptr};
 
-const BackendInfo* backend_for(DeviceType type) {
-  if (const BackendInfo* t = g_test_backend.load(std::memory_order_acquire); t && t->type == type) return t;
-  switch (type) {
-    case DeviceType::kCpu: return &cpu_backend_info();
-    case DeviceType::kCuda: return &cuda_backend_info();
-    case DeviceType::kMps: return &metal_backend_info();
-  }
-  return nullptr;
-}
-
 // One per device: creating a GPU device (its context) takes a good part of
 // a second, and other devices must stay reachable meanwhile (the CLI reads its inputs into
 // host tensors beside a GPU model's load).
@@ -46,6 +36,16 @@ Registry& registry() {
 }
 
 }  // namespace
+
+const BackendInfo* backend_for(DeviceType type) {
+  if (const BackendInfo* t = g_test_backend.load(std::memory_order_acquire); t && t->type == type) return t;
+  switch (type) {
+    case DeviceType::kCpu: return &cpu_backend_info();
+    case DeviceType::kCuda: return &cuda_backend_info();
+    case DeviceType::kMps: return &metal_backend_info();
+  }
+  return nullptr;
+}
 
 const BackendInfo* backend_for_key(const std::string& key) {
   for (DeviceType type : {DeviceType::kCpu, DeviceType::kCuda, DeviceType::kMps}) {

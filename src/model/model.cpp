@@ -13,6 +13,7 @@
 
 #include "base/fault.h"
 #include "base/file_util.h"
+#include "base/library_resources.h"
 #include "base/log.h"
 #include "core/constant_load.h"
 #include "base/status.h"
@@ -177,8 +178,12 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   // A GPU model's library opens while its device is still being created:
   // the runtime functions it imports are aotirt's own, global already. If
   // that fails, it is opened again once the device has checked them.
+  const BackendInfo* device_backend = backend_for(m->device_id_.type);
+  const std::vector<ImportOverride> imports = device_backend && device_backend->library_imports
+                                                  ? device_backend->library_imports()
+                                                  : std::vector<ImportOverride>();
   auto open_library = [&] {
-    Result<std::unique_ptr<ModelLibrary>> l = ModelLibrary::open(m->package_.library_bytes, info.model_name);
+    Result<std::unique_ptr<ModelLibrary>> l = ModelLibrary::open(m->package_.library_bytes, info.model_name, imports);
     trace.mark("library opened");
     return l;
   };
@@ -207,8 +212,12 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   clear_last_error();
   std::string device_str = m->device_id_.is_cpu() ? "cpu" : m->device_id_.to_string();
   size_t runners = options.num_runners ? options.num_runners : 1;
-  if (m->library_->api().create_with_device(&m->container_, runners, device_str.c_str(), cubin_dir) != 0 ||
-      !m->container_) {
+  bool created = false;
+  {
+    ScopedLibraryResources scope(&m->library_->resources());
+    created = m->library_->api().create_with_device(&m->container_, runners, device_str.c_str(), cubin_dir) == 0;
+  }
+  if (!created || !m->container_) {
     m->container_ = nullptr;
     return run_error("creating the model container");
   }
@@ -367,6 +376,7 @@ Status ModelState::load_weights() {
   bool failed = false;
   {
     ScopedConstantLoadObserver scope(&watch);
+    ScopedLibraryResources resources(&library_->resources());
     failed = api.update_constants_from_blob(container_, data) != 0;
   }
   // The upload's own error (a short read, say) says more than the library's
@@ -462,6 +472,7 @@ ModelState::~ModelState() {
   // Graphs launch the library's kernels and read its buffers: they go first.
   graphs_.clear();
   if (container_ && library_) {
+    ScopedLibraryResources resources(&library_->resources());
     if (library_->api().destroy(container_) != 0)
       AOTIRT_LOG(kWarning, "deleting the model container failed: {}", get_last_error().to_string());
   }
@@ -612,8 +623,12 @@ Result<std::vector<Tensor>> ModelState::invoke(InputHandles& in, bool single_thr
   const ContainerApi& api = library_->api();
   auto* run_fn = single_threaded && api.run_single_threaded ? api.run_single_threaded : api.run;
   in.offer();
-  RuntimeError rc = run_fn(container_, in.data(), in.size(), out_handles.data(), n_out, device_->current_stream(),
-                           nullptr);
+  RuntimeError rc;
+  {
+    // The library loads its kernels lazily, during runs.
+    ScopedLibraryResources resources(&library_->resources());
+    rc = run_fn(container_, in.data(), in.size(), out_handles.data(), n_out, device_->current_stream(), nullptr);
+  }
 
   // Take ownership of every returned handle exactly once: the generated code
   // may return the same handle twice when outputs alias. Until a Tensor owns

@@ -36,7 +36,8 @@ Status resolve(void* handle, const char* symbol, bool required, Fn* out) {
 
 }  // namespace
 
-Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& bytes, const std::string& name) {
+Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& bytes, const std::string& name,
+                                                        const std::vector<ImportOverride>& imports) {
   std::unique_ptr<ModelLibrary> lib(new ModelLibrary());
   AOTIRT_ASSIGN_OR_RETURN(lib->fd_, create_memfd("aotirt-" + name));
   AOTIRT_RETURN_IF_ERROR(write_all(lib->fd_.get(), bytes.data(), bytes.size(), "the model library"));
@@ -79,11 +80,18 @@ Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& byte
     AOTIRT_LOG(kWarning, "the model library's own input checks stay off unless {} is set: {}", kCheckInputsEnv,
                redirected.status().message());
   }
+  for (const ImportOverride& o : imports) {
+    Result<int> r = redirect_import(lib->handle_, o.symbol, o.replacement);
+    if (!r.ok())
+      AOTIRT_LOG(kWarning, "what the model library acquires through {} is not released with it: {}", o.symbol,
+                 r.status().message());
+  }
   return lib;
 }
 
 ModelLibrary::~ModelLibrary() {
   if (!handle_) return;
+  resources_.release_all();
   dlclose(handle_);
   // Libraries with STB_GNU_UNIQUE symbols (libstdc++ templates emit them)
   // can never be unloaded. glibc finds loaded libraries by path, so if this

@@ -9,9 +9,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "aotirt/status.h"
 #include "base/file_util.h"
+#include "base/library_resources.h"
+#include "device/device.h"
 #include "shim/shim_abi.h"
 
 namespace aotirt {
@@ -61,13 +64,21 @@ class ModelLibrary {
   // getenv import is pointed at a function that reports the variable as
   // "1" and asks the real getenv for every other name. The checks are thus
   // on for every model aotirt opens, and for nothing else.
-  static Result<std::unique_ptr<ModelLibrary>> open(const std::string& bytes, const std::string& name);
+  //
+  // |imports|: the device backend's redirects (BackendInfo::library_imports),
+  // applied the same way; what they acquire is kept in resources().
+  static Result<std::unique_ptr<ModelLibrary>> open(const std::string& bytes, const std::string& name,
+                                                    const std::vector<ImportOverride>& imports = {});
   ~ModelLibrary();
 
   const ContainerApi& api() const { return api_; }
   // Whether the library's getenv import was redirected (false when it has
   // none, and then no generated input checks either).
   bool input_checks_forced() const { return input_checks_forced_; }
+  // What the library acquired through redirected imports (its kernel
+  // modules), released before it closes. Calls into the library hold a
+  // ScopedLibraryResources on it.
+  LibraryResources& resources() { return resources_; }
 
  private:
   ModelLibrary() = default;
@@ -76,6 +87,7 @@ class ModelLibrary {
   void* handle_ = nullptr;
   ContainerApi api_;
   bool input_checks_forced_ = false;
+  LibraryResources resources_;
 };
 
 }  // namespace aotirt

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/cuda/runtime/cuda_copy.h"
+#include "backends/cuda/runtime/cuda_modules.h"
 #include "backends/cuda/runtime/cuda_options.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "backends/cuda/runtime/cuda_status.h"
@@ -382,8 +383,8 @@ Result<std::unique_ptr<Device>> cuda_create(int index) {
 }  // namespace
 
 const BackendInfo& cuda_backend_info() {
-  static const BackendInfo info{DeviceType::kCuda, "cuda", cuda_probe, cuda_create, cuda_prewarm, cuda_begin_create,
-                                true};
+  static const BackendInfo info{DeviceType::kCuda, "cuda", cuda_probe,        cuda_create,
+                                cuda_prewarm,       cuda_begin_create, true, cuda_library_imports};
   return info;
 }
 
