@@ -83,6 +83,9 @@ const char kUsage[] =
     "  --runs-per-thread N    runs per thread (default 10000)\n"
     "  --runners N            container runners of that model (default: one per thread)\n"
     "  --warmup-cycles N      cycles before the first measurement (default 20)\n"
+    "  --hold-one 1           keep one more instance loaded through the cycles, so the\n"
+    "                         device is never left without a model (its caches stay):\n"
+    "                         tells a leak in loading from one in a device's tear-down\n"
     "  --warmup-runs N        runs per thread before the first measurement (default 50)\n"
     "  --input DTYPE:DIMS     dtype and shape of the next input, e.g. float32:4x32 (for\n"
     "                         packages that record none, or to size dynamic dimensions);\n"
@@ -111,6 +114,7 @@ struct Options {
   int64_t warmup_runs = 50;
   int64_t rss_slack_mb = 8;
   int64_t device_slack_mb = 16;
+  int64_t hold_one = 0;  // keep one more instance loaded through the cycles
   std::string json_path;
   std::vector<InputPlan> input_overrides;
 };
@@ -187,6 +191,7 @@ int parse_args(int argc, char** argv, Options* opt) {
         {"--runs-per-thread", &opt->runs_per_thread}, {"--runners", &opt->runners},
         {"--warmup-cycles", &opt->warmup_cycles},     {"--warmup-runs", &opt->warmup_runs},
         {"--rss-slack-mb", &opt->rss_slack_mb},       {"--device-slack-mb", &opt->device_slack_mb},
+        {"--hold-one", &opt->hold_one},
     };
     bool matched = false;
     for (const CountFlag& c : counts) {
@@ -763,6 +768,17 @@ PhaseReport run_cycles(const Soak& soak) {
     return report;
   }
   Trouble trouble;
+  std::unique_ptr<Model> held;
+  if (soak.opt.hold_one) {
+    LoadOptions lo;
+    lo.device = soak.device;
+    auto m = Model::load(soak.opt.package, lo);
+    if (!m.ok()) {
+      report.problem = "--hold-one: " + m.status().to_string();
+      return report;
+    }
+    held = std::move(m.value());
+  }
   for (int64_t i = 0; i < soak.opt.warmup_cycles && !trouble.stop(); ++i) one_cycle(soak, inputs, i, &trouble);
   const Snapshot start = take_snapshot(soak.probes);
   const auto t0 = std::chrono::steady_clock::now();
