@@ -74,6 +74,9 @@ run_pytest() {
 step "model tests (pytest: zoo vs eager, CLI, bad input, exporter)"
 run_pytest tests/models
 
+step "op tests (pytest: op inventory and docs/ops.md, shim conformance with eager torch)"
+run_pytest tests/ops
+
 step "benchmark harness tests (pytest: process watcher, report, harness logic, kernel profiles, before/after pairs)"
 run_pytest bench/tests
 

@@ -1,0 +1,115 @@
+"""Calls aotirt's op shims directly, from Python, for the conformance tests.
+
+libaotirt.so is opened with ctypes (RTLD_LOCAL, so its aoti_torch_* symbols
+never meet the ones torch's own libraries export in the same process).
+Tensors cross as AtenTensorHandles made with aoti_torch_create_tensor_from_blob
+over a torch tensor's memory, and results come back as torch tensors copied
+out of the handles aotirt returns. dtype and device codes are c10's, as in
+the ABI.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+
+DTYPE_CODES = {
+    torch.uint8: 0, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4,
+    torch.float16: 5, torch.float32: 6, torch.float64: 7, torch.complex64: 9,
+    torch.complex128: 10, torch.bool: 11, torch.bfloat16: 15,
+}
+CODE_DTYPES = {v: k for k, v in DTYPE_CODES.items()}
+DEVICE_CODES = {"cpu": 0, "cuda": 1}
+
+Handle = ctypes.c_void_p
+
+
+def library_path() -> Path:
+    build = Path(os.environ.get("AOTIRT_BUILD_DIR", REPO / "build"))
+    return build / "lib" / "libaotirt.so"
+
+
+class ShimError(RuntimeError):
+    """A shim returned failure (1)."""
+
+
+class Shims:
+    def __init__(self, path: Path | None = None):
+        self.path = Path(path or library_path())
+        self.lib = ctypes.CDLL(str(self.path), mode=os.RTLD_LOCAL | os.RTLD_NOW)
+        self._keep = []  # torch tensors whose memory live handles borrow
+
+    def fn(self, name: str):
+        return getattr(self.lib, name)
+
+    def handle(self, t: torch.Tensor) -> Handle:
+        """A handle viewing |t|'s memory (sizes, strides, offset kept)."""
+        self._keep.append(t)
+        ndim = t.dim()
+        sizes = (ctypes.c_int64 * max(ndim, 1))(*t.shape)
+        strides = (ctypes.c_int64 * max(ndim, 1))(*t.stride())
+        out = Handle()
+        base = t.untyped_storage().data_ptr()
+        rc = self.fn("aoti_torch_create_tensor_from_blob")(
+            ctypes.c_void_p(base), ctypes.c_int64(ndim), sizes, strides,
+            ctypes.c_int64(t.storage_offset()), ctypes.c_int32(DTYPE_CODES[t.dtype]),
+            ctypes.c_int32(DEVICE_CODES[t.device.type]), ctypes.c_int32(t.device.index or 0),
+            ctypes.byref(out))
+        if rc != 0:
+            raise ShimError("aoti_torch_create_tensor_from_blob failed")
+        return out
+
+    def tensor(self, h: Handle, device: str = "cpu") -> torch.Tensor:
+        """A torch copy of the tensor behind |h|, with its sizes and strides;
+        the handle is deleted."""
+        ndim = ctypes.c_int64()
+        self._check("aoti_torch_get_dim", h, ctypes.byref(ndim))
+        sizes_p = ctypes.POINTER(ctypes.c_int64)()
+        strides_p = ctypes.POINTER(ctypes.c_int64)()
+        self._check("aoti_torch_get_sizes", h, ctypes.byref(sizes_p))
+        self._check("aoti_torch_get_strides", h, ctypes.byref(strides_p))
+        code = ctypes.c_int32()
+        self._check("aoti_torch_get_dtype", h, ctypes.byref(code))
+        data = ctypes.c_void_p()
+        self._check("aoti_torch_get_data_ptr", h, ctypes.byref(data))
+        sizes = [sizes_p[i] for i in range(ndim.value)]
+        strides = [strides_p[i] for i in range(ndim.value)]
+        dtype = CODE_DTYPES[code.value]
+        # Elements from the first to the last the view reaches.
+        span = 1 + sum((s - 1) * st for s, st in zip(sizes, strides)) if all(sizes) else 0
+        flat = torch.empty(span, dtype=dtype, device=device)
+        if span:
+            nbytes = span * flat.element_size()
+            if device == "cpu":
+                ctypes.memmove(flat.data_ptr(), data.value, nbytes)
+            else:
+                torch.cuda.synchronize()
+                cudart = ctypes.CDLL("libcudart.so.13")
+                cudart.cudaMemcpy(ctypes.c_void_p(flat.data_ptr()), data, ctypes.c_size_t(nbytes), 4)
+        out = torch.as_strided(flat, sizes, strides).clone() if span else torch.empty(sizes, dtype=dtype)
+        self.fn("aoti_torch_delete_tensor_object")(h)
+        return out
+
+    def call(self, name: str, *args) -> None:
+        """Calls shim |name|; ShimError when it reports failure."""
+        if self.fn(name)(*args) != 0:
+            raise ShimError(f"{name} failed")
+
+    def _check(self, name, *args):
+        self.call(name, *args)
+
+    def release(self):
+        self._keep.clear()
+
+
+def out_handles(n: int):
+    return [Handle() for _ in range(n)]
+
+
+def int32_ptr(value: int | None):
+    """An int32_t* argument: null for None."""
+    return None if value is None else ctypes.byref(ctypes.c_int32(value))
