@@ -90,7 +90,10 @@ class Shims:
                 torch.cuda.synchronize()
                 cudart = ctypes.CDLL("libcudart.so.13")
                 cudart.cudaMemcpy(ctypes.c_void_p(flat.data_ptr()), data, ctypes.c_size_t(nbytes), 4)
-        out = torch.as_strided(flat, sizes, strides).clone() if span else torch.empty(sizes, dtype=dtype)
+        # as_strided then clone keeps the strides of a dense result (clone
+        # preserves them); an empty one gets them directly.
+        out = (torch.as_strided(flat, sizes, strides).clone() if span
+               else torch.empty_strided(sizes, strides, dtype=dtype, device=device))
         self.fn("aoti_torch_delete_tensor_object")(h)
         return out
 

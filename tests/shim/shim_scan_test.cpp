@@ -1,4 +1,4 @@
-// The scans' bad input (tests/ops/test_scan_ops.py checks their values
+// Bad input to the scans, sort and topk (tests/ops checks their values
 // against torch): each refusal names the problem, and nothing is returned.
 #include <gtest/gtest.h>
 
@@ -49,6 +49,18 @@ TEST(ShimScanTest, NullArgumentsAreRefused) {
   expect_failure(aoti_torch_cpu_cumsum(t, 0, nullptr, nullptr), "output pointer");
   expect_failure(aoti_torch_cpu_cummax(t, 0, values.out(), nullptr), "output pointer");
   EXPECT_EQ(values.h, nullptr);
+}
+
+TEST(ShimScanTest, TopkAndSortRefuseWhatTorchRefuses) {
+  std::vector<float> data(12, 1.0f);
+  Handle t, values, indices;
+  make(data.data(), 3, 4, 6, &t);
+  expect_failure(aoti_torch_cpu_topk(t, 5, 1, 1, 1, values.out(), indices.out()), "k 5 is out of range");
+  expect_failure(aoti_torch_cpu_topk(t, -1, 1, 1, 1, values.out(), indices.out()), "k -1 is out of range");
+  expect_failure(aoti_torch_cpu_sort(t, 3, 0, values.out(), indices.out()), "dim 3 is out of range");
+  expect_failure(aoti_torch_cpu_sort(t, 0, 0, values.out(), nullptr), "output pointer");
+  EXPECT_EQ(values.h, nullptr);
+  EXPECT_EQ(indices.h, nullptr);
 }
 
 }  // namespace
