@@ -12,7 +12,9 @@
 // At both points the program reads the resident set (VmRSS), the device
 // memory in use (CUDA models only: cudaMemGetInfo's total - free), the open
 // file descriptors (/proc/self/fd) and the entries in the temporary
-// directory aotirt extracts into. The process runs in a private temporary
+// directory aotirt extracts into; and, with no verdict, malloc's bytes in use
+// and the count of memory mappings, which tell a heap leak from libraries or
+// mappings left behind from memory held outside malloc. The process runs in a private temporary
 // directory, like the aotirt CLI, so that other processes' files cannot move
 // the count. Every run's outputs are also compared, bit for bit, with a
 // reference run's, so memory that is reused too early shows up here too.
@@ -29,6 +31,7 @@
 // (its own statically linked runtime, the one the model runs on), else in
 // libcudart.so.13. A CPU-only build runs CPU packages with no CUDA at all.
 #include <dirent.h>
+#include <malloc.h>
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -290,6 +293,8 @@ struct Snapshot {
   int64_t device_used_bytes = -1;
   int64_t open_fds = -1;
   int64_t temp_entries = -1;
+  int64_t heap_in_use_bytes = -1;  // malloc's own count: tells a heap leak from other growth
+  int64_t mappings = -1;           // lines of /proc/self/maps: libraries or mmaps left behind
 };
 
 int64_t read_rss_bytes() {
@@ -317,6 +322,17 @@ int64_t count_entries(const std::string& dir, const std::string& prefix) {
     if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) ++n;
   }
   closedir(d);
+  return n;
+}
+
+// Lines of a text file (for /proc/self/maps), -1 when it cannot be read.
+int64_t count_lines(const char* path) {
+  FILE* f = std::fopen(path, "r");
+  if (!f) return -1;
+  int64_t n = 0;
+  for (int c; (c = std::fgetc(f)) != EOF;)
+    if (c == '\n') ++n;
+  std::fclose(f);
   return n;
 }
 
@@ -371,6 +387,9 @@ Snapshot take_snapshot(const Probes& probes) {
   const int64_t fds = count_entries("/proc/self/fd", "");
   if (fds >= 0) s.open_fds = fds - 1;  // less the descriptor that reads the directory
   s.temp_entries = probes.temp->count();
+  const struct mallinfo2 mi = mallinfo2();
+  s.heap_in_use_bytes = static_cast<int64_t>(mi.uordblks + mi.hblkhd);
+  s.mappings = count_lines("/proc/self/maps");
   return s;
 }
 
@@ -526,7 +545,8 @@ struct Metric {
   int64_t end = 0;
   int64_t limit = 0;  // largest end - start that is flat
   std::string rule;
-  bool flat() const { return !available || end - start <= limit; }
+  bool informational = false;  // shown to explain growth; no verdict of its own
+  bool flat() const { return !available || informational || end - start <= limit; }
 };
 
 struct PhaseReport {
@@ -615,6 +635,26 @@ void judge(PhaseReport* report, const Snapshot& start, const Snapshot& end, cons
   temp.rule = "equal";
   report->metrics.push_back(temp);
 
+  // No verdict: these tell where RSS growth comes from. Heap growth is
+  // memory malloc still counts as in use (a leak); growth in mappings is
+  // libraries or mmaps left behind; RSS growth with neither is memory held
+  // outside malloc, such as a driver's own pools.
+  Metric heap = named_metric("heap_in_use_bytes", "heap in use (MiB)", true);
+  heap.start = start.heap_in_use_bytes;
+  heap.end = end.heap_in_use_bytes;
+  heap.available = start.heap_in_use_bytes >= 0 && end.heap_in_use_bytes >= 0;
+  heap.informational = true;
+  heap.rule = "info";
+  report->metrics.push_back(heap);
+
+  Metric maps = named_metric("mappings", "mappings");
+  maps.start = start.mappings;
+  maps.end = end.mappings;
+  maps.available = start.mappings >= 0 && end.mappings >= 0;
+  maps.informational = true;
+  maps.rule = "info";
+  report->metrics.push_back(maps);
+
   // Counted from the first run, warm-up included.
   Metric mismatches = named_metric("output_mismatches", "outputs differing");
   mismatches.end = trouble.mismatches();
@@ -652,8 +692,10 @@ void print_phase(const PhaseReport& r) {
       std::printf("  %-20s %12s %12s %10s  n/a (not measurable)\n", m.label.c_str(), "-", "-", "-");
       continue;
     }
-    const std::string verdict = std::string(m.flat() ? "flat" : "NOT FLAT") + " (" + m.rule +
-                                (m.bytes ? ", limit " + format_value(m, m.limit, true) + ")" : ")");
+    const std::string verdict =
+        m.informational ? std::string("(info)")
+                        : std::string(m.flat() ? "flat" : "NOT FLAT") + " (" + m.rule +
+                              (m.bytes ? ", limit " + format_value(m, m.limit, true) + ")" : ")");
     std::printf("  %-20s %12s %12s %10s  %s\n", m.label.c_str(), format_value(m, m.start, false).c_str(),
                 format_value(m, m.end, false).c_str(), format_value(m, m.end - m.start, true).c_str(),
                 verdict.c_str());
