@@ -9,8 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
+#include <vector>
 
 #include "cpu_ops_test_util.h"
 
@@ -135,6 +137,26 @@ double apply_unary(const std::string& attr, double x, const std::vector<double>&
   return x;
 }
 
+// oneDNN runs bfloat16 only on CPUs with AVX-512 (avx512_core) on x86; an
+// AVX2 machine has no bfloat16 primitive at all (and torch makes no bfloat16
+// frozen packages there). The bfloat16 cases are left out there, saying so.
+bool onednn_runs_bf16() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+#else
+  return true;
+#endif
+}
+
+// float32, and bfloat16 where oneDNN runs it.
+std::vector<DType> onednn_dtypes() {
+  if (onednn_runs_bf16()) return {DType::kFloat32, DType::kBFloat16};
+  std::printf("SKIP: bfloat16 cases: this CPU has no AVX-512, so oneDNN has no bfloat16 primitives\n");
+  return {DType::kFloat32};
+}
+
 class OnednnTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -250,7 +272,7 @@ struct LinearCase {
 TEST_F(OnednnTest, LinearWithEveryUnaryPostOpOnAPackedWeight) {
   std::mt19937 rng(1);
   const int64_t m = 5, n = 24, k = 40;
-  for (DType dtype : {DType::kFloat32, DType::kBFloat16}) {
+  for (DType dtype : onednn_dtypes()) {
     auto x = random_values(m * k, rng, dtype);
     auto w = random_values(n * k, rng, dtype);
     auto b = random_values(n, rng, dtype);
@@ -491,7 +513,7 @@ TEST_F(OnednnTest, ConvolutionOnPackedWeights) {
   check_conv({1, 3, 15, 15, 16, 7, 7, 1, 2, 3, 1}, DType::kFloat32, true, "none", 11);
   check_conv({1, 16, 8, 8, 20, 1, 1, 1, 1, 0, 1}, DType::kFloat32, true, "hardswish", 12);
   check_conv({1, 8, 10, 10, 16, 3, 3, 1, 1, 2, 2}, DType::kFloat32, true, "sigmoid", 13);
-  check_conv({1, 8, 9, 9, 16, 3, 3, 1, 2, 1, 1}, DType::kBFloat16, true, "relu", 14);
+  if (onednn_runs_bf16()) check_conv({1, 8, 9, 9, 16, 3, 3, 1, 2, 1, 1}, DType::kBFloat16, true, "relu", 14);
 }
 
 TEST_F(OnednnTest, DepthwiseConvolutionOnAPackedGroupedWeight) {
@@ -628,7 +650,7 @@ TEST_F(OnednnTest, PlainConvolutionsRunOnOnednn) {
   ASSERT_TRUE(ctx.ok());
   std::mt19937 rng(61);
   const int64_t stride[] = {1, 1}, padding[] = {1, 1}, dilation[] = {1, 1}, output_padding[] = {0, 0};
-  for (DType dtype : {DType::kFloat32, DType::kBFloat16}) {
+  for (DType dtype : onednn_dtypes()) {
     for (int64_t groups : {int64_t{1}, int64_t{4}}) {
       Handle x = tensor_from({2, 4, 9, 7}, random_values(2 * 4 * 63, rng, dtype), dtype);
       Handle w = tensor_from({8, 4 / groups, 3, 3}, random_values(8 * (4 / groups) * 9, rng, dtype), dtype);
