@@ -11,7 +11,7 @@
 #         of tests/fuzz for --fuzz-seconds (default 60), --fuzz-jobs at a time.
 #
 #   scripts/sanitize.sh [--only asan,tsan,fuzz] [--fuzz-seconds N] [--fuzz-jobs N]
-#                       [--fuzz-targets zip_package,metadata,npy,model_load]
+#                       [--fuzz-targets zip_package,metadata,npy,model_load,wrapper_source]
 #
 # A long fuzzing session: scripts/sanitize.sh --only fuzz --fuzz-seconds 3600.
 # Each target's corpus grows in build-fuzz/fuzz-corpus/<target> across runs;
@@ -29,7 +29,7 @@ ROOT="$(pwd)"
 STAGES="asan,tsan,fuzz"
 FUZZ_SECONDS=60
 FUZZ_JOBS=2
-FUZZ_TARGETS="zip_package,metadata,npy,model_load"
+FUZZ_TARGETS="zip_package,metadata,npy,model_load,wrapper_source"
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) STAGES="$2"; shift 2 ;;

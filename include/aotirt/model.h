@@ -26,7 +26,9 @@
 namespace aotirt {
 
 // What is known about one input or output. Packages made by aotirt's exporter
-// record dtype and shape; for other packages only the name may be known.
+// record dtype and shape; for other packages aotirt reads them from the
+// input checks in the package's wrapper source when it has one (only names
+// of outputs), and otherwise only the names the library reports are known.
 struct TensorSpec {
   std::string name;
   bool has_dtype = false;
@@ -34,6 +36,15 @@ struct TensorSpec {
   bool has_shape = false;
   std::vector<int64_t> shape;  // -1 marks a dynamic dimension
 };
+
+// Where a package's input and output specs came from.
+enum class SpecSource {
+  kNone,            // nothing recorded or readable: only the library's names, after loading
+  kAotirtMetadata,  // "aotirt.inputs"/"aotirt.outputs", written by aotirt.export
+  kWrapperSource,   // the input checks in the generated wrapper .cpp the package carries
+};
+// "aotirt metadata", "wrapper source" or "none".
+AOTIRT_API const char* spec_source_name(SpecSource source);
 
 // A package's contents, read without loading the model library.
 struct PackageInfo {
@@ -47,7 +58,11 @@ struct PackageInfo {
   size_t weight_bytes = 0;         // external weights blob; 0 when weights live in the .so
   bool weights_in_library = false;
   std::vector<std::string> kernel_entries;  // .cubin files
-  std::vector<TensorSpec> inputs, outputs;  // from aotirt metadata, when present
+  std::vector<TensorSpec> inputs, outputs;  // empty when spec_source is kNone
+  SpecSource spec_source = SpecSource::kNone;
+  // When spec_source is kNone: why the wrapper source gave no specs (there
+  // is none, or its input checks could not be read).
+  std::string spec_note;
   // Every aoti_torch_* symbol the library imports, and whether aotirt has it.
   struct Symbol {
     std::string name;

@@ -241,9 +241,20 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
   // at every run (its generated input checks, which ModelLibrary turned on),
   // so metadata that is wrong about them cannot make a kernel read past an
   // input.
-  if (!info.inputs.empty() && info.inputs.size() != n_in)
-    return AOTIRT_STATUS(kDataLoss, "package metadata lists {} inputs but the model library takes {}",
-                         info.inputs.size(), n_in);
+  // Specs read from the wrapper source are a hint: where they miscount,
+  // they are dropped rather than refusing a library that may well be right.
+  if (!info.inputs.empty() && info.inputs.size() != n_in) {
+    if (info.spec_source != SpecSource::kWrapperSource)
+      return AOTIRT_STATUS(kDataLoss, "package metadata lists {} inputs but the model library takes {}",
+                           info.inputs.size(), n_in);
+    AOTIRT_LOG(kWarning, "'{}': the wrapper source lists {} inputs but the model library takes {}; input dtypes and "
+               "shapes are unknown", path, info.inputs.size(), n_in);
+    PackageInfo& dropped = m->package_.info;
+    dropped.inputs.clear();
+    dropped.outputs.clear();
+    dropped.spec_source = SpecSource::kNone;
+    dropped.spec_note = "the wrapper source does not match the library";
+  }
 
   m->inputs_ = info.inputs.empty() ? std::vector<TensorSpec>(n_in) : info.inputs;
   // Output specs only label the outputs: used when their count fits.

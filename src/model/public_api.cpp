@@ -206,4 +206,13 @@ std::vector<ShimProfileEntry> shim_profile(bool reset) try {
 
 const char* version() { return "0.1.0"; }
 
+const char* spec_source_name(SpecSource source) {
+  switch (source) {
+    case SpecSource::kAotirtMetadata: return "aotirt metadata";
+    case SpecSource::kWrapperSource: return "wrapper source";
+    case SpecSource::kNone: break;
+  }
+  return "none";
+}
+
 }  // namespace aotirt

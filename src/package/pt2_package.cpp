@@ -9,6 +9,7 @@
 #include "base/status.h"
 #include "package/cpu_features.h"
 #include "package/elf_symbols.h"
+#include "package/wrapper_specs.h"
 
 namespace aotirt {
 namespace {
@@ -396,6 +397,51 @@ Result<std::vector<TensorSpec>> specs_from_source(MetadataParser::SpecSource& sr
   return std::move(src.specs);
 }
 
+// The wrapper source of |library| ("<hash>.wrapper.so" is built from
+// "<hash>.wrapper.cpp"), else the only one there is; null when there is
+// none or several others.
+const ZipEntry* pick_wrapper_source(const std::vector<const ZipEntry*>& sources, const ZipEntry& library) {
+  const std::string& so = library.name;
+  if (ends_with(so, ".so")) {
+    const std::string cpp = so.substr(0, so.size() - 3) + ".cpp";
+    for (const ZipEntry* e : sources)
+      if (e->name == cpp) return e;
+  }
+  return sources.size() == 1 ? sources.front() : nullptr;
+}
+
+// Specs for a package without aotirt's metadata, from the input checks in
+// its wrapper source. Only a hint, so nothing here fails the load: an entry
+// that is missing, too large or unreadable leaves the specs unknown, with
+// a note saying why.
+void learn_specs_from_wrapper(Pt2Package& p) {
+  p.info.inputs.clear();
+  p.info.outputs.clear();
+  const ZipEntry* entry = p.wrapper_source;
+  if (!entry) {
+    p.info.spec_note = "the package records no aotirt metadata and carries no wrapper source";
+    return;
+  }
+  if (entry->size > kMaxWrapperSourceBytes) {
+    p.info.spec_note = fmt::format("its wrapper source is {} bytes, more than the {} MiB aotirt reads", entry->size,
+                                   kMaxWrapperSourceBytes >> 20);
+    return;
+  }
+  Result<std::string> text = p.zip->read(*entry);
+  if (!text.ok()) {
+    p.info.spec_note = "its wrapper source could not be read: " + text.status().message();
+    return;
+  }
+  WrapperSpecs specs = parse_wrapper_specs(text.value());
+  if (!specs.found) {
+    p.info.spec_note = specs.problem;
+    return;
+  }
+  p.info.inputs = std::move(specs.inputs);
+  p.info.outputs = std::move(specs.outputs);
+  p.info.spec_source = SpecSource::kWrapperSource;
+}
+
 }  // namespace
 
 Result<std::vector<TensorSpec>> parse_tensor_specs(const std::string& json_text, const std::string& key) {
@@ -434,6 +480,7 @@ Result<Pt2Package> open_pt2_layout(const std::string& path, const std::string& m
 
   const ZipEntry* metadata = nullptr;
   bool has_sources = false;
+  std::vector<const ZipEntry*> wrapper_sources;
   for (const auto& fe : it->second) {
     const std::string& f = fe.first;
     if (ends_with(f, ".so")) {
@@ -449,6 +496,7 @@ Result<Pt2Package> open_pt2_layout(const std::string& path, const std::string& m
       p.kernels.push_back(fe.second);
     } else if (ends_with(f, ".wrapper.cpp") || ends_with(f, "CMakeLists.txt")) {
       has_sources = true;
+      if (ends_with(f, ".wrapper.cpp")) wrapper_sources.push_back(fe.second);
     }
   }
   if (!p.library) {
@@ -488,8 +536,15 @@ Result<Pt2Package> open_pt2_layout(const std::string& path, const std::string& m
   p.info.weight_bytes = p.weights ? p.weights->size : 0;
   p.info.weights_in_library = p.weights == nullptr;
   for (const ZipEntry* k : p.kernels) p.info.kernel_entries.push_back(k->name);
+  const bool recorded = meta.source(kInputsKey).present;
   AOTIRT_ASSIGN_OR_RETURN(p.info.inputs, specs_from_source(meta.source(kInputsKey), kInputsKey));
   AOTIRT_ASSIGN_OR_RETURN(p.info.outputs, specs_from_source(meta.source(kOutputsKey), kOutputsKey));
+  if (recorded) {
+    p.info.spec_source = SpecSource::kAotirtMetadata;
+  } else {
+    p.wrapper_source = pick_wrapper_source(wrapper_sources, *p.library);
+    learn_specs_from_wrapper(p);
+  }
   return p;
 }
 

@@ -38,6 +38,9 @@ struct Pt2Package {
   const ZipEntry* library = nullptr;   // borrowed from zip
   const ZipEntry* weights = nullptr;   // null when weights are inside the library
   std::vector<const ZipEntry*> kernels;  // .cubin / .fatbin / .hsaco files
+  // The generated wrapper .cpp, when the package carries it: read for the
+  // input specs of a package without aotirt's metadata.
+  const ZipEntry* wrapper_source = nullptr;
   std::string library_bytes;           // the .so, once read_pt2_library ran
   std::vector<std::string> undefined_symbols;
 };

@@ -211,14 +211,15 @@ class QuietStderr {
 };
 
 TEST_F(ModelHardeningTest, ZooRunsRefusedByTheLibrarysChecksDoNotLeak) {
-  // mlp_plain records no specs, so only the library's generated checks see
-  // a wrong shape; they refuse the run before taking its input.
-  const auto pkg = zoo_package("mlp_plain");
-  if (pkg.first.empty()) GTEST_SKIP() << "no zoo manifest with mlp_plain (run tests/models/make_packages.py)";
+  // dynamic_batch's specs say [?, 16]; the bounds of its batch (1 to 64)
+  // only the library's generated checks know, so they alone see a batch of
+  // 65, and refuse the run before taking its input.
+  const auto pkg = zoo_package("dynamic_batch");
+  if (pkg.first.empty()) GTEST_SKIP() << "no zoo manifest with dynamic_batch (run tests/models/make_packages.py)";
   unsetenv("AOTI_RUNTIME_CHECK_INPUTS");
   auto model = Model::load(pkg.first);
   ASSERT_TRUE(model.ok()) << model.status().to_string();
-  Result<Tensor> wrong = Tensor::empty({4, 64}, DType::kFloat32);  // the model takes [4, 32]
+  Result<Tensor> wrong = Tensor::empty({65, 16}, DType::kFloat32);  // the batch is at most 64
   ASSERT_TRUE(wrong.ok());
   {
     QuietStderr quiet;
@@ -228,7 +229,7 @@ TEST_F(ModelHardeningTest, ZooRunsRefusedByTheLibrarysChecksDoNotLeak) {
     }
   }
   auto out = (*model)->run({*wrong});
-  ASSERT_FALSE(out.ok()) << "the library's own input checks did not refuse a [4, 64] input";
+  ASSERT_FALSE(out.ok()) << "the library's own input checks did not refuse a [65, 16] input";
   EXPECT_NE(out.status().message().find("input checks are on"), std::string::npos) << out.status().message();
   EXPECT_EQ(storage_refs(*wrong), 1) << "handles of refused runs were left alive";
   EXPECT_EQ(std::getenv("AOTI_RUNTIME_CHECK_INPUTS"), nullptr);

@@ -154,6 +154,25 @@ Result<Tensor> check_input(size_t index, const TensorSpec* spec, Tensor tensor, 
   return tensor;
 }
 
+// A failed run of a model whose input dtypes aotirt could not learn: the
+// .npy files went in as they were, so a dtype the library refused is the
+// likely cause. Says which inputs and why their dtypes are unknown.
+Status with_unknown_dtypes(const Model& model, Status status) {
+  const std::vector<TensorSpec>& specs = model.inputs();
+  std::string unknown;
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (!specs[i].has_dtype) unknown += (unknown.empty() ? "" : ", ") + spec_label(i, &specs[i]);
+  if (unknown.empty()) return status;
+  const PackageInfo& p = model.package();
+  const std::string why = p.spec_source == SpecSource::kNone && !p.spec_note.empty()
+                              ? p.spec_note
+                              : "its wrapper source does not say";
+  return error(status.code(),
+               fmt::format("{} (aotirt could not learn the dtype of {} from the package: {}; the .npy files were "
+                           "passed unconverted, so save each in the dtype the model was compiled for)",
+                           status.message(), unknown, why));
+}
+
 Status count_matches(const Model& model, size_t files) {
   if (files == model.num_inputs()) return Status();
   return error(StatusCode::kInvalidArgument,
@@ -309,10 +328,10 @@ Status cmd_run(const RunArgs& args) {
   if (args.cuda_graph) {
     // The warm-up run; the next one records the graph and replays it.
     Result<std::vector<Tensor>> warm = (*model)->run(inputs.value(), options);
-    if (!warm.ok()) return warm.status();
+    if (!warm.ok()) return with_unknown_dtypes(**model, warm.status());
   }
   Result<std::vector<Tensor>> outputs = (*model)->run(inputs.value(), options);
-  if (!outputs.ok()) return outputs.status();
+  if (!outputs.ok()) return with_unknown_dtypes(**model, outputs.status());
   if (args.cuda_graph) report_graph_fallback(**model);
   debug_mark("run done");
 
@@ -350,12 +369,27 @@ Json spec_json(const TensorSpec& spec) {
   return j;
 }
 
-void print_specs(const char* what, const std::vector<TensorSpec>& specs) {
-  if (specs.empty()) {
-    fmt::print("{}: unknown (the package records no tensor metadata)\n", what);
+// Where the specs came from, in words.
+std::string spec_origin(const PackageInfo& p) {
+  switch (p.spec_source) {
+    case SpecSource::kAotirtMetadata: return "from aotirt metadata";
+    case SpecSource::kWrapperSource: return "from the package's wrapper source";
+    case SpecSource::kNone: break;
+  }
+  return "unknown";
+}
+
+void print_specs(const char* what, const std::vector<TensorSpec>& specs, const PackageInfo& p) {
+  if (p.spec_source == SpecSource::kNone) {
+    fmt::print("{}: unknown ({})\n", what,
+               p.spec_note.empty() ? std::string("the package records no tensor metadata") : p.spec_note);
     return;
   }
-  fmt::print("{} ({}):\n", what, specs.size());
+  if (specs.empty() && p.spec_source == SpecSource::kWrapperSource) {
+    fmt::print("{}: unknown (the wrapper source does not name them)\n", what);
+    return;
+  }
+  fmt::print("{} ({}, {}):\n", what, specs.size(), spec_origin(p));
   for (size_t i = 0; i < specs.size(); ++i) {
     const TensorSpec& s = specs[i];
     fmt::print("  {:<3} {:<20} {:<10} {}\n", i, s.name.empty() ? "-" : s.name,
@@ -389,6 +423,8 @@ Status cmd_inspect(const std::string& package, bool json) {
     for (const auto& s : p.inputs) j["inputs"].push_back(spec_json(s));
     j["outputs"] = Json::array();
     for (const auto& s : p.outputs) j["outputs"].push_back(spec_json(s));
+    j["spec_source"] = spec_source_name(p.spec_source);
+    if (!p.spec_note.empty()) j["spec_note"] = p.spec_note;
     j["imported_shims"] = Json::array();
     for (const auto& s : p.imported_shims) j["imported_shims"].push_back({{"name", s.name}, {"provided", s.provided}});
     j["missing_shims"] = missing;
@@ -408,8 +444,8 @@ Status cmd_inspect(const std::string& package, bool json) {
   fmt::print("weights:  {}\n",
              p.weights_in_library ? "inside the library" : byte_text(p.weight_bytes) + " (external blob)");
   if (!p.kernel_entries.empty()) fmt::print("kernels:  {} .cubin file(s)\n", p.kernel_entries.size());
-  print_specs("inputs", p.inputs);
-  print_specs("outputs", p.outputs);
+  print_specs("inputs", p.inputs, p);
+  print_specs("outputs", p.outputs, p);
   fmt::print("imported shims ({}):\n", p.imported_shims.size());
   for (const auto& s : p.imported_shims) fmt::print("  {:<8} {}\n", s.provided ? "provided" : "MISSING", s.name);
   fmt::print("{}\n", summary);
