@@ -10,6 +10,8 @@ CUTLASS_VERSION="4.2.0.0"
 APT_PACKAGES=(cmake ninja-build g++ pkg-config binutils
   libzip-dev libelf-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libopenblas-dev libopenblas-openmp-dev libsleef3 libgtest-dev libgmock-dev
+  # FFTW (double and single precision) for the CPU FFT ops, opened at first use.
+  libfftw3-dev
   # scripts/sanitize.sh: the fuzz build (clang, libFuzzer and its sanitizer
   # runtimes, clang's OpenMP); GCC's own sanitizer runtimes come with g++.
   clang-14 libclang-rt-14-dev libomp-14-dev)

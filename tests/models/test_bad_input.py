@@ -194,12 +194,17 @@ def test_wrong_shape(tmp_path, zoo):
 
 
 def test_wrong_shape_plain_package(tmp_path, zoo):
-    """Without aotirt metadata the model library's own input checks must catch it."""
+    """Without aotirt metadata the shape learned from the package's wrapper
+    source names it before the run; without that source too, the model
+    library's own input checks must catch it."""
     x = np.load(zoo["mlp_plain"]["inputs"][0])
     bad = tmp_path / "shape.npy"
     np.save(bad, np.concatenate([x, x], axis=-1))
     expect_error(run_cli(["run", zoo["mlp_plain"]["pt2"], "--input", bad, "--output-dir", tmp_path / "o"],
-                         tmp_path))
+                         tmp_path), "the model expects shape")
+    bare = tmp_path / "no_source.pt2"
+    rewrite_package(zoo["mlp_plain"]["pt2"], bare, drop=lambda name: name.endswith(".wrapper.cpp"))
+    expect_error(run_cli(["run", bare, "--input", bad, "--output-dir", tmp_path / "o"], tmp_path))
 
 
 def test_output_dir_not_writable(tmp_path, zoo):
@@ -248,23 +253,58 @@ def cached_package(name: str, source: str) -> Path:
     return pt2
 
 
+# A shim name no torch declares and aotirt does not provide, of the length of
+# the FFT shim's, so the library's tables keep their layout.
+MISSING_SHIM = "aoti_torch_cpu__fft_r2x"
+
+
 @pytest.fixture(scope="module")
-def unsupported_pkg():
-    """A real package that imports a fallback op aotirt lacks (FFT)."""
+def fft_pkg():
+    """A real package whose forward calls the CPU FFT fallback (_fft_r2c)."""
     return cached_package("fft", UNSUPPORTED_SRC)
+
+
+@pytest.fixture(scope="module")
+def unsupported_pkg(fft_pkg, tmp_path_factory):
+    """The FFT package with its library's import of aoti_torch_cpu__fft_r2c
+    renamed to a shim aotirt lacks: a real library that imports one unknown
+    fallback op (every op a CPU package can emit today is provided)."""
+    import zipfile
+
+    out = tmp_path_factory.mktemp("unsupported") / "missing-shim.pt2"
+    with zipfile.ZipFile(fft_pkg) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith(".so"):
+                assert b"aoti_torch_cpu__fft_r2c" in data
+                data = data.replace(b"aoti_torch_cpu__fft_r2c", MISSING_SHIM.encode())
+            dst.writestr(info, data)
+    return out
+
+
+def test_fft_package_matches_eager(tmp_path, fft_pkg):
+    import torch
+
+    x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    proc = run_cli(["run", fft_pkg, "--input", tmp_path / "x.npy", "--output-dir", tmp_path / "o"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    got = np.load(tmp_path / "o" / "output0.npy")
+    want = torch.fft.rfft(torch.from_numpy(x)).abs().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_symbol_that_cannot_be_resolved(tmp_path, unsupported_pkg):
     x = tmp_path / "x.npy"
     np.save(x, np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32))
     expect_error(run_cli(["run", unsupported_pkg, "--input", x, "--output-dir", tmp_path / "o"], tmp_path),
-                 "does not provide", "aoti_torch_cpu__fft_r2c")
+                 "does not provide", MISSING_SHIM)
 
 
 def test_inspect_marks_missing_symbol(tmp_path, unsupported_pkg):
     proc = run_cli(["inspect", unsupported_pkg], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "aoti_torch_cpu__fft_r2c" in proc.stdout
+    assert MISSING_SHIM in proc.stdout
     assert "missing" in proc.stdout.lower()
 
 

@@ -1,5 +1,5 @@
-// Proves that src/shim/shim_abi.h declares the aoti_torch_* ABI exactly as
-// torch's own headers do. Both sets of declarations land in one translation
+// Proves that src/shim/shim_abi.h and the op families' headers (shim_ops.h)
+// declare the aoti_torch_* ABI exactly as torch's own headers do. Both sets of declarations land in one translation
 // unit: two extern "C" functions of the same name with different parameter or
 // return types are a compile error in C++, so any drift breaks the build of
 // this test.
@@ -20,6 +20,8 @@
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/inductor/aoti_torch/generated/c_shim_cpu.h>
 #include <torch/csrc/inductor/aoti_torch/generated/c_shim_cuda.h>
+// The device-generic ops (shim.h brings shim_deprecated.h's).
+#include <torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h>
 // The oneDNN shims of frozen packages (declared when torch was built with oneDNN).
 #include <torch/csrc/inductor/aoti_torch/c/shim_cpu.h>
 
@@ -34,6 +36,7 @@
 #endif
 
 #include "shim/shim_abi.h"
+#include "shim/shim_ops.h"
 
 #ifdef AOTIRT_ABI_MATCH_C10_PASS
 #undef aoti_torch_item_float16

@@ -15,6 +15,7 @@ CpuOptions& options_slot() {
     CpuOptions o;
     o.blas_library = env_or("AOTIRT_BLAS_LIBRARY", AOTIRT_BLAS_SONAME);
     o.onednn_library = env_or("AOTIRT_ONEDNN_LIBRARY", "libdnnl.so.3");
+    o.random_seed = env_or("AOTIRT_SEED", "");
     return o;
   }();
   return options;

@@ -13,6 +13,9 @@ struct CpuOptions {
   // The oneDNN 3.x library frozen packages' ops load (AOTIRT_ONEDNN_LIBRARY;
   // default libdnnl.so.3, found through libaotirt.so's RUNPATH).
   std::string onednn_library;
+  // The seed of the random ops' process-wide generator, as given
+  // (AOTIRT_SEED; empty: a random seed). cpu_random.cpp parses it.
+  std::string random_seed;
 };
 
 const CpuOptions& cpu_options();

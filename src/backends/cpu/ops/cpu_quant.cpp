@@ -1,0 +1,284 @@
+// CPU weight-only quantized GEMMs: _weight_int8pack_mm (int8 weights, one
+// scale per output channel) and _weight_int4pack_mm_cpu_tensor (int4
+// weights in torch's CPU packing, a scale and a zero per group of K). The
+// weights are dequantized to float32 a slab of output channels at a time
+// and multiplied with OpenBLAS; results are rounded once to A's dtype.
+//
+// The int4 packing (what torch's _convert_weight_to_int4pack_for_cpu
+// writes for an [N, K] int32 weight of values 0..15; learnt by experiment):
+// [N, K / 2] bytes, N in blocks of 32 rows, each block K * 16 bytes. In a
+// full block, byte (k * 16 + j) holds row j's value at k in its low nibble
+// and row j + 16's in its high nibble. A final block of 16 rows (N % 32 ==
+// 16) pairs neighbours instead: byte (k * 8 + j / 2), low nibble for even j.
+// A value q means (q - 8) * scale + zero.
+//
+// _dyn_quant_pack_4bit_weight and _dyn_quant_matmul_4bit follow torch's
+// reference path (its CPU build without KleidiAI, as on x86): the pack is a
+// float32 vector of the weight bytes, the scales and the optional bias; the
+// matmul quantizes each input row to int8 (asymmetric, over the row's range
+// widened to include 0), multiplies in int32 per block of K against the
+// signed nibbles (low nibble at even k, value - 8) and accumulates
+// block * scale in float32 in block order, then scales by the row's
+// reciprocal scale and adds the bias. Each step is float32 as torch's, so
+// results agree to the last bit. A bfloat16 input (per-channel blocks only,
+// as torch) is widened to float32 and the result truncated to bfloat16.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/ops/cpu_op_util.h"
+#include "base/status.h"
+#include "core/dtype.h"
+#include "core/host_copy.h"
+#include "device/device.h"
+#include "ops/linalg_args.h"
+#include "shim/abi/cpu_linalg.h"
+#include "shim/common/shim_util.h"
+
+using namespace aotirt;
+using namespace aotirt::cpu_ops;
+
+namespace {
+
+// Output channels dequantized per BLAS call: bounds the float32 copy of the
+// weight while keeping each call large.
+constexpr int64_t kSlab = 256;
+
+// The 4-bit value of weight (n, k) in torch's CPU int4 packing.
+inline int int4_at(const uint8_t* packed, int64_t n_total, int64_t k_total, int64_t n, int64_t k) {
+  const int64_t block = n / 32, j = n % 32;
+  const uint8_t* base = packed + block * 32 * (k_total / 2);
+  if ((block + 1) * 32 <= n_total) {
+    const uint8_t byte = base[k * 16 + (j % 16)];
+    return j >= 16 ? byte >> 4 : byte & 0xf;
+  }
+  const uint8_t byte = base[k * 8 + j / 2];
+  return (j & 1) ? byte >> 4 : byte & 0xf;
+}
+
+// C[M, N] = A[M, K] @ W^T, W [N, K] produced slab by slab by
+// dequant(n0, rows, dst) (dst is [rows, K] float32); then scaled per
+// column by col_scale (may be null) and stored as |dtype|.
+template <class Dequant>
+Result<TensorImpl> weight_only_gemm(const ops::WeightOnlyArgs& a, DType dtype, const float* col_scale,
+                                    Dequant&& dequant) {
+  const int64_t m = a.m, n = a.n, k = a.k;
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl c, empty_contiguous(DimVector{m, n}, DType::kFloat32, DeviceId{}));
+  float* pc = static_cast<float*>(c.data_ptr());
+  if (m > 0 && n > 0) {
+    if (k == 0) {
+      std::fill(pc, pc + m * n, 0.0f);
+    } else {
+      AOTIRT_RETURN_IF_ERROR(ensure_blas());
+      AOTIRT_RETURN_IF_ERROR(check_blas_int(std::max({m, n, k}), "a matrix dim"));
+      AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, contiguous_as(*a.a, DType::kFloat32));
+      const float* px = static_cast<const float*>(x.data_ptr());
+      std::vector<float> w(static_cast<size_t>(std::min(n, kSlab) * k));
+      for (int64_t n0 = 0; n0 < n; n0 += kSlab) {
+        const int64_t rows = std::min(kSlab, n - n0);
+        dequant(n0, rows, w.data());
+        gemm<float>(false, true, m, rows, k, 1.0f, px, k, w.data(), k, 0.0f, pc + n0, n, false);
+      }
+      if (col_scale)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) pc[i * n + j] *= col_scale[j];
+    }
+  }
+  if (dtype == DType::kFloat32) return c;
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_contiguous(c.sizes(), dtype, DeviceId{}));
+  if (out.numel() > 0) AOTIRT_RETURN_IF_ERROR(host_copy_strided(out, c));
+  return out;
+}
+
+// One input row quantized to int8 as torch's reference kernel does.
+struct QuantRow {
+  float recip_scale = 0;
+  int32_t zero_point = 0;
+};
+
+QuantRow quantize_row(const float* x, int64_t k, int8_t* q) {
+  float lo = 0.0f, hi = 0.0f;  // the range always includes 0
+  for (int64_t i = 0; i < k; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  constexpr float kQMin = -128.0f, kQMax = 127.0f;
+  const float scale = lo == hi ? 1.0f : (kQMax - kQMin) / (hi - lo);
+  QuantRow row;
+  row.recip_scale = scale != 0.0f ? 1.0f / scale : 0.0f;
+  const float scaled_lo = lo * scale, scaled_hi = hi * scale;
+  // The zero point from whichever end has the smaller error, clamped, then
+  // rounded half to even (lrintf in the default rounding mode).
+  float zp = kQMin + scaled_lo + kQMax + scaled_hi > 0.0f ? kQMin - scaled_lo : kQMax - scaled_hi;
+  zp = std::min(std::max(zp, kQMin), kQMax);
+  row.zero_point = static_cast<int32_t>(std::nearbyint(zp));
+  for (int64_t i = 0; i < k; ++i) {
+    // std::round: halves away from zero, as torch's kernel.
+    const int32_t v = static_cast<int32_t>(std::round(x[i] * scale)) + row.zero_point;
+    q[i] = static_cast<int8_t>(std::min(std::max(v, int32_t{-128}), int32_t{127}));
+  }
+  return row;
+}
+
+}  // namespace
+
+extern "C" {
+
+AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle self, AtenTensorHandle mat2,
+                                                  AtenTensorHandle scales, AtenTensorHandle* ret0) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    AOTIRT_REQUIRE_OUT(ret0);
+    AOTIRT_ASSIGN_OR_RETURN(ops::WeightOnlyArgs a, ops::weight_int8pack_mm_args(self, mat2, scales));
+    AOTIRT_RETURN_IF_ERROR(check_cpu(*a.a, "self"));
+    AOTIRT_RETURN_IF_ERROR(check_cpu(*a.b, "mat2"));
+    AOTIRT_RETURN_IF_ERROR(check_cpu(*a.scales, "scales"));
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl s, contiguous_as(*a.scales, DType::kFloat32));
+    const int8_t* pw = static_cast<const int8_t*>(a.b->data_ptr());
+    const int64_t k = a.k;
+    auto dequant = [&](int64_t n0, int64_t rows, float* dst) {
+      const int8_t* src = pw + n0 * k;
+      for (int64_t i = 0; i < rows * k; ++i) dst[i] = static_cast<float>(src[i]);
+    };
+    Result<TensorImpl> r = weight_only_gemm(a, a.a->dtype(), static_cast<const float*>(s.data_ptr()), dequant);
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, std::move(r));
+    *ret0 = new_handle(std::move(out));
+    return Status();
+  });
+}
+
+AOTITorchError aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(AtenTensorHandle X, AtenTensorHandle w,
+                                                             AtenTensorHandle qGroupSize,
+                                                             AtenTensorHandle qScaleAndZeros,
+                                                             AtenTensorHandle* ret0) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    AOTIRT_REQUIRE_OUT(ret0);
+    AOTIRT_ASSIGN_OR_RETURN(ops::WeightOnlyArgs a, ops::weight_int4pack_mm_args(X, w, qGroupSize, qScaleAndZeros));
+    AOTIRT_RETURN_IF_ERROR(check_cpu(*a.a, "X"));
+    AOTIRT_RETURN_IF_ERROR(check_cpu(*a.b, "w"));
+    AOTIRT_RETURN_IF_ERROR(check_cpu(*impl_of(qGroupSize), "qGroupSize"));
+    AOTIRT_RETURN_IF_ERROR(check_cpu(*a.scales, "qScaleAndZeros"));
+    const int64_t group = *static_cast<const int64_t*>(impl_of(qGroupSize)->data_ptr());
+    AOTIRT_RETURN_IF_ERROR(ops::check_int4_group(a, group));
+    // [groups, N, 2] as float32, contiguous.
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl sz, contiguous_as(*a.scales, DType::kFloat32));
+    const float* psz = static_cast<const float*>(sz.data_ptr());
+    const uint8_t* pw = static_cast<const uint8_t*>(a.b->data_ptr());
+    const int64_t n = a.n, k = a.k;
+    auto dequant = [&](int64_t n0, int64_t rows, float* dst) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t row = n0 + r;
+        for (int64_t q = 0; q < k; ++q) {
+          const float* g = psz + ((q / group) * n + row) * 2;
+          dst[r * k + q] = static_cast<float>(int4_at(pw, n, k, row, q) - 8) * g[0] + g[1];
+        }
+      }
+    };
+    Result<TensorImpl> r = weight_only_gemm(a, a.a->dtype(), nullptr, dequant);
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, std::move(r));
+    *ret0 = new_handle(std::move(out));
+    return Status();
+  });
+}
+
+AOTITorchError aoti_torch_cpu__dyn_quant_pack_4bit_weight(AtenTensorHandle weights, AtenTensorHandle scales_zeros,
+                                                          AtenTensorHandle* bias, int64_t block_size,
+                                                          int64_t in_features, int64_t out_features,
+                                                          AtenTensorHandle* ret0) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    AOTIRT_REQUIRE_OUT(ret0);
+    Result<ops::DynQuantArgs> args =
+        ops::dyn_quant_pack_args(weights, scales_zeros, bias, block_size, in_features, out_features);
+    AOTIRT_ASSIGN_OR_RETURN(ops::DynQuantArgs d, std::move(args));
+    AOTIRT_RETURN_IF_ERROR(check_cpu(*d.weights, "weights"));
+    AOTIRT_RETURN_IF_ERROR(check_cpu(*d.scales, "scales_zeros"));
+    if (d.bias) AOTIRT_RETURN_IF_ERROR(check_cpu(*d.bias, "bias"));
+    const int64_t nw = d.weights->numel(), ns = d.scales->numel(), nb = d.bias ? d.bias->numel() : 0;
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_contiguous(DimVector{nw + ns + nb}, DType::kFloat32, DeviceId{}));
+    float* dst = static_cast<float*>(out.data_ptr());
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl w, contiguous_as(*d.weights, DType::kUInt8));
+    const uint8_t* pw = static_cast<const uint8_t*>(w.data_ptr());
+    for (int64_t i = 0; i < nw; ++i) dst[i] = static_cast<float>(pw[i]);
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl s, contiguous_as(*d.scales, DType::kFloat32));
+    if (ns > 0) std::memcpy(dst + nw, s.data_ptr(), static_cast<size_t>(ns) * sizeof(float));
+    if (nb > 0) {
+      AOTIRT_ASSIGN_OR_RETURN(TensorImpl b, contiguous_as(*d.bias, DType::kFloat32));
+      std::memcpy(dst + nw + ns, b.data_ptr(), static_cast<size_t>(nb) * sizeof(float));
+    }
+    *ret0 = new_handle(std::move(out));
+    return Status();
+  });
+}
+
+AOTITorchError aoti_torch_cpu__dyn_quant_matmul_4bit(AtenTensorHandle inp, AtenTensorHandle packed_weights,
+                                                     int64_t block_size, int64_t in_features, int64_t out_features,
+                                                     AtenTensorHandle* ret0) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    AOTIRT_REQUIRE_OUT(ret0);
+    Result<ops::DynQuantArgs> args =
+        ops::dyn_quant_matmul_args(inp, packed_weights, block_size, in_features, out_features);
+    AOTIRT_ASSIGN_OR_RETURN(ops::DynQuantArgs d, std::move(args));
+    AOTIRT_RETURN_IF_ERROR(check_cpu(*d.input, "inp"));
+    AOTIRT_RETURN_IF_ERROR(check_cpu(*d.packed, "packed_weights"));
+    const int64_t m = d.m, n = d.n, k = d.k, blocks = k / d.block;
+    const bool bf16 = d.input->dtype() == DType::kBFloat16;
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_contiguous(DimVector{m, n}, d.input->dtype(), DeviceId{}));
+    if (m > 0 && n > 0) {
+      // bfloat16 widens to float32 exactly.
+      AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, contiguous_as(*d.input, DType::kFloat32));
+      AOTIRT_ASSIGN_OR_RETURN(TensorImpl pk, contiguous_as(*d.packed, DType::kFloat32));
+      const float* px = static_cast<const float*>(x.data_ptr());
+      const float* pp = static_cast<const float*>(pk.data_ptr());
+      const float* scales = pp + n * k / 2;
+      const float* bias = d.has_bias ? scales + n * blocks : nullptr;
+      // The signed nibbles, [N, K]; each pack entry is a byte stored as float
+      // (converted back by truncation, as torch's to(uint8)).
+      std::vector<int8_t> w(static_cast<size_t>(n * k));
+      for (int64_t i = 0; i < n * k / 2; ++i) {
+        const uint8_t byte = static_cast<uint8_t>(static_cast<int32_t>(pp[i]));
+        w[2 * i] = static_cast<int8_t>((byte & 0xf) - 8);
+        w[2 * i + 1] = static_cast<int8_t>((byte >> 4) - 8);
+      }
+      std::vector<int8_t> q(static_cast<size_t>(m * k));
+      std::vector<QuantRow> rows(static_cast<size_t>(m));
+      for (int64_t r = 0; r < m; ++r) rows[r] = quantize_row(px + r * k, k, q.data() + r * k);
+      float* po = static_cast<float*>(out.data_ptr());
+      uint16_t* pb = static_cast<uint16_t*>(out.data_ptr());
+      constexpr float kBf16Max = 3.38953139e38f;
+      const bool parallel = n > 1 && m * n * k >= (int64_t{1} << 16);
+#pragma omp parallel for schedule(static) if (parallel)
+      for (int64_t c = 0; c < n; ++c) {
+        const int8_t* wc = w.data() + c * k;
+        for (int64_t r = 0; r < m; ++r) {
+          const int8_t* qr = q.data() + r * k;
+          const int32_t zp = rows[r].zero_point;
+          float acc = 0.0f;
+          for (int64_t b = 0; b < blocks; ++b) {
+            int32_t iacc = 0;
+            for (int64_t i = b * d.block; i < (b + 1) * d.block; ++i) iacc += (qr[i] - zp) * wc[i];
+            acc += static_cast<float>(iacc) * scales[c * blocks + b];
+          }
+          acc *= rows[r].recip_scale;
+          if (bias) acc += bias[c];
+          if (bf16) {
+            // torch's bfloat16 kernel clamps to bfloat16's range and
+            // truncates (no rounding) to bfloat16.
+            acc = std::min(std::max(acc, -kBf16Max), kBf16Max);
+            uint32_t bits;
+            std::memcpy(&bits, &acc, 4);
+            pb[r * n + c] = static_cast<uint16_t>(bits >> 16);
+          } else {
+            po[r * n + c] = acc;
+          }
+        }
+      }
+    }
+    *ret0 = new_handle(std::move(out));
+    return Status();
+  });
+}
+
+}  // extern "C"

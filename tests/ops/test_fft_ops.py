@@ -1,0 +1,161 @@
+"""Conformance of the FFTs (_fft_c2c, _fft_r2c, and the device-generic
+aoti_torch__fft_c2c) with eager PyTorch: complex64/complex128 and
+float32/float64, each normalization (0 none, 1 1/sqrt(n), 2 1/n), forward
+and backward, onesided and full r2c, one or several dims in any order,
+contiguous, transposed and sliced inputs, and output strides exactly as
+torch's CPU kernels lay them out. Values agree within FFT rounding.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import pytest
+import torch
+
+from shim_harness import ShimError, Shims, library_path, out_handles
+
+pytestmark = pytest.mark.skipif(not library_path().exists(),
+                                reason=f"{library_path()} not built (scripts/build.sh)")
+
+
+def devices():
+    found = ["cpu"]
+    if torch.cuda.is_available():
+        found.append("cuda")
+    return found
+
+
+@pytest.fixture(scope="module")
+def shims():
+    s = Shims()
+    yield s
+    s.release()
+
+
+def provided(shims, name):
+    try:
+        shims.fn(name)
+        return True
+    except AttributeError:
+        return False
+
+
+def need(shims, name):
+    if not provided(shims, name):
+        pytest.skip(f"{name} is not provided yet")
+
+
+def call(shims, name, t, dims, norm, flag, device="cpu"):
+    need(shims, name)
+    arr = (ctypes.c_int64 * max(len(dims), 1))(*dims)
+    (r,) = out_handles(1)
+    shims.call(name, shims.handle(t), arr, ctypes.c_int64(len(dims)), ctypes.c_int64(norm), ctypes.c_int32(flag),
+               ctypes.byref(r))
+    return shims.tensor(r, device)
+
+
+def make(shape, dtype, layout, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    real = dtype in (torch.float32, torch.float64)
+    if layout == "transposed":
+        shape = tuple(reversed(shape))
+    elif layout == "sliced":
+        shape = shape[:-1] + (shape[-1] * 2,)
+    t = torch.randn(shape, generator=g, dtype=torch.float64)
+    if not real:
+        t = torch.complex(t, torch.randn(shape, generator=g, dtype=torch.float64))
+    t = t.to(dtype)
+    if layout == "transposed":
+        t = t.permute(*reversed(range(t.dim())))
+    elif layout == "sliced":
+        t = t[..., ::2]
+    return t
+
+
+def check(got, want):
+    assert got.dtype == want.dtype, f"dtype {got.dtype}, torch gives {want.dtype}"
+    assert got.shape == want.shape
+    assert got.stride() == want.stride(), f"strides {got.stride()}, torch gives {want.stride()}"
+    tol = 1e-4 if want.dtype == torch.complex64 else 1e-10
+    scale = max(want.abs().max().item(), 1.0) if want.numel() else 1.0
+    torch.testing.assert_close(got, want, rtol=tol, atol=tol * scale)
+
+
+SHAPE = (3, 4, 6)
+DIMS = [[2], [0], [0, 2], [2, 0], [1, 0], [2, 1, 0]]
+LAYOUTS = ["contiguous", "transposed", "sliced"]
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dims", DIMS, ids=str)
+@pytest.mark.parametrize("norm,forward", [(0, True), (1, True), (2, True), (0, False), (2, False)])
+def test_fft_c2c_matches_eager(shims, dtype, layout, dims, norm, forward):
+    t = make(SHAPE, dtype, layout)
+    got = call(shims, "aoti_torch_cpu__fft_c2c", t, dims, norm, int(forward))
+    check(got, torch.ops.aten._fft_c2c(t, dims, norm, forward))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dims", DIMS, ids=str)
+@pytest.mark.parametrize("norm,onesided", [(0, True), (1, True), (2, True), (0, False), (2, False)])
+def test_fft_r2c_matches_eager(shims, dtype, layout, dims, norm, onesided):
+    t = make(SHAPE, dtype, layout)
+    got = call(shims, "aoti_torch_cpu__fft_r2c", t, dims, norm, int(onesided))
+    check(got, torch.ops.aten._fft_r2c(t, dims, norm, onesided))
+
+
+@pytest.mark.parametrize("shape,dims", [((7,), [0]), ((1,), [0]), ((5, 1), [1]), ((2, 1, 1, 3), [3]),
+                                        ((2, 1, 1, 3), [0]), ((1, 1, 3, 1), [2]), ((1, 1, 3, 1), [0, 3]),
+                                        ((2, 3), []), ((), []), ((64, 257), [1]), ((16, 9, 10), [0, 1, 2])])
+@pytest.mark.parametrize("op", ["c2c", "r2c"])
+def test_fft_odd_shapes(shims, shape, dims, op):
+    if op == "r2c" and not dims:
+        pytest.skip("r2c needs a dim")
+    dtype = torch.complex64 if op == "c2c" else torch.float32
+    t = make(shape, dtype, "contiguous", seed=1)
+    got = call(shims, f"aoti_torch_cpu__fft_{op}", t, dims, 2, 1)
+    want = getattr(torch.ops.aten, f"_fft_{op}")(t, dims, 2, True)
+    check(got, want)
+
+
+def test_fft_of_a_broadcast_input(shims):
+    t = make((3, 1), torch.complex128, "contiguous").expand(3, 4)
+    check(call(shims, "aoti_torch_cpu__fft_c2c", t, [0], 0, 1), torch.ops.aten._fft_c2c(t, [0], 0, True))
+    r = make((3, 1), torch.float64, "contiguous").expand(3, 4)
+    check(call(shims, "aoti_torch_cpu__fft_r2c", r, [1], 1, 0), torch.ops.aten._fft_r2c(r, [1], 1, False))
+
+
+def test_fft_round_trip_and_input_untouched(shims):
+    t = make((4, 10), torch.complex128, "contiguous")
+    keep = t.clone()
+    f = call(shims, "aoti_torch_cpu__fft_c2c", t, [1], 0, 1)
+    back = call(shims, "aoti_torch_cpu__fft_c2c", f, [1], 2, 0)
+    torch.testing.assert_close(back, t, rtol=1e-12, atol=1e-12)
+    assert torch.equal(t, keep)
+
+
+@pytest.mark.parametrize("device", devices())
+@pytest.mark.parametrize("dims", [[1], [0, 1]], ids=str)
+def test_device_generic_fft_c2c(shims, device, dims):
+    t = make((5, 8), torch.complex64, "transposed").to(device)
+    if device != "cpu":  # aotirt's generic FFT handles CPU tensors only
+        with pytest.raises(ShimError):
+            call(shims, "aoti_torch__fft_c2c", t, dims, 1, 1, device)
+        return
+    got = call(shims, "aoti_torch__fft_c2c", t, dims, 1, 1, device)
+    check(got, torch.ops.aten._fft_c2c(t, dims, 1, True))
+
+
+def test_fft_bad_arguments(shims):
+    c = make((3, 4), torch.complex64, "contiguous")
+    r = make((3, 4), torch.float32, "contiguous")
+    for name, t, dims, norm in [("aoti_torch_cpu__fft_c2c", c, [2], 0), ("aoti_torch_cpu__fft_c2c", c, [1, 1], 0),
+                                ("aoti_torch_cpu__fft_c2c", c, [-1], 0), ("aoti_torch_cpu__fft_c2c", c, [0], 3),
+                                ("aoti_torch_cpu__fft_c2c", r, [0], 0), ("aoti_torch_cpu__fft_r2c", c, [0], 0),
+                                ("aoti_torch_cpu__fft_r2c", r, [], 0),
+                                ("aoti_torch_cpu__fft_r2c", r.half(), [0], 0),
+                                ("aoti_torch__fft_c2c", r, [0], 0)]:
+        with pytest.raises(ShimError):
+            call(shims, name, t, dims, norm, 1)

@@ -1,0 +1,491 @@
+"""Conformance of the pooling ops (avg_pool2d/3d, _adaptive_avg_pool2d/3d,
+adaptive_max_pool2d/3d, max_pool2d/3d_with_indices, fractional_max_pool2d/3d,
+max_unpool2d/3d) and of embedding_bag (_embedding_bag, its forward_only
+variant, and the device-generic aoti_torch__embedding_bag) with eager
+PyTorch on the CPU: batched and unbatched inputs, contiguous, channels-last
+and transposed layouts, every dtype torch computes them in, ceil_mode,
+padding, dilation, count_include_pad, divisor_override, NaNs, 0-size batches.
+Values and indices must equal torch's bit for bit (weighted embedding_bag
+sums within a tight tolerance), and output sizes, strides and dtypes too.
+"""
+from __future__ import annotations
+
+import ctypes
+
+import pytest
+import torch
+
+from shim_harness import Shims, library_path, out_handles
+
+pytestmark = pytest.mark.skipif(not library_path().exists(),
+                                reason=f"{library_path()} not built (scripts/build.sh)")
+
+A = torch.ops.aten
+FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
+INTS = [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8]
+
+
+def devices():
+    # The pooling ops are CPU fallbacks; CUDA has its own kernels in torch.
+    return ["cpu"]
+
+
+@pytest.fixture(scope="module")
+def shims():
+    s = Shims()
+    yield s
+    s.release()
+
+
+def provided(shims, name):
+    try:
+        shims.fn(name)
+        return True
+    except AttributeError:
+        return False
+
+
+def need(shims, name):
+    if not provided(shims, name):
+        pytest.skip(f"{name} is not provided yet")
+
+
+def ints(vals):
+    arr = (ctypes.c_int64 * max(len(vals), 1))(*vals)
+    return arr, ctypes.c_int64(len(vals))
+
+
+def make(shape, dtype, layout="contig", seed=0, nan=False):
+    """A tensor of |shape| in |layout|: contig, cl (channels-last for a
+    batched 4-d/5-d shape) or T (the last two dims transposed in memory)."""
+    g = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point:
+        t = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+        if nan and t.numel():
+            flat = t.view(-1)
+            flat[torch.randint(0, flat.numel(), (max(1, flat.numel() // 7),), generator=g)] = float("nan")
+    else:
+        lo, hi = (0, 9) if dtype == torch.uint8 else (-5, 6)
+        t = torch.randint(lo, hi, shape, generator=g).to(dtype)
+    if layout == "cl":
+        fmt = torch.channels_last if t.dim() == 4 else torch.channels_last_3d
+        t = t.contiguous(memory_format=fmt)
+    elif layout == "T":
+        t = t.transpose(-1, -2).contiguous().transpose(-1, -2)
+    return t
+
+
+def same(got, want, exact=True):
+    assert got.dtype == want.dtype, f"dtype {got.dtype}, torch gives {want.dtype}"
+    assert got.shape == want.shape, f"shape {tuple(got.shape)}, torch gives {tuple(want.shape)}"
+    if got.numel():
+        assert got.stride() == want.stride(), f"strides {got.stride()}, torch gives {want.stride()}"
+    if exact:
+        torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+    else:
+        torch.testing.assert_close(got, want, equal_nan=True)
+
+
+# ---- avg_pool ----
+
+AVG_PARAMS = [  # kernel, stride, padding, ceil_mode, count_include_pad, divisor
+    ([3], [], [1], False, True, None),
+    ([3, 2], [2, 1], [1, 1], True, True, None),
+    ([3, 2], [2, 1], [1, 1], True, False, None),
+    ([2, 3], [2, 2], [0, 1], False, False, 5),
+    ([2, 2], [3, 3], [1, 0], True, True, -3),
+]
+
+
+def run_avg(shims, spatial, x, k, s, p, ceil, cip, div):
+    (r,) = out_handles(1)
+    ka, kn = ints(k)
+    sa, sn = ints(s)
+    pa, pn = ints(p)
+    d = ctypes.byref(ctypes.c_int64(div)) if div is not None else None
+    shims.call(f"aoti_torch_cpu_avg_pool{spatial}d", shims.handle(x), ka, kn, sa, sn, pa, pn,
+               ctypes.c_int32(ceil), ctypes.c_int32(cip), d, ctypes.byref(r))
+    return shims.tensor(r)
+
+
+def expand3(v, spatial):
+    return v if len(v) != spatial - 1 else v + v[-1:]
+
+
+@pytest.mark.parametrize("spatial", [2, 3])
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64])
+@pytest.mark.parametrize("layout,shape", [("contig", "batched"), ("cl", "batched"), ("T", "unbatched"),
+                                          ("contig", "empty")])
+def test_avg_pool(shims, spatial, dtype, layout, shape):
+    need(shims, f"aoti_torch_cpu_avg_pool{spatial}d")
+    for params in AVG_PARAMS:
+        check_avg(shims, spatial, dtype, layout, shape, params)
+
+
+def check_avg(shims, spatial, dtype, layout, shape, params):
+    k, s, p, ceil, cip, div = params
+    if spatial == 3:
+        k, s, p = [expand3(v, 3) if v else v for v in (k, s, p)]
+    sizes = {"batched": (2, 3, 7, 6), "unbatched": (3, 7, 6), "empty": (0, 3, 7, 6)}[shape]
+    if spatial == 3:
+        sizes = sizes[:-2] + (5,) + sizes[-2:]
+    x = make(sizes, dtype, layout)
+    try:
+        want = A.avg_pool2d(x, k, s, p, ceil, cip, div) if spatial == 2 else \
+            A.avg_pool3d(x, k, s, p, ceil, cip, div)
+    except (RuntimeError, NotImplementedError) as e:
+        with pytest.raises(Exception):
+            run_avg(shims, spatial, x, k, s, p, ceil, cip, div)
+        return
+    same(run_avg(shims, spatial, x, k, s, p, ceil, cip, div), want)
+
+
+# ---- max_pool_with_indices ----
+
+MAX_PARAMS = [  # kernel, stride, padding, dilation, ceil_mode
+    ([3], [], [1], [1], False),
+    ([3, 2], [2, 1], [1, 1], [1, 2], True),
+    ([2, 3], [1, 2], [0, 1], [2, 1], False),
+    ([3, 3], [2, 2], [1, 1], [1, 1], True),
+]
+
+
+def run_max(shims, spatial, x, k, s, p, d, ceil):
+    v, i = out_handles(2)
+    args = [*ints(k), *ints(s), *ints(p), *ints(d)]
+    shims.call(f"aoti_torch_cpu_max_pool{spatial}d_with_indices", shims.handle(x), *args, ctypes.c_int32(ceil),
+               ctypes.byref(v), ctypes.byref(i))
+    return shims.tensor(v), shims.tensor(i)
+
+
+@pytest.mark.parametrize("spatial", [2, 3])
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+@pytest.mark.parametrize("layout,shape", [("contig", "batched"), ("cl", "batched"), ("T", "unbatched"),
+                                          ("contig", "empty")])
+def test_max_pool(shims, spatial, dtype, layout, shape):
+    need(shims, f"aoti_torch_cpu_max_pool{spatial}d_with_indices")
+    for params in MAX_PARAMS:
+        check_max(shims, spatial, dtype, layout, shape, params)
+
+
+def check_max(shims, spatial, dtype, layout, shape, params):
+    k, s, p, d, ceil = params
+    if spatial == 3:
+        k, s, p, d = [expand3(v, 3) if v else v for v in (k, s, p, d)]
+    sizes = {"batched": (2, 3, 7, 6), "unbatched": (3, 7, 6), "empty": (0, 3, 7, 6)}[shape]
+    if spatial == 3:
+        sizes = sizes[:-2] + (5,) + sizes[-2:]
+    x = make(sizes, dtype, layout, nan=True)
+    fn = A.max_pool2d_with_indices if spatial == 2 else A.max_pool3d_with_indices
+    try:
+        wv, wi = fn(x, k, s, p, d, ceil)
+    except RuntimeError as e:
+        # torch's channels-last 3-d kernel keeps integer indices in the
+        # input's own dtype and refuses planes larger than it holds.
+        assert "numeric_limits<integer_t>" in str(e)
+        return
+    gv, gi = run_max(shims, spatial, x, k, s, p, d, ceil)
+    same(gv, wv)
+    same(gi, wi)
+
+
+def test_max_pool_nan_and_all_lowest(shims):
+    need(shims, "aoti_torch_cpu_max_pool2d_with_indices")
+    x = torch.tensor([[[[1., float("nan"), 3., float("nan"), 2.]]]])
+    for got, want in zip(run_max(shims, 2, x, [1, 5], [1, 1], [0, 0], [1, 1], False),
+                         A.max_pool2d_with_indices(x, [1, 5], [1, 1], [0, 0], [1, 1], False)):
+        same(got, want)
+    x = torch.full((1, 1, 4, 4), float("-inf"))
+    for got, want in zip(run_max(shims, 2, x, [2, 2], [2, 2], [1, 1], [1, 1], False),
+                         A.max_pool2d_with_indices(x, [2, 2], [2, 2], [1, 1], [1, 1], False)):
+        same(got, want)
+    x = torch.full((1, 1, 4, 4, 4), -128, dtype=torch.int8)
+    for got, want in zip(run_max(shims, 3, x, [2, 2, 2], [2, 2, 2], [1, 1, 1], [1, 1, 1], False),
+                         A.max_pool3d_with_indices(x, [2, 2, 2], [2, 2, 2], [1, 1, 1], [1, 1, 1], False)):
+        same(got, want)
+
+
+# ---- adaptive pooling ----
+
+def run_adaptive(shims, name, x, osize):
+    oa, on = ints(osize)
+    if "max" in name:
+        v, i = out_handles(2)
+        shims.call(f"aoti_torch_cpu_{name}", shims.handle(x), oa, on, ctypes.byref(v), ctypes.byref(i))
+        return shims.tensor(v), shims.tensor(i)
+    (r,) = out_handles(1)
+    shims.call(f"aoti_torch_cpu_{name}", shims.handle(x), oa, on, ctypes.byref(r))
+    return shims.tensor(r)
+
+
+ADAPTIVE = {"_adaptive_avg_pool2d": 2, "_adaptive_avg_pool3d": 3, "adaptive_max_pool2d": 2,
+            "adaptive_max_pool3d": 3}
+
+
+@pytest.mark.parametrize("name", list(ADAPTIVE))
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout,shape", [("contig", "batched"), ("cl", "batched"), ("T", "unbatched"),
+                                          ("contig", "empty")])
+def test_adaptive_pool(shims, name, dtype, layout, shape):
+    need(shims, f"aoti_torch_cpu_{name}")
+    for osize in ([3, 4], [7, 2], [1, 1], [0, 2], [9, 8]):
+        check_adaptive(shims, name, dtype, layout, shape, osize)
+
+
+def check_adaptive(shims, name, dtype, layout, shape, osize):
+    spatial = ADAPTIVE[name]
+    sizes = {"batched": (2, 3, 7, 6), "unbatched": (3, 7, 6), "empty": (0, 3, 7, 6)}[shape]
+    if spatial == 3:
+        sizes = sizes[:-2] + (5,) + sizes[-2:]
+        osize = [2] + osize
+    x = make(sizes, dtype, layout, nan="max" in name)
+    want = getattr(A, name)(x, osize)
+    got = run_adaptive(shims, name, x, osize)
+    if isinstance(want, tuple):
+        same(got[0], want[0])
+        same(got[1], want[1])
+    else:
+        same(got, want)
+
+
+def test_adaptive_avg_pool_long_windows(shims):
+    # Long windows show the accumulation type: float for the 2-d kernel, the
+    # storage type for torch's 3-d one.
+    need(shims, "aoti_torch_cpu__adaptive_avg_pool3d")
+    for dtype in (torch.bfloat16, torch.float16):
+        x = make((1, 2, 3, 4, 300), dtype)
+        same(run_adaptive(shims, "_adaptive_avg_pool3d", x, [1, 2, 1]), A._adaptive_avg_pool3d(x, [1, 2, 1]))
+        x = make((2, 3, 5, 300), dtype)
+        same(run_adaptive(shims, "_adaptive_avg_pool2d", x, [2, 1]), A._adaptive_avg_pool2d(x, [2, 1]))
+        x = x.contiguous(memory_format=torch.channels_last)
+        same(run_adaptive(shims, "_adaptive_avg_pool2d", x, [2, 1]), A._adaptive_avg_pool2d(x, [2, 1]))
+
+
+# ---- fractional_max_pool ----
+
+def run_frac(shims, spatial, x, k, osize, samples):
+    v, i = out_handles(2)
+    shims.call(f"aoti_torch_cpu_fractional_max_pool{spatial}d", shims.handle(x), *ints(k), *ints(osize),
+               shims.handle(samples), ctypes.byref(v), ctypes.byref(i))
+    return shims.tensor(v), shims.tensor(i)
+
+
+@pytest.mark.parametrize("spatial", [2, 3])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout,shape", [("contig", "batched"), ("cl", "batched"), ("T", "unbatched"),
+                                          ("contig", "empty")])
+def test_fractional_max_pool(shims, spatial, dtype, layout, shape):
+    need(shims, f"aoti_torch_cpu_fractional_max_pool{spatial}d")
+    for k, osize in (([2, 3], [4, 3]), ([3, 2], [5, 5]), ([1, 1], [7, 6]), ([0, 2], [3, 2]), ([2, 2], [3, 3])):
+        check_fractional(shims, spatial, dtype, layout, shape, k, osize)
+
+
+def check_fractional(shims, spatial, dtype, layout, shape, k, osize):
+    sizes = {"batched": (2, 3, 7, 6), "unbatched": (3, 7, 6), "empty": (0, 3, 7, 6)}[shape]
+    if spatial == 3:
+        sizes = sizes[:-2] + (5,) + sizes[-2:]
+        k, osize = [2] + k, [3] + osize
+    x = make(sizes, dtype, layout, nan=True)
+    batch = sizes[0] if len(sizes) == spatial + 2 else 1
+    g = torch.Generator().manual_seed(5)
+    samples = torch.rand(batch + 1, sizes[-spatial - 1], spatial, generator=g).to(dtype)
+    fn = A.fractional_max_pool2d if spatial == 2 else A.fractional_max_pool3d
+    try:
+        wv, wi = fn(x, k, osize, samples)
+    except RuntimeError as e:
+        # torch's 3-d size check is strict: the last window may not end at
+        # the input's edge. aotirt refuses the same inputs.
+        assert "too large relative to input" in str(e)
+        with pytest.raises(Exception):
+            run_frac(shims, spatial, x, k, osize, samples)
+        return
+    gv, gi = run_frac(shims, spatial, x, k, osize, samples)
+    same(gv, wv)
+    same(gi, wi)
+
+
+# ---- max_unpool ----
+
+def run_unpool(shims, spatial, x, ind, osize, stride=None, pad=None):
+    (r,) = out_handles(1)
+    if spatial == 2:
+        shims.call("aoti_torch_cpu_max_unpool2d", shims.handle(x), shims.handle(ind), *ints(osize), ctypes.byref(r))
+    else:
+        shims.call("aoti_torch_cpu_max_unpool3d", shims.handle(x), shims.handle(ind), *ints(osize), *ints(stride),
+                   *ints(pad), ctypes.byref(r))
+    return shims.tensor(r)
+
+
+@pytest.mark.parametrize("spatial", [2, 3])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("layout,shape", [("contig", "batched"), ("cl", "batched"), ("T", "unbatched"),
+                                          ("contig", "empty")])
+def test_max_unpool(shims, spatial, dtype, layout, shape):
+    need(shims, f"aoti_torch_cpu_max_unpool{spatial}d")
+    sizes = {"batched": (2, 3, 4, 3), "unbatched": (3, 4, 3), "empty": (0, 3, 4, 3)}[shape]
+    osize = [9, 7]
+    if spatial == 3:
+        sizes = sizes[:-2] + (2,) + sizes[-2:]
+        osize = [4] + osize
+    x = make(sizes, dtype, layout)
+    g = torch.Generator().manual_seed(3)
+    plane = 1
+    for o in osize:
+        plane *= o
+    per_plane = 1
+    for d in sizes[-spatial:]:
+        per_plane *= d
+    planes = x.numel() // per_plane if per_plane else 0
+    # Distinct indices within a plane: torch leaves the winner of a shared
+    # index unspecified (its threads may split a plane).
+    ind = torch.stack([torch.randperm(plane, generator=g)[:per_plane] for _ in range(planes)]) if planes else \
+        torch.zeros(0, dtype=torch.long)
+    ind = ind.reshape(sizes)
+    if layout == "cl":
+        ind = ind.contiguous(memory_format=torch.channels_last if spatial == 2 else torch.channels_last_3d)
+    if spatial == 2:
+        want = A.max_unpool2d(x, ind, osize)
+        got = run_unpool(shims, 2, x, ind, osize)
+    else:
+        want = A.max_unpool3d(x, ind, osize, [1, 2, 2], [0, 1, 1])
+        got = run_unpool(shims, 3, x, ind, osize, [1, 2, 2], [0, 1, 1])
+    same(got, want)
+
+
+def test_max_unpool_roundtrip_and_empty_output(shims):
+    need(shims, "aoti_torch_cpu_max_unpool2d")
+    x = make((2, 3, 8, 6), torch.float32, "cl")
+    v, i = A.max_pool2d_with_indices(x, [2, 2], [2, 2], [0, 0], [1, 1], False)
+    same(run_unpool(shims, 2, v, i, [8, 6]), A.max_unpool2d(v, i, [8, 6]))
+    # An empty output reads no index, as in torch.
+    same(run_unpool(shims, 2, v, i, [0, 6]), A.max_unpool2d(v, i, [0, 6]))
+
+
+# ---- embedding_bag ----
+
+def run_bag(shims, name, w, idx, off, mode, psw, ilo, pad):
+    outs = out_handles(4)
+    if name == "aoti_torch__embedding_bag":
+        p = shims.handle(psw) if psw is not None else None
+        shims.call(name, shims.handle(w), shims.handle(idx), shims.handle(off), ctypes.c_int32(0),
+                   ctypes.c_int32(mode), ctypes.c_int32(0), p, ctypes.c_int32(ilo), ctypes.c_int32(pad),
+                   *[ctypes.byref(o) for o in outs])
+    else:
+        p = ctypes.byref(shims.handle(psw)) if psw is not None else None
+        shims.call(name, shims.handle(w), shims.handle(idx), shims.handle(off), ctypes.c_int32(0),
+                   ctypes.c_int64(mode), ctypes.c_int32(0), p, ctypes.c_int32(ilo), ctypes.c_int64(pad),
+                   *[ctypes.byref(o) for o in outs])
+    return [shims.tensor(o) for o in outs]
+
+
+BAG_OPS = ["aoti_torch_cpu__embedding_bag", "aoti_torch_cpu__embedding_bag_forward_only",
+           "aoti_torch__embedding_bag"]
+
+
+def eager_bag(name, *args):
+    fn = A._embedding_bag_forward_only if "forward_only" in name else A._embedding_bag
+    return fn(*args)
+
+
+def bag_cases():
+    for name in BAG_OPS:
+        for variant in ["plain", "weights_T", "int32", "mixed", "psw"]:
+            # The variants need only one of the three entry points.
+            if variant != "plain" and name != BAG_OPS[0]:
+                continue
+            for mode in ([0] if variant == "psw" else [0, 1, 2]):
+                yield pytest.param(name, variant, mode, id=f"{name[11:]}-{variant}-m{mode}")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name,variant,mode", list(bag_cases()))
+def test_embedding_bag(shims, name, variant, mode, dtype):
+    need(shims, name)
+    for ilo in (False, True):
+        for pad in (-1, 2):
+            check_bag(shims, name, dtype, mode, ilo, pad, variant)
+
+
+def check_bag(shims, name, dtype, mode, ilo, pad, variant):
+    g = torch.Generator().manual_seed(11)
+    w = torch.randn(10, 5, generator=g, dtype=torch.float64).to(dtype)
+    if variant == "weights_T":
+        w = w.t().contiguous().t()
+    idx = torch.randint(0, 10, (23,), generator=g)
+    idx[3] = 2  # at least one padding entry
+    # An empty bag, and with include_last_offset a last offset short of the end.
+    off = torch.tensor([0, 4, 4, 9, 15] + ([20] if ilo else []))
+    if variant == "int32":
+        idx, off = idx.int(), off.int()
+    elif variant == "mixed":
+        idx = idx.int()
+    psw = torch.randn(23, generator=g, dtype=torch.float64).to(dtype) if variant == "psw" else None
+    want = eager_bag(name, w, idx, off, False, mode, False, psw, ilo, pad)
+    got = run_bag(shims, name, w, idx, off, mode, psw, ilo, pad)
+    # Weighted sums may round differently (torch's kernels may fuse the
+    # multiply-add); everything else is exact.
+    same(got[0], want[0], exact=psw is None)
+    for k in (1, 2, 3):
+        same(got[k], want[k])
+
+
+@pytest.mark.parametrize("name", BAG_OPS)
+def test_embedding_bag_edges(shims, name):
+    need(shims, name)
+    w = make((6, 3), torch.float32)
+    # No indices; max mode's NaNs never win (torch compares with >).
+    for mode in (0, 1, 2):
+        idx = torch.tensor([], dtype=torch.long)
+        off = torch.tensor([0, 0])
+        want = eager_bag(name, w, idx, off, False, mode, False, None, False, -1)
+        for got, ref in zip(run_bag(shims, name, w, idx, off, mode, None, False, -1), want):
+            same(got, ref)
+    wn = torch.tensor([[1., float("nan")], [float("nan"), 2.]])
+    idx, off = torch.tensor([0, 1, 1, 0]), torch.tensor([0, 2])
+    want = eager_bag(name, wn, idx, off, False, 2, False, None, False, -1)
+    for got, ref in zip(run_bag(shims, name, wn, idx, off, 2, None, False, -1), want):
+        same(got, ref)
+    # Mean and sum with no bags at all.
+    for mode in (0, 1):
+        off = torch.tensor([], dtype=torch.long)
+        idx = torch.tensor([1, 2, 3])
+        want = eager_bag(name, w, idx, off, False, mode, False, None, False, -1)
+        for got, ref in zip(run_bag(shims, name, w, idx, off, mode, None, False, -1), want):
+            same(got, ref)
+
+
+def test_embedding_bag_parallel_sizes(shims):
+    need(shims, "aoti_torch_cpu__embedding_bag")
+    g = torch.Generator().manual_seed(2)
+    w = torch.randn(1000, 64, generator=g)
+    idx = torch.randint(0, 1000, (4000,), generator=g)
+    off = torch.arange(0, 4000, 7)
+    for mode in (0, 1, 2):
+        want = A._embedding_bag(w, idx, off, False, mode, False, None, False, -1)
+        for got, ref in zip(run_bag(shims, "aoti_torch_cpu__embedding_bag", w, idx, off, mode, None, False, -1),
+                            want):
+            same(got, ref)
+
+
+def test_pooling_parallel_sizes(shims):
+    need(shims, "aoti_torch_cpu_max_pool2d_with_indices")
+    for layout in ("contig", "cl"):
+        x = make((4, 16, 40, 40), torch.float32, layout, nan=True)
+        for got, ref in zip(run_max(shims, 2, x, [3, 3], [2, 2], [1, 1], [1, 1], True),
+                            A.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1], [1, 1], True)):
+            same(got, ref)
+    x = make((4, 16, 40, 40), torch.float32, "contig")
+    same(run_avg(shims, 2, x, [3, 3], [2, 2], [1, 1], True, False, None),
+         A.avg_pool2d(x, [3, 3], [2, 2], [1, 1], True, False, None))
+    # torch's channels-last adaptive average divides whole vectors of
+    # channels by the window's area and the rest by height, then width;
+    # aotirt follows its AVX2 kernel, so other capabilities may differ by an
+    # ulp.
+    exact = torch.backends.cpu.get_cpu_capability() == "AVX2"
+    for dtype in FLOATS:
+        for c in (3, 12, 16, 20, 40):
+            x = make((2, c, 13, 11), dtype, "cl")
+            same(run_adaptive(shims, "_adaptive_avg_pool2d", x, [3, 2]), A._adaptive_avg_pool2d(x, [3, 2]),
+                 exact=exact)
+            same(run_adaptive(shims, "_adaptive_avg_pool2d", x, [1, 1]), A._adaptive_avg_pool2d(x, [1, 1]),
+                 exact=exact)
