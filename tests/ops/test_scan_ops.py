@@ -117,7 +117,10 @@ def check(op, device, got, want):
         # The same accumulation order and type as torch's CPU kernels.
         torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
     else:
-        torch.testing.assert_close(got, want, equal_nan=True)
+        # Another order of accumulation than torch's parallel scans: the
+        # half types may land one rounding step away.
+        tol = {torch.float16: dict(rtol=2e-3, atol=1e-3), torch.bfloat16: dict(rtol=1.6e-2, atol=1e-2)}
+        torch.testing.assert_close(got, want, equal_nan=True, **tol.get(want.dtype, {}))
 
 
 @pytest.mark.parametrize("op", ["cumsum", "cumprod", "cummax", "cummin"])

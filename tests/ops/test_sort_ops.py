@@ -89,6 +89,12 @@ def test_topk_matches_eager(shims, device, dtype, shape, dim, strided, largest):
                     ctypes.c_int32(1))
         want = torch.topk(t, k, dim=dim, largest=largest, sorted=True)
         assert v.shape == want.values.shape and v.stride() == want.values.stride()
+        if t.dim() == 0 and k == 0 and device != "cpu":
+            # A 0-d output holds one element whatever k is. torch's CPU
+            # kernel writes the input's there; its CUDA kernel writes nothing
+            # for k = 0 (the value is whatever the fresh memory held), so
+            # only the CPU's answer is defined.
+            continue
         torch.testing.assert_close(v, want.values, rtol=0, atol=0, equal_nan=True)
         check_pointing(t, dim, v, i)
 
