@@ -32,6 +32,7 @@
 // libcudart.so.13. A CPU-only build runs CPU packages with no CUDA at all.
 #include <dirent.h>
 #include <malloc.h>
+#include <mcheck.h>
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -824,11 +825,18 @@ PhaseReport run_cycles(const Soak& soak) {
   for (int64_t i = 0; i < soak.opt.warmup_cycles && !trouble.stop(); ++i) one_cycle(soak, inputs, i, &trouble);
   const Snapshot start = take_snapshot(soak.probes);
   const auto t0 = std::chrono::steady_clock::now();
+  // With MALLOC_TRACE=FILE (and, from glibc 2.34 on, LD_PRELOAD=
+  // libc_malloc_debug.so.0), glibc logs every allocation and free of the
+  // measured cycles there; glibc's mtrace script then lists what was never
+  // freed, with its callers: the way to find where heap growth comes from.
+  const bool tracing = std::getenv("MALLOC_TRACE") != nullptr;
+  if (tracing) mtrace();
   int64_t done = 0;
   for (; done < soak.opt.cycles && !trouble.stop(); ++done) {
     one_cycle(soak, inputs, soak.opt.warmup_cycles + done, &trouble);
     progress("cycles", done + 1, soak.opt.cycles);
   }
+  if (tracing) muntrace();
   report.seconds = seconds_since(t0);
   const Snapshot end = take_snapshot(soak.probes);
   report.measured = done;
