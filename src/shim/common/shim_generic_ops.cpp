@@ -8,11 +8,15 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "device/device.h"
 #include "ops/op_args.h"
 #include "ops/tensor_args.h"
 #include "shim/abi/cpu_tensor.h"
+#include "shim/abi/cpu_scaled_mm.h"
+#include "shim/abi/generic_attention.h"
 #include "shim/common/shim_util.h"
 
 using namespace aotirt;
@@ -113,6 +117,128 @@ Status new_like(AtenTensorHandle self, const int64_t* size, int64_t size_len, co
   return Status();
 }
 
+// ---- device-generic attention (shim_deprecated.h) ----------------------------
+
+using FlashFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, double, int32_t, int32_t,
+                                   double*, AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*,
+                                   AtenTensorHandle*, int64_t*, int64_t*, AtenTensorHandle*, AtenTensorHandle*,
+                                   AtenTensorHandle*);
+using EfficientFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*,
+                                       int32_t, double, int32_t, double*, AtenTensorHandle*, AtenTensorHandle*,
+                                       AtenTensorHandle*, AtenTensorHandle*);
+// The single-output flavour a device may have instead (the CPU's
+// _scaled_dot_product_flash_attention_for_cpu): the output and logsumexp.
+using FusedFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, double, int32_t,
+                                   AtenTensorHandle*, double*, AtenTensorHandle*, AtenTensorHandle*);
+
+// The device's own |op| for |t|, or null when it has none.
+void* device_export(const TensorImpl& t, const char* op) {
+  const BackendInfo* backend = backend_for(t.device().type);
+  return backend ? own_export(std::string("aoti_torch_") + backend->name + "_" + op) : nullptr;
+}
+
+// Which implementation serves |query|'s device: its own |op|, else the
+// fused flavour, else UNIMPLEMENTED.
+Status pick_attention(AtenTensorHandle query, const char* op, void** own, FusedFn* fused) {
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* q, ops::require_tensor(query, "query"));
+  *own = device_export(*q, op);
+  if (!*own) *fused = reinterpret_cast<FusedFn>(device_export(*q, "_scaled_dot_product_flash_attention_for_cpu"));
+  AOTIRT_ENSURE(*own || *fused, kUnimplemented, "{} is not available for tensors on {}", op, q->device().to_string());
+  return Status();
+}
+
+// Owns handles made on the way, until they are handed out.
+struct HandleGuard {
+  std::vector<AtenTensorHandle*> slots;
+  ~HandleGuard() {
+    for (AtenTensorHandle* s : slots)
+      if (*s) {
+        delete impl_of(*s);
+        *s = nullptr;
+      }
+  }
+};
+
+Result<AtenTensorHandle> zeros_handle(const DimVector& sizes, DType dtype, DeviceId device) {
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl t, empty_contiguous(sizes, dtype, device));
+  if (t.numel() > 0) AOTIRT_RETURN_IF_ERROR(tops::zero(t));
+  return new_handle(std::move(t));
+}
+
+// Runs the fused flavour and checks what it cannot honour: dropout (aotirt
+// runs inference) and an attention-weights debug mask.
+Status run_fused(FusedFn fused, AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+                 AtenTensorHandle* attn_mask, double dropout_p, bool is_causal, double* scale, AtenTensorHandle* out,
+                 AtenTensorHandle* lse) {
+  AOTIRT_ENSURE(dropout_p == 0.0, kUnimplemented, "dropout_p {}: only 0 is implemented (inference)", dropout_p);
+  if (fused(query, key, value, 0.0, is_causal ? 1 : 0, attn_mask, scale, out, lse) != 0) return get_last_error();
+  return Status();
+}
+
+// Flash attention's nine outputs from the fused flavour: the output and
+// logsumexp, then what torch's flash attention gives without nested inputs
+// or dropout (undefined sequence offsets, the sequence lengths, zero RNG
+// state on the host, an empty debug mask).
+Status flash_from_fused(FusedFn fused, AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+                        double dropout_p, bool is_causal, bool return_debug_mask, double* scale,
+                        AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+                        AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5, AtenTensorHandle* ret6,
+                        AtenTensorHandle* ret7, AtenTensorHandle* ret8) {
+  AOTIRT_REQUIRE_OUT(ret0);
+  AOTIRT_REQUIRE_OUT(ret1);
+  AOTIRT_ENSURE(!return_debug_mask, kUnimplemented, "return_debug_mask: the attention weights are not kept");
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* q, ops::require_tensor(query, "query"));
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* k, ops::require_tensor(key, "key"));
+  AOTIRT_ENSURE(q->dim() == 4 && k->dim() == 4, kInvalidArgument,
+                "query and key must be 4-d [batch, heads, length, dim], got {} and {}", ops::shape_str(*q),
+                ops::shape_str(*k));
+  AtenTensorHandle out = nullptr, lse = nullptr, cum_q = nullptr, cum_k = nullptr, seed = nullptr,
+                   offset = nullptr, debug = nullptr;
+  HandleGuard guard{{&out, &lse, &cum_q, &cum_k, &seed, &offset, &debug}};
+  AOTIRT_RETURN_IF_ERROR(run_fused(fused, query, key, value, nullptr, dropout_p, is_causal, scale, &out, &lse));
+  cum_q = new_handle(TensorImpl());
+  cum_k = new_handle(TensorImpl());
+  AOTIRT_ASSIGN_OR_RETURN(seed, zeros_handle(DimVector{2}, DType::kUInt64, DeviceId{}));
+  AOTIRT_ASSIGN_OR_RETURN(offset, zeros_handle(DimVector{}, DType::kUInt64, DeviceId{}));
+  AOTIRT_ASSIGN_OR_RETURN(debug, zeros_handle(DimVector{0}, q->dtype(), q->device()));
+  const std::pair<AtenTensorHandle*, AtenTensorHandle*> outs[] = {{ret0, &out}, {ret1, &lse},   {ret2, &cum_q},
+                                                                  {ret3, &cum_k}, {ret6, &seed}, {ret7, &offset},
+                                                                  {ret8, &debug}};
+  for (const auto& o : outs) {
+    if (o.first) {
+      *o.first = *o.second;
+      *o.second = nullptr;  // handed out
+    }
+  }
+  if (ret4) *ret4 = q->sizes()[2];
+  if (ret5) *ret5 = k->sizes()[2];
+  return Status();
+}
+
+// ---- device-generic _scaled_mm (shim_deprecated.h) ---------------------------
+
+using ScaledMmFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle,
+                                      AtenTensorHandle*, AtenTensorHandle*, int32_t*, int32_t, AtenTensorHandle*);
+
+// The largest absolute value of |t| (any device) as a 0-d float32 tensor on
+// its device: the second output of the first _scaled_mm.
+Result<TensorImpl> abs_max(const TensorImpl& t) {
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl host, empty_contiguous(t.sizes(), DType::kFloat32, DeviceId{}));
+  if (host.numel() > 0) AOTIRT_RETURN_IF_ERROR(copy_tensor(host, t, false));
+  float m = 0.0f;
+  const float* p = static_cast<const float*>(host.data_ptr());
+  for (int64_t i = 0; i < host.numel(); ++i) {
+    const float a = p[i] < 0 ? -p[i] : p[i];
+    if (a > m || a != a) m = a;  // NaN wins, as torch's amax
+  }
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl one, empty_contiguous(DimVector{}, DType::kFloat32, DeviceId{}));
+  *static_cast<float*>(one.data_ptr()) = m;
+  if (t.device().type == DeviceType::kCpu) return one;
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl dev, empty_contiguous(DimVector{}, DType::kFloat32, t.device()));
+  AOTIRT_RETURN_IF_ERROR(copy_tensor(dev, one, false));
+  return dev;
+}
+
 }  // namespace
 
 extern "C" {
@@ -198,6 +324,119 @@ AOTITorchError aoti_torch_convolution(AtenTensorHandle input, AtenTensorHandle w
   return forward<ConvFn>(__func__, input, "input", "convolution", input, weight, bias_arg, stride_ptr, stride_size,
                          padding_ptr, padding_size, dilation_ptr, dilation_size, static_cast<int32_t>(transposed),
                          output_padding_ptr, output_padding_size, groups, ret);
+}
+
+AOTITorchError aoti_torch__scaled_dot_product_flash_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, bool is_causal,
+    bool return_debug_mask, double scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7,
+    AtenTensorHandle* ret8) noexcept {
+  return aoti_torch__scaled_dot_product_flash_attention_v2(query, key, value, dropout_p, is_causal ? 1 : 0,
+                                                           return_debug_mask ? 1 : 0, &scale, ret0, ret1, ret2,
+                                                           ret3, ret4, ret5, ret6, ret7, ret8);
+}
+
+AOTITorchError aoti_torch__scaled_dot_product_flash_attention_v2(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, double dropout_p, int is_causal,
+    int return_debug_mask, double* scale, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5, AtenTensorHandle* ret6, AtenTensorHandle* ret7,
+    AtenTensorHandle* ret8) noexcept {
+  void* own = nullptr;
+  FusedFn fused = nullptr;
+  const AOTITorchError rc = shim_call(__func__, [&] {
+    return pick_attention(query, "_scaled_dot_product_flash_attention", &own, &fused);
+  });
+  if (rc != 0) return rc;
+  if (own)
+    return reinterpret_cast<FlashFn>(own)(query, key, value, dropout_p, is_causal, return_debug_mask, scale, ret0,
+                                          ret1, ret2, ret3, ret4, ret5, ret6, ret7, ret8);
+  return shim_call(__func__, [&] {
+    return flash_from_fused(fused, query, key, value, dropout_p, is_causal != 0, return_debug_mask != 0, scale,
+                            ret0, ret1, ret2, ret3, ret4, ret5, ret6, ret7, ret8);
+  });
+}
+
+AOTITorchError aoti_torch__scaled_dot_product_efficient_attention(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle attn_bias,
+    int compute_log_sumexp, double dropout_p, int is_causal, double* scale, AtenTensorHandle* ret0,
+    AtenTensorHandle* ret1, AtenTensorHandle* ret2, AtenTensorHandle* ret3) noexcept {
+  void* own = nullptr;
+  FusedFn fused = nullptr;
+  const AOTITorchError rc = shim_call(__func__, [&] {
+    return pick_attention(query, "_scaled_dot_product_efficient_attention", &own, &fused);
+  });
+  if (rc != 0) return rc;
+  // The device ops take the optional bias by pointer; null means none.
+  AtenTensorHandle* bias = attn_bias ? &attn_bias : nullptr;
+  if (own)
+    return reinterpret_cast<EfficientFn>(own)(query, key, value, bias, compute_log_sumexp, dropout_p, is_causal,
+                                              scale, ret0, ret1, ret2, ret3);
+  // From the fused flavour: the output, the logsumexp ([batch, heads,
+  // length], or [batch, heads, 0] when not asked for) and zero RNG state.
+  return shim_call(__func__, [&]() -> Status {
+    AOTIRT_REQUIRE_OUT(ret0);
+    AOTIRT_REQUIRE_OUT(ret1);
+    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* q, ops::require_tensor(query, "query"));
+    AOTIRT_ENSURE(q->dim() == 4, kInvalidArgument, "query must be 4-d [batch, heads, length, dim], got {}",
+                  ops::shape_str(*q));
+    AtenTensorHandle out = nullptr, lse = nullptr, seed = nullptr, offset = nullptr;
+    HandleGuard guard{{&out, &lse, &seed, &offset}};
+    AOTIRT_RETURN_IF_ERROR(run_fused(fused, query, key, value, bias, dropout_p, is_causal != 0, scale, &out, &lse));
+    if (!compute_log_sumexp) {
+      delete impl_of(lse);
+      lse = nullptr;
+      AOTIRT_ASSIGN_OR_RETURN(lse, zeros_handle(DimVector{q->sizes()[0], q->sizes()[1], 0}, DType::kFloat32,
+                                                q->device()));
+    }
+    AOTIRT_ASSIGN_OR_RETURN(seed, zeros_handle(DimVector{}, DType::kInt64, DeviceId{}));
+    AOTIRT_ASSIGN_OR_RETURN(offset, zeros_handle(DimVector{}, DType::kInt64, DeviceId{}));
+    *ret0 = out;
+    out = nullptr;
+    *ret1 = lse;
+    lse = nullptr;
+    if (ret2) {
+      *ret2 = seed;
+      seed = nullptr;
+    }
+    if (ret3) {
+      *ret3 = offset;
+      offset = nullptr;
+    }
+    return Status();
+  });
+}
+
+AOTITorchError aoti_torch__scaled_mm_v2(AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle scale_a,
+                                        AtenTensorHandle scale_b, AtenTensorHandle bias,
+                                        AtenTensorHandle scale_result, int32_t* out_dtype, int8_t use_fast_accum,
+                                        AtenTensorHandle* ret0) noexcept {
+  // The device ops take the optional tensors by pointer; null means none.
+  AtenTensorHandle* bias_arg = bias ? &bias : nullptr;
+  AtenTensorHandle* result_arg = scale_result ? &scale_result : nullptr;
+  return forward<ScaledMmFn>(__func__, self, "self", "_scaled_mm", self, mat2, scale_a, scale_b, bias_arg,
+                             result_arg, out_dtype, static_cast<int32_t>(use_fast_accum), ret0);
+}
+
+AOTITorchError aoti_torch__scaled_mm(AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle bias,
+                                     int32_t* out_dtype, AtenTensorHandle scale_a, AtenTensorHandle scale_b,
+                                     AtenTensorHandle scale_result, int8_t use_fast_accum, AtenTensorHandle* ret0,
+                                     AtenTensorHandle* ret1) noexcept {
+  AtenTensorHandle out = nullptr;
+  const AOTITorchError rc = aoti_torch__scaled_mm_v2(self, mat2, scale_a, scale_b, bias, scale_result, out_dtype,
+                                                     use_fast_accum, &out);
+  if (rc != 0) return rc;
+  // The first _scaled_mm also returned the output's absolute maximum.
+  return shim_call(__func__, [&]() -> Status {
+    HandleGuard guard{{&out}};
+    AOTIRT_REQUIRE_OUT(ret0);
+    if (ret1) {
+      AOTIRT_ASSIGN_OR_RETURN(TensorImpl amax, abs_max(*impl_of(out)));
+      *ret1 = new_handle(std::move(amax));
+    }
+    *ret0 = out;
+    out = nullptr;
+    return Status();
+  });
 }
 
 }  // extern "C"
