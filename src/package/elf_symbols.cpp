@@ -4,6 +4,7 @@
 #include <libelf.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "base/status.h"
 
@@ -13,10 +14,9 @@ Result<ElfImports> read_elf_imports(const std::string& data) {
   if (elf_version(EV_CURRENT) == EV_NONE)
     return AOTIRT_STATUS(kInternal, "libelf initialisation failed: {}", elf_errmsg(-1));
   Elf* elf = elf_memory(const_cast<char*>(data.data()), data.size());
-  if (!elf || elf_kind(elf) != ELF_K_ELF) {
-    if (elf) elf_end(elf);
-    return AOTIRT_STATUS(kDataLoss, "the model library is not an ELF file");
-  }
+  // Ended on every way out, a thrown std::bad_alloc included.
+  std::unique_ptr<Elf, int (*)(Elf*)> ender(elf, &elf_end);
+  if (!elf || elf_kind(elf) != ELF_K_ELF) return AOTIRT_STATUS(kDataLoss, "the model library is not an ELF file");
   ElfImports out;
   Elf_Scn* scn = nullptr;
   bool found_dynsym = false;
@@ -47,7 +47,7 @@ Result<ElfImports> read_elf_imports(const std::string& data) {
       }
     }
   }
-  elf_end(elf);
+  ender.reset();
   if (!found_dynsym) return AOTIRT_STATUS(kDataLoss, "the model library has no dynamic symbol table");
   std::sort(out.undefined.begin(), out.undefined.end());
   out.undefined.erase(std::unique(out.undefined.begin(), out.undefined.end()), out.undefined.end());

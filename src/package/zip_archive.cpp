@@ -10,6 +10,7 @@
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <memory>
 #include <vector>
 
 #include "base/file_util.h"
@@ -492,6 +493,8 @@ Status ZipArchive::stream(const ZipEntry& entry, Sink&& sink) {
     return AOTIRT_STATUS(kDataLoss, "'{}': cannot open entry '{}' ({})", path_, shown(e->name),
                          zip_strerror(za));
   }
+  // Closed on every way out, a thrown std::bad_alloc included.
+  std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> closer(zf, &zip_fclose);
   constexpr uint64_t kChunk = uint64_t{1} << 20;
   std::vector<char> buf;
   buf.resize(static_cast<size_t>(std::min<uint64_t>(kChunk, e->size + 1)));
@@ -526,7 +529,7 @@ Status ZipArchive::stream(const ZipEntry& entry, Sink&& sink) {
     status = sink(buf.data(), static_cast<size_t>(n));
     if (!status.ok()) break;
   }
-  zip_fclose(zf);
+  closer.reset();
   if (!status.ok()) return status;
   if (total != e->size)
     return AOTIRT_STATUS(kDataLoss, "'{}': entry '{}' has {} bytes, expected {} (truncated package)", path_,
