@@ -117,3 +117,20 @@ def out_handles(n: int):
 def int32_ptr(value: int | None):
     """An int32_t* argument: null for None."""
     return None if value is None else ctypes.byref(ctypes.c_int32(value))
+
+
+def devices() -> list:
+    """The devices the conformance tests run on: the CPU, and CUDA when torch sees a GPU."""
+    found = ["cpu"]
+    if torch.cuda.is_available():
+        found.append("cuda")
+    return found
+
+
+def provided(shims: Shims, name: str) -> bool:
+    """Whether the library exports shim |name| (an op a device lacks is skipped, not failed)."""
+    try:
+        shims.fn(name)
+        return True
+    except AttributeError:
+        return False

@@ -16,6 +16,7 @@ import math
 import pytest
 import torch
 
+from shim_harness import devices, provided
 from shim_harness import ShimError, Shims, library_path, out_handles
 
 pytestmark = pytest.mark.skipif(not library_path().exists(),
@@ -25,28 +26,6 @@ INTS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
 FLOATS = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
 COMPLEX = [torch.complex64, torch.complex128]
 ALL = [torch.bool] + INTS + FLOATS + COMPLEX
-
-
-def devices():
-    found = ["cpu"]
-    if torch.cuda.is_available():
-        found.append("cuda")
-    return found
-
-
-@pytest.fixture(scope="module")
-def shims():
-    s = Shims()
-    yield s
-    s.release()
-
-
-def provided(shims, name):
-    try:
-        shims.fn(name)
-        return True
-    except AttributeError:
-        return False
 
 
 def need(shims, name):

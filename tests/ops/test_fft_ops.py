@@ -12,32 +12,11 @@ import ctypes
 import pytest
 import torch
 
+from shim_harness import devices, provided
 from shim_harness import ShimError, Shims, library_path, out_handles
 
 pytestmark = pytest.mark.skipif(not library_path().exists(),
                                 reason=f"{library_path()} not built (scripts/build.sh)")
-
-
-def devices():
-    found = ["cpu"]
-    if torch.cuda.is_available():
-        found.append("cuda")
-    return found
-
-
-@pytest.fixture(scope="module")
-def shims():
-    s = Shims()
-    yield s
-    s.release()
-
-
-def provided(shims, name):
-    try:
-        shims.fn(name)
-        return True
-    except AttributeError:
-        return False
 
 
 def need(shims, name):

@@ -21,13 +21,6 @@ pytestmark = pytest.mark.skipif(not library_path().exists(),
                                 reason=f"{library_path()} not built (scripts/build.sh)")
 
 
-@pytest.fixture(scope="module")
-def shims():
-    s = Shims()
-    yield s
-    s.release()
-
-
 def qkv(device, dtype=torch.float32, B=2, H=3, L=5, S=7, E=8, seed=0):
     g = torch.Generator().manual_seed(seed)
     return [torch.randn(B, H, n, E, generator=g).to(dtype).to(device) for n in (L, S, S)]

@@ -14,6 +14,7 @@ import ctypes
 import pytest
 import torch
 
+from shim_harness import devices, provided
 from shim_harness import Handle, ShimError, Shims, library_path, out_handles
 
 pytestmark = pytest.mark.skipif(not library_path().exists(),
@@ -22,28 +23,6 @@ pytestmark = pytest.mark.skipif(not library_path().exists(),
 ALL_DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32,
               torch.int16, torch.int8, torch.uint8, torch.bool]
 HALF = (torch.float16, torch.bfloat16)
-
-
-def devices():
-    found = ["cpu"]
-    if torch.cuda.is_available():
-        found.append("cuda")
-    return found
-
-
-@pytest.fixture(scope="module")
-def shims():
-    s = Shims()
-    yield s
-    s.release()
-
-
-def provided(shims, name):
-    try:
-        shims.fn(name)
-        return True
-    except AttributeError:
-        return False
 
 
 def need(shims, name):

@@ -15,6 +15,7 @@ import ctypes
 import pytest
 import torch
 
+from shim_harness import devices, provided
 from shim_harness import Shims, library_path, out_handles
 
 pytestmark = pytest.mark.skipif(not library_path().exists(),
@@ -28,21 +29,6 @@ INTS = [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8]
 def devices():
     # The pooling ops are CPU fallbacks; CUDA has its own kernels in torch.
     return ["cpu"]
-
-
-@pytest.fixture(scope="module")
-def shims():
-    s = Shims()
-    yield s
-    s.release()
-
-
-def provided(shims, name):
-    try:
-        shims.fn(name)
-        return True
-    except AttributeError:
-        return False
 
 
 def need(shims, name):

@@ -20,6 +20,7 @@ os.environ.setdefault("AOTIRT_SEED", "20261203")
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from shim_harness import devices, provided
 from shim_harness import (DEVICE_CODES, DTYPE_CODES, ShimError, Shims, int32_ptr, library_path,  # noqa: E402
                           out_handles)
 
@@ -32,32 +33,10 @@ INTS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
 N = 1 << 14
 
 
-def devices():
-    found = ["cpu"]
-    if torch.cuda.is_available():
-        found.append("cuda")
-    return found
-
-
-@pytest.fixture(scope="module")
-def shims():
-    s = Shims()
-    yield s
-    s.release()
-
-
 @pytest.fixture(autouse=True)
 def seeded_torch():
     # torch's reference samples are fixed too, so the comparisons are.
     torch.manual_seed(1234)
-
-
-def provided(shims, name):
-    try:
-        shims.fn(name)
-        return True
-    except AttributeError:
-        return False
 
 
 def need(shims, name):

@@ -19,13 +19,6 @@ pytestmark = pytest.mark.skipif(not library_path().exists(),
 F8 = torch.float8_e4m3fn
 
 
-@pytest.fixture(scope="module")
-def shims():
-    s = Shims()
-    yield s
-    s.release()
-
-
 def operands(dtype_a=F8, dtype_b=F8, m=5, k=16, n=8, transposed=True, seed=0):
     g = torch.Generator().manual_seed(seed)
     a = torch.randn(m, k, generator=g).to(dtype_a)

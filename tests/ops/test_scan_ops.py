@@ -12,6 +12,7 @@ import ctypes
 import pytest
 import torch
 
+from shim_harness import devices, provided
 from shim_harness import ShimError, Shims, int32_ptr, library_path, out_handles, DTYPE_CODES
 
 pytestmark = pytest.mark.skipif(not library_path().exists(),
@@ -20,28 +21,6 @@ pytestmark = pytest.mark.skipif(not library_path().exists(),
 ALL_DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32,
               torch.int16, torch.int8, torch.uint8, torch.bool]
 FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
-
-
-def devices():
-    found = ["cpu"]
-    if torch.cuda.is_available():
-        found.append("cuda")
-    return found
-
-
-@pytest.fixture(scope="module")
-def shims():
-    s = Shims()
-    yield s
-    s.release()
-
-
-def provided(shims, name):
-    try:
-        shims.fn(name)
-        return True
-    except AttributeError:
-        return False
 
 
 def make(shape, dtype, device, strided=False, seed=0):

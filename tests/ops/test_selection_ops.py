@@ -21,6 +21,7 @@ import itertools
 import pytest
 import torch
 
+from shim_harness import devices, provided
 from shim_harness import ShimError, Shims, library_path, out_handles
 
 pytestmark = [pytest.mark.skipif(not library_path().exists(),
@@ -32,28 +33,6 @@ NAN = float("nan")
 REALS = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32,
          torch.int16, torch.int8, torch.uint8]
 FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
-
-
-def devices():
-    found = ["cpu"]
-    if torch.cuda.is_available():
-        found.append("cuda")
-    return found
-
-
-@pytest.fixture(scope="module")
-def shims():
-    s = Shims()
-    yield s
-    s.release()
-
-
-def provided(shims, name):
-    try:
-        shims.fn(name)
-        return True
-    except AttributeError:
-        return False
 
 
 def need(shims, name):

@@ -18,13 +18,6 @@ pytestmark = pytest.mark.skipif(not library_path().exists(),
                                 reason=f"{library_path()} not built (scripts/build.sh)")
 
 
-@pytest.fixture(scope="module")
-def shims():
-    s = Shims()
-    yield s
-    s.release()
-
-
 def call(shims, device, op, t, *args):
     name = f"aoti_torch_{device}_{op}"
     if not provided(shims, name):

@@ -16,6 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from shim_harness import devices, provided
 from shim_harness import Handle, ShimError, Shims, int32_ptr, library_path
 
 pytestmark = pytest.mark.skipif(not library_path().exists(),
@@ -33,28 +34,6 @@ DEVICE_CODES = {"cpu": 0, "cuda": 1}
 ALL = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.int16,
        torch.int8, torch.uint8, torch.bool, torch.complex64]
 I64P = ctypes.POINTER(ctypes.c_int64)
-
-
-def devices():
-    found = ["cpu"]
-    if torch.cuda.is_available():
-        found.append("cuda")
-    return found
-
-
-@pytest.fixture(scope="module")
-def shims():
-    s = Shims()
-    yield s
-    s.release()
-
-
-def provided(shims, name):
-    try:
-        shims.fn(name)
-        return True
-    except AttributeError:
-        return False
 
 
 def need(shims, name):
