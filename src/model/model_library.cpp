@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <mutex>
 
 #include "base/elf_import.h"
 #include "base/env.h"
@@ -34,6 +35,18 @@ Status resolve(void* handle, const char* symbol, bool required, Fn* out) {
   return Status();
 }
 
+// Loading and unloading model libraries are serialised. The loader's own lock
+// already serialises dlopen and dlclose; this one also covers the rewriting of
+// a fresh library's GOT slots and the check for a library left resident.
+// Without it, a library mapped where one just unloaded on another thread has
+// its slots written with no ordering against the writes to the old mapping,
+// which ThreadSanitizer (it cannot see the loader's unmapping) reports as a
+// race, and a resident library's fd number could be reused in between.
+std::mutex& library_lock() {
+  static std::mutex lock;
+  return lock;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& bytes, const std::string& name,
@@ -42,6 +55,7 @@ Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& byte
   AOTIRT_ASSIGN_OR_RETURN(lib->fd_, create_memfd("aotirt-" + name));
   AOTIRT_RETURN_IF_ERROR(write_all(lib->fd_.get(), bytes.data(), bytes.size(), "the model library"));
   lib->path_ = "/proc/self/fd/" + std::to_string(lib->fd_.get());
+  std::lock_guard<std::mutex> hold(library_lock());
   lib->handle_ = dlopen(lib->path_.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib->handle_) {
     const char* err = dlerror();
@@ -92,6 +106,7 @@ Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& byte
 ModelLibrary::~ModelLibrary() {
   if (!handle_) return;
   resources_.release_all();
+  std::lock_guard<std::mutex> hold(library_lock());
   dlclose(handle_);
   // Libraries with STB_GNU_UNIQUE symbols (libstdc++ templates emit them)
   // can never be unloaded. glibc finds loaded libraries by path, so if this
