@@ -298,3 +298,19 @@ def test_shim_lists_match_the_library():
     if not any(s.startswith("aoti_torch_cuda_") for s in exported):
         listed = inv.read_shim_lists(inv.SHIM_LISTS[:1])
     assert exported == listed
+
+
+def test_a_generic_op_served_on_the_cpu_only_is_missing_for_cuda(monkeypatch):
+    ops = {"cpu": {"aoti_torch_cpu_mm_out": "h"}, "cuda": {"aoti_torch_cuda_mm_out": "h"},
+           "generic": {"aoti_torch_nonzero": "g", "aoti_torch_view_dtype": "g"}}
+    monkeypatch.setattr(inv, "GENERIC_DEVICES", {"aoti_torch_nonzero": ("cpu",)})
+    result = inv.build_inventory(ops, {"aoti_torch_nonzero", "aoti_torch_view_dtype"}, EMPTY_EXCEPTIONS, {})
+    status = {d: {r["symbol"]: r["status"] for r in result["devices"][d]["ops"]} for d in ("cpu", "cuda")}
+    assert status["cpu"]["aoti_torch_nonzero"] == "provided"
+    assert status["cuda"]["aoti_torch_nonzero"] == "missing"
+    assert status["cuda"]["aoti_torch_view_dtype"] == "provided"
+
+
+def test_generic_devices_names_real_generic_ops():
+    ops = inv.parse_headers(real_aoti_dir())
+    assert set(inv.GENERIC_DEVICES) <= set(ops["generic"])
