@@ -12,6 +12,8 @@
 #
 # The zoo's API test runs twice per recipe, the second time with every weights
 # blob through aotirt's pinned upload (src/backends/cuda/runtime/cuda_upload.h).
+# The architecture zoo (tests/models/arch_zoo.py) is exported for CUDA
+# beside them and run through the CLI; AOTIRT_GPU_ARCH=0 leaves it out.
 # AOTIRT_GPU_RECIPES="default" checks one recipe; AOTIRT_GPU_SKIP_UNIT=1 skips
 # the unit tests; AOTIRT_CUDA_ALLOW_TF32 defaults to 0 here (strict float32).
 set -uo pipefail
@@ -42,6 +44,13 @@ for recipe in $RECIPES; do
   (AOTIRT_TEST_RECIPE=$recipe timeout "${AOTIRT_EXPORT_TIMEOUT:-330}" $PY tests/models/make_packages.py \
      --device cuda >"$LOG/export-$recipe.log" 2>&1) &
 done
+
+ARCH="${AOTIRT_GPU_ARCH:-1}"
+if [ "$ARCH" != 0 ]; then
+  (timeout "${AOTIRT_ARCH_EXPORT_TIMEOUT:-480}" $PY tests/models/make_packages.py --zoo arch --device cuda \
+     --jobs "${AOTIRT_ARCH_JOBS:-4}" >"$LOG/export-arch.log" 2>&1) &
+  arch_export=$!
+fi
 
 passed=0; failed=0
 count_gtest() {  # count_gtest LOGFILE
@@ -113,6 +122,20 @@ for recipe in $RECIPES; do
     [ -f "$d/model.pt2" ] && echo "$name: $("$BUILD/bin/aotirt" bench "$d/model.pt2" --device cuda --iters 200 --warmup 20 --json 2>/dev/null | tr -d '\n' | cut -c1-300)"
   done
 done
+
+if [ "$ARCH" != 0 ]; then
+  echo "==== architecture zoo (CUDA, CLI vs eager) ===="
+  wait "$arch_export"
+  grep -E 'FAILED' "$LOG/export-arch.log" | head -20
+  export AOTIRT_ARCH_ZOO_MANIFEST
+  AOTIRT_ARCH_ZOO_MANIFEST="$(ls -t "$AOTIRT_CACHE_DIR"/zoo-arch/torch-*-cuda/manifest.json 2>/dev/null | head -1)"
+  $PY -m pytest -q -p no:cacheprovider tests/models/test_arch_zoo.py >"$LOG/arch-zoo.log" 2>&1
+  grep -E '^FAILED' "$LOG/arch-zoo.log" | head -40
+  line=$(tail -1 "$LOG/arch-zoo.log"); echo "architecture zoo: $line"
+  p=$(echo "$line" | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+'); f=$(echo "$line" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
+  [ -z "$p" ] && f=$((f + 1))
+  passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
+fi
 
 echo
 echo "gpu: $passed passed, $failed failed"

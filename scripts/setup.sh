@@ -48,6 +48,24 @@ else
   log "torch $TORCH_VERSION, numpy and pytest present in .venv"
 fi
 
+# The model libraries of the architecture zoo (tests/models/arch_zoo.py),
+# pinned beside torch: torchvision is the release built for it.
+MODEL_PACKAGES=("torchvision==0.26.0" "timm==1.0.31" "transformers==5.25.0" "torchao==0.18.0")
+if ! .venv/bin/python - "${MODEL_PACKAGES[@]}" <<'PYEOF' 2>/dev/null
+import sys
+from importlib.metadata import version
+for spec in sys.argv[1:]:
+    name, want = spec.split("==")
+    if version(name).split("+")[0] != want:
+        sys.exit(1)
+PYEOF
+then
+  log "installing ${MODEL_PACKAGES[*]} into .venv"
+  .venv/bin/python -m pip install -q --disable-pip-version-check "torch==$TORCH_VERSION" "${MODEL_PACKAGES[@]}"
+else
+  log "torchvision, timm, transformers and torchao present in .venv"
+fi
+
 # oneDNN 3.x for frozen (freezing=True) CPU packages: Intel's GNU-OpenMP
 # build from PyPI (the model's own kernels use libgomp, so oneDNN must share
 # it; pip's plain "onednn" is a SYCL/TBB build). The library lands in

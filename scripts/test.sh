@@ -2,8 +2,9 @@
 # Builds aotirt and runs every test: C++ unit and shim tests (ctest), then the
 # model tests, which export real AOTInductor packages with torch (cached by
 # torch version and model source) and compare aotirt's outputs with eager
-# PyTorch, then the benchmark harness's own tests (no GPU needed). CUDA tests run when a GPU is present and are skipped visibly
-# otherwise. The last line is the total: "N passed, N failed, N skipped".
+# PyTorch, then the benchmark harness's own tests (no GPU needed). CUDA tests
+# run when a GPU is present and are skipped visibly otherwise. The last line
+# is the total: "N passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -14,7 +15,9 @@ BUILD_DIR="${AOTIRT_BUILD_DIR:-build}"
 CPU_ONLY_DIR="${AOTIRT_CPU_ONLY_BUILD_DIR:-build-cpu-only}"
 export AOTIRT_CACHE_DIR="${AOTIRT_CACHE_DIR:-$ROOT/.cache}"
 
-step() { printf '\n==== %s ====\n' "$*"; }
+T0=$(date +%s)
+# Each step's header says how long the run has taken so far.
+step() { printf '\n==== %s ==== (at %dm%02ds)\n' "$*" $((($(date +%s) - T0) / 60)) $((($(date +%s) - T0) % 60)); }
 
 step "build ($BUILD_DIR)"
 AOTIRT_BUILD_DIR="$BUILD_DIR" ./scripts/build.sh -DAOTIRT_BUILD_TESTS=ON || { echo "build failed"; exit 1; }
@@ -39,6 +42,12 @@ PYTHONPATH="$ROOT/python" .venv/bin/python tests/models/make_packages.py --devic
 export AOTIRT_ZOO_MANIFEST
 AOTIRT_ZOO_MANIFEST="$(ls -t "$AOTIRT_CACHE_DIR"/zoo/torch-*-cpu/manifest.json 2>/dev/null | head -1)"
 echo "manifest: ${AOTIRT_ZOO_MANIFEST:-none}"
+
+step "architecture zoo packages (torchvision, timm, transformers; two exports at a time)"
+PYTHONPATH="$ROOT/python" .venv/bin/python tests/models/make_packages.py --zoo arch --device cpu --jobs 2 2>&1 |
+  grep -E 'built|cached|FAILED|manifest:' | tail -n 60
+export AOTIRT_ARCH_ZOO_MANIFEST
+AOTIRT_ARCH_ZOO_MANIFEST="$(ls -t "$AOTIRT_CACHE_DIR"/zoo-arch/torch-*-cpu/manifest.json 2>/dev/null | head -1)"
 
 step "C++ unit, shim, model-API and CUDA tests (ctest)"
 ctest_log="$(mktemp)"
@@ -110,9 +119,10 @@ if nvidia-smi -L >/dev/null 2>&1; then
   rm -f "$gpu_log"
 else
   echo
-  echo "SKIP: no GPU: the CUDA zoo (default and triton recipes) was not run; scripts/gpu-check.sh runs it on a GPU machine."
+  echo "SKIP: no GPU: the CUDA zoo (default and triton recipes) and the CUDA architecture zoo were not run; scripts/gpu-check.sh runs them on a GPU machine."
 fi
 
 echo
+echo "time: $((($(date +%s) - T0) / 60))m$(printf '%02d' $((($(date +%s) - T0) % 60)))s"
 echo "total: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

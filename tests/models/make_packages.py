@@ -13,6 +13,9 @@
 # unless --out is given. <hash> covers zoo.py, this script and the aotirt
 # Python sources, so editing any of them rebuilds; a complete package
 # directory is reused. bf16/f16 tensors are stored as float32 .npy files.
+#
+# --zoo arch builds the architecture zoo (arch_zoo.py: torchvision, timm and
+# transformers models) the same way, under zoo-arch/ instead of zoo/.
 
 from __future__ import annotations
 
@@ -41,11 +44,25 @@ from torch.utils import _pytree as pytree  # noqa: E402
 import aotirt  # noqa: E402
 import zoo  # noqa: E402
 
+ZOOS = ("core", "arch")
+
+
+def zoo_module(name: str):
+    """The zoo named |name|: "core" (zoo.py's small models) or "arch"
+    (arch_zoo.py's real architectures)."""
+    if name == "arch":
+        import arch_zoo
+
+        return arch_zoo
+    if name != "core":
+        raise ValueError(f"unknown zoo {name!r}; known: {', '.join(ZOOS)}")
+    return zoo
+
 MANIFEST_VERSION = 1
 _WIDENED = (torch.bfloat16, torch.float16)
 
 
-def source_hash() -> str:
+def source_hash(zoo_name: str = "core") -> str:
     """Hash of the files that decide what a package contains.
 
     provided_shims.txt is left out on purpose: packages are built without the
@@ -53,6 +70,8 @@ def source_hash() -> str:
     the runtime does not force every package to be rebuilt.
     """
     files = [HERE / "zoo.py", Path(__file__).resolve()]
+    if zoo_name == "arch":
+        files.append(HERE / "arch_zoo.py")
     files += sorted((REPO / "python" / "aotirt").rglob("*.py"))
     h = hashlib.sha256()
     for f in files:
@@ -66,10 +85,11 @@ def source_hash() -> str:
 RECIPE = os.environ.get("AOTIRT_TEST_RECIPE", "default")
 
 
-def default_root(device: str) -> Path:
+def default_root(device: str, zoo_name: str = "core") -> Path:
     cache = Path(os.environ.get("AOTIRT_CACHE_DIR") or REPO / ".cache")
     suffix = "" if RECIPE == "default" else f"-{RECIPE}"
-    return cache / "zoo" / f"torch-{torch.__version__}-{device}{suffix}"
+    folder = "zoo" if zoo_name == "core" else f"zoo-{zoo_name}"
+    return cache / folder / f"torch-{torch.__version__}-{device}{suffix}"
 
 
 def _to_device(tree, device):
@@ -99,11 +119,14 @@ def _export(model: zoo.ZooModel, example, device: str, pt2: Path) -> None:
     module = model.build()
     dynamic = model.dynamic_shapes() if model.dynamic_shapes else None
     if model.plain:
-        ep = torch.export.export(
-            module.to(device), _to_device(example, device), dynamic_shapes=dynamic
-        )
+        # Without grad, as inference is exported.
+        with torch.no_grad():
+            ep = torch.export.export(
+                model.on_device(module, device), _to_device(example, device), dynamic_shapes=dynamic,
+                strict=model.strict_export,
+            )
         torch._inductor.aoti_compile_and_package(
-            ep, package_path=str(pt2), inductor_configs=dict(aotirt.LEAN_OPTIONS)
+            ep, package_path=str(pt2), inductor_configs={**aotirt.LEAN_OPTIONS, **model.inductor_configs}
         )
     else:
         # The shim check is left to the tests, so a package is produced (and
@@ -142,7 +165,7 @@ def _build(model: zoo.ZooModel, device: str, staging: Path) -> dict:
     for k, inputs in enumerate(sets):
         # A fresh model per set: the runtime runs each set in a new process,
         # and a model that mutates buffers must start from the same state.
-        module = model.build().to(device)
+        module = model.on_device(model.build(), device)
         entry = {"name": f"set{k}", "inputs": []}
         for i, t in enumerate(inputs):
             rel = f"inputs/set{k}/input{i}.npy"
@@ -219,27 +242,74 @@ def ensure_package(model: zoo.ZooModel, device: str, root: Path, digest: str, lo
     return {**info, "dir": pkg_dir.name}
 
 
+def _ensure_one(zoo_name: str, name: str, device: str, root: Path, digest: str, recipe: str, log=print) -> dict:
+    """Builds (or finds) one package; a failure becomes the entry's error."""
+    global RECIPE
+    RECIPE = recipe
+    model = zoo_module(zoo_name).BY_NAME[name]
+    try:
+        return ensure_package(model, device, root, digest, log)
+    except Exception as exc:  # recorded, so one broken model does not hide the others
+        log(f"{name:18s} FAILED {type(exc).__name__}: {exc}")
+        traceback.print_exc(file=sys.stderr)
+        return {"name": name, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _worker_init() -> None:
+    # Each export already compiles on its own; the parallel exports share
+    # the cores instead of each starting a pool of compile workers.
+    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+    for p in (str(REPO / "python"), str(HERE)):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+
+
 def ensure_packages(
     device: str = "cpu",
     root: Path | None = None,
     only: list | None = None,
     log=print,
+    zoo_name: str = "core",
+    jobs: int = 1,
 ) -> dict:
-    """Builds the selected zoo packages (all when `only` is empty) and writes
-    the manifest, which lists every complete package of the current hash."""
-    root = Path(root) if root else default_root(device)
-    digest = source_hash()
-    selected = [zoo.BY_NAME[n] for n in only] if only else list(zoo.MODELS)
+    """Builds the selected zoo packages (all when `only` is empty), |jobs|
+    exports at a time, and writes the manifest, which lists every complete
+    package of the current hash."""
+    models = zoo_module(zoo_name)
+    root = Path(root) if root else default_root(device, zoo_name)
+    digest = source_hash(zoo_name)
+    selected = [models.BY_NAME[n] for n in only] if only else list(models.MODELS)
 
     entries = {}
-    for model in selected:
-        try:
-            entries[model.name] = ensure_package(model, device, root, digest, log)
-        except Exception as exc:  # recorded, so one broken model does not hide the others
-            log(f"{model.name:18s} FAILED {type(exc).__name__}: {exc}")
-            traceback.print_exc(file=sys.stderr)
-            entries[model.name] = {"name": model.name, "error": f"{type(exc).__name__}: {exc}"}
-    for model in zoo.MODELS:
+    todo = [m.name for m in selected]
+    if jobs > 1:
+        # Packages already complete are taken here; only the rest start a
+        # worker process (spawned: a forked torch is not safe on CUDA).
+        for name in list(todo):
+            info = _complete(root / f"{name}-{digest}")
+            if info is not None:
+                log(f"{name:18s} cached                {root / f'{name}-{digest}'}")
+                entries[name] = {**info, "dir": f"{name}-{digest}"}
+                todo.remove(name)
+    if jobs > 1 and len(todo) > 1:
+        import concurrent.futures
+        import multiprocessing
+
+        with concurrent.futures.ProcessPoolExecutor(
+            max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init
+        ) as pool:
+            futures = {name: pool.submit(_ensure_one, zoo_name, name, device, root, digest, RECIPE)
+                       for name in todo}
+            for name, future in futures.items():
+                try:
+                    entries[name] = future.result()
+                except Exception as exc:  # a worker that died
+                    log(f"{name:18s} FAILED {type(exc).__name__}: {exc}")
+                    entries[name] = {"name": name, "error": f"{type(exc).__name__}: {exc}"}
+    else:
+        for name in todo:
+            entries[name] = _ensure_one(zoo_name, name, device, root, digest, RECIPE, log)
+    for model in models.MODELS:
         if model.name not in entries:
             info = _complete(root / f"{model.name}-{digest}")
             if info is not None:
@@ -251,7 +321,8 @@ def ensure_packages(
         "device": device,
         "hash": digest,
         "root": str(root),
-        "packages": [entries[m.name] for m in zoo.MODELS if m.name in entries],
+        "zoo": zoo_name,
+        "packages": [entries[m.name] for m in models.MODELS if m.name in entries],
     }
     root.mkdir(parents=True, exist_ok=True)
     tmp = root / f".manifest-{os.getpid()}.json"
@@ -260,10 +331,10 @@ def ensure_packages(
     return manifest
 
 
-def prune(root: Path, digest: str) -> list:
+def prune(root: Path, digest: str, zoo_name: str = "core") -> list:
     """Removes zoo package directories whose hash is not `digest`."""
     removed = []
-    for model in zoo.MODELS:
+    for model in zoo_module(zoo_name).MODELS:
         for d in sorted(root.glob(f"{model.name}-*")):
             suffix = d.name[len(model.name) + 1 :]
             # "<model>-<12 hex>" only: another model's name may extend this one's.
@@ -278,32 +349,36 @@ def prune(root: Path, digest: str) -> list:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Build the zoo packages for aotirt tests.")
     parser.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    parser.add_argument("--zoo", default="core", choices=["core", "arch"],
+                        help="core: zoo.py's small models (default); arch: arch_zoo.py's real architectures")
     parser.add_argument("--recipe", default=None, choices=["default", "triton"],
                         help="code generation for the aotirt packages (default: $AOTIRT_TEST_RECIPE or default)")
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
                         help="build only this zoo model (repeatable)")
     parser.add_argument("--out", type=Path, default=None,
                         help="output root (default ${AOTIRT_CACHE_DIR:-.cache}/zoo/torch-<ver>-<device>)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="exports at a time (default 1)")
     parser.add_argument("--list", action="store_true", help="list zoo model names and exit")
     parser.add_argument("--prune", action="store_true",
                         help="delete package directories of other source hashes under the root")
     args = parser.parse_args(argv)
+    models = zoo_module(args.zoo)
 
     if args.list:
-        for m in zoo.MODELS:
+        for m in models.MODELS:
             print(m.name)
         return 0
-    unknown = [n for n in args.only if n not in zoo.BY_NAME]
+    unknown = [n for n in args.only if n not in models.BY_NAME]
     if unknown:
-        parser.error(f"unknown model(s) {unknown}; known: {', '.join(zoo.BY_NAME)}")
+        parser.error(f"unknown model(s) {unknown}; known: {', '.join(models.BY_NAME)}")
 
     if args.recipe:
         global RECIPE
         RECIPE = args.recipe
-    manifest = ensure_packages(args.device, args.out, args.only)
+    manifest = ensure_packages(args.device, args.out, args.only, zoo_name=args.zoo, jobs=args.jobs)
     root = Path(manifest["root"])
     if args.prune:
-        for stale in prune(root, manifest["hash"]):
+        for stale in prune(root, manifest["hash"], args.zoo):
             print(f"pruned {stale}")
     print(f"manifest: {root / 'manifest.json'}")
     return 1 if any("error" in p for p in manifest["packages"]) else 0

@@ -41,6 +41,17 @@ class ZooModel:
     # than one only matters for models with state (buffer mutation).
     calls: int = 1
     notes: str = ""
+    # Moves a built module to the device, where that takes more than .to()
+    # (a quantized layer whose packing depends on the device).
+    place: Optional[Callable[[nn.Module, str], nn.Module]] = None
+    # Inductor options added to the lean ones of a plain export (a
+    # workaround a user of torch would need as well).
+    inductor_configs: dict = field(default_factory=dict)
+    # torch.export's strict (TorchDynamo) tracing for a plain export.
+    strict_export: bool = False
+
+    def on_device(self, module: nn.Module, device: str) -> nn.Module:
+        return self.place(module, device) if self.place else module.to(device)
 
 
 def _seeded(seed: int, make: Callable[[], nn.Module]) -> Callable[[], nn.Module]:
