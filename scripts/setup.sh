@@ -12,6 +12,8 @@ APT_PACKAGES=(cmake ninja-build g++ pkg-config binutils
   libopenblas-dev libopenblas-openmp-dev libsleef3 libgtest-dev libgmock-dev
   # FFTW (double and single precision) for the CPU FFT ops, opened at first use.
   libfftw3-dev
+  # SentencePiece: `aotirt generate`'s tokenizer.
+  libsentencepiece-dev
   # scripts/sanitize.sh: the fuzz build (clang, libFuzzer and its sanitizer
   # runtimes, clang's OpenMP); GCC's own sanitizer runtimes come with g++.
   clang-14 libclang-rt-14-dev libomp-14-dev)
@@ -49,8 +51,10 @@ else
 fi
 
 # The model libraries of the architecture zoo (tests/models/arch_zoo.py),
-# pinned beside torch: torchvision is the release built for it.
-MODEL_PACKAGES=("torchvision==0.26.0" "timm==1.0.31" "transformers==5.25.0" "torchao==0.18.0")
+# pinned beside torch: torchvision is the release built for it. SentencePiece
+# trains the generation tests' tokenizer.
+MODEL_PACKAGES=("torchvision==0.26.0" "timm==1.0.31" "transformers==5.25.0" "torchao==0.18.0"
+  "sentencepiece==0.2.3")
 if ! .venv/bin/python - "${MODEL_PACKAGES[@]}" <<'PYEOF' 2>/dev/null
 import sys
 from importlib.metadata import version
@@ -63,7 +67,7 @@ then
   log "installing ${MODEL_PACKAGES[*]} into .venv"
   .venv/bin/python -m pip install -q --disable-pip-version-check "torch==$TORCH_VERSION" "${MODEL_PACKAGES[@]}"
 else
-  log "torchvision, timm, transformers and torchao present in .venv"
+  log "torchvision, timm, transformers, torchao and sentencepiece present in .venv"
 fi
 
 # oneDNN 3.x for frozen (freezing=True) CPU packages: Intel's GNU-OpenMP

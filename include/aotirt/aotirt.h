@@ -1,6 +1,7 @@
 // Umbrella header for aotirt's public C++ API.
 #pragma once
 
+#include "aotirt/generate.h"
 #include "aotirt/model.h"
 #include "aotirt/status.h"
 #include "aotirt/tensor.h"

@@ -15,6 +15,7 @@ from ._export import (
     export,
     provided_shims,
 )
+from ._llm import LLM_CONFIG, export_llm
 from ._package import (
     foreign_imports_by_model,
     imported_shims,
@@ -36,6 +37,8 @@ __all__ = [
     "describe_signature",
     "dtype_name",
     "export",
+    "export_llm",
+    "LLM_CONFIG",
     "foreign_imports_by_model",
     "imported_shims",
     "imported_shims_by_model",

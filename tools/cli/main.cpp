@@ -30,6 +30,7 @@
 
 #include "aotirt/aotirt.h"
 #include "cli/npy.h"
+#include "generate.h"
 
 namespace aotirt {
 namespace cli {
@@ -907,6 +908,9 @@ int run_main(int argc, char** argv) {
                          ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   bench->footer("A float32 .npy is accepted for a bfloat16 or float16 input (rounded to nearest even).\n");
 
+  GenerateArgs generate_args;
+  CLI::App* generate = add_generate_command(app, generate_args);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -924,6 +928,10 @@ int run_main(int argc, char** argv) {
   } else if (*bench) {
     if (*dyn) bench_args.dynamic_dim = dynamic_dim;
     st = cmd_bench(bench_args);
+  } else if (*generate) {
+    int code = 0;
+    st = cmd_generate(generate_args, &code);
+    if (st.ok()) return code;
   }
   return st.ok() ? 0 : report_error(st);
 }

@@ -1,0 +1,312 @@
+#include "aotirt/generate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "llm/sampler.h"
+
+namespace aotirt {
+
+class GeneratorState {
+ public:
+  LlmConfig config;
+  std::unique_ptr<Model> prefill, decode;
+  DeviceId device;
+};
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kFormatVersion = 1;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+Result<int64_t> int_field(const json& j, const char* key, const std::string& where) {
+  auto it = j.find(key);
+  AOTIRT_ENSURE(it != j.end(), kInvalidArgument, "{}: no \"{}\"", where, key);
+  AOTIRT_ENSURE(it->is_number_integer(), kInvalidArgument, "{}: \"{}\" must be an integer", where, key);
+  return it->get<int64_t>();
+}
+
+Result<std::string> string_field(const json& j, const char* key, const std::string& where) {
+  auto it = j.find(key);
+  AOTIRT_ENSURE(it != j.end(), kInvalidArgument, "{}: no \"{}\"", where, key);
+  AOTIRT_ENSURE(it->is_string(), kInvalidArgument, "{}: \"{}\" must be a string", where, key);
+  return it->get<std::string>();
+}
+
+Result<std::vector<int64_t>> int_list(const json& j, const char* key, const std::string& where) {
+  auto it = j.find(key);
+  AOTIRT_ENSURE(it != j.end(), kInvalidArgument, "{}: no \"{}\"", where, key);
+  AOTIRT_ENSURE(it->is_array(), kInvalidArgument, "{}: \"{}\" must be a list of integers", where, key);
+  std::vector<int64_t> out;
+  for (const json& v : *it) {
+    AOTIRT_ENSURE(v.is_number_integer(), kInvalidArgument, "{}: \"{}\" must be a list of integers", where, key);
+    out.push_back(v.get<int64_t>());
+  }
+  return out;
+}
+
+// A file name from llm.json, kept inside |dir|.
+Result<std::string> member_path(const std::string& dir, const std::string& name, const std::string& where) {
+  AOTIRT_ENSURE(!name.empty() && name.find('/') == std::string::npos && name != "." && name != "..",
+                kInvalidArgument, "{}: \"{}\" is not a file name in the model directory", where, name);
+  return dir + "/" + name;
+}
+
+Result<LlmConfig> read_config(const std::string& dir) {
+  const std::string where = dir + "/llm.json";
+  std::ifstream in(where, std::ios::binary);
+  AOTIRT_ENSURE(in.good(), kNotFound,
+                "{}: cannot open: not a directory made by aotirt.export_llm (it holds llm.json, prefill.pt2 and "
+                "decode.pt2)",
+                where);
+  std::stringstream text;
+  text << in.rdbuf();
+  const json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  AOTIRT_ENSURE(!j.is_discarded() && j.is_object(), kInvalidArgument, "{}: not a JSON object", where);
+
+  LlmConfig c;
+  int64_t version = 0;
+  AOTIRT_ASSIGN_OR_RETURN(version, int_field(j, "format_version", where));
+  AOTIRT_ENSURE(version == kFormatVersion, kIncompatible,
+                "{}: format_version {} is not the {} this aotirt reads; export the model again", where, version,
+                kFormatVersion);
+  std::string name;
+  AOTIRT_ASSIGN_OR_RETURN(name, string_field(j, "prefill", where));
+  AOTIRT_ASSIGN_OR_RETURN(c.prefill_package, member_path(dir, name, where));
+  AOTIRT_ASSIGN_OR_RETURN(name, string_field(j, "decode", where));
+  AOTIRT_ASSIGN_OR_RETURN(c.decode_package, member_path(dir, name, where));
+  AOTIRT_ASSIGN_OR_RETURN(c.vocab_size, int_field(j, "vocab_size", where));
+  AOTIRT_ASSIGN_OR_RETURN(c.max_cache_len, int_field(j, "max_cache_len", where));
+  AOTIRT_ASSIGN_OR_RETURN(c.num_layers, int_field(j, "num_layers", where));
+  AOTIRT_ASSIGN_OR_RETURN(c.cache_shape, int_list(j, "cache_shape", where));
+  AOTIRT_ASSIGN_OR_RETURN(c.stop_token_ids, int_list(j, "stop_token_ids", where));
+  std::string dtype;
+  AOTIRT_ASSIGN_OR_RETURN(dtype, string_field(j, "cache_dtype", where));
+  Result<DType> parsed = dtype_from_name(dtype);
+  AOTIRT_ENSURE(parsed.ok() && dtype_is_floating(parsed.value()), kInvalidArgument,
+                "{}: cache_dtype \"{}\" is not a floating-point dtype", where, dtype);
+  c.cache_dtype = parsed.value();
+  auto bos = j.find("bos_token_id");
+  if (bos != j.end() && bos->is_number_integer()) c.bos_token_id = bos->get<int64_t>();
+  auto tok = j.find("tokenizer");
+  if (tok != j.end()) {
+    AOTIRT_ENSURE(tok->is_string(), kInvalidArgument, "{}: \"tokenizer\" must be a string", where);
+    AOTIRT_ASSIGN_OR_RETURN(c.tokenizer, member_path(dir, tok->get<std::string>(), where));
+  }
+
+  AOTIRT_ENSURE(c.vocab_size > 0, kInvalidArgument, "{}: vocab_size must be positive, not {}", where, c.vocab_size);
+  AOTIRT_ENSURE(c.num_layers > 0 && c.num_layers <= 4096, kInvalidArgument, "{}: num_layers {} is out of range",
+                where, c.num_layers);
+  AOTIRT_ENSURE(c.cache_shape.size() == 4 && c.cache_shape[0] == 1, kInvalidArgument,
+                "{}: cache_shape must be [1, kv_heads, max_cache_len, head_dim]", where);
+  for (int64_t d : c.cache_shape)
+    AOTIRT_ENSURE(d > 0 && d <= (int64_t{1} << 24), kInvalidArgument, "{}: cache_shape has a size {} out of range",
+                  where, d);
+  AOTIRT_ENSURE(c.cache_shape[2] == c.max_cache_len && c.max_cache_len >= 2, kInvalidArgument,
+                "{}: max_cache_len {} does not match cache_shape's third size {}", where, c.max_cache_len,
+                c.cache_shape[2]);
+  for (int64_t t : c.stop_token_ids)
+    AOTIRT_ENSURE(t >= 0 && t < c.vocab_size, kInvalidArgument, "{}: stop token {} is outside the vocabulary of {}",
+                  where, t, c.vocab_size);
+  return c;
+}
+
+// Both packages must take the token ids, their positions and exactly the
+// caches llm.json describes; a pair exported from different models (or
+// configurations) fails here instead of computing nonsense.
+Status check_package(const Model& model, const LlmConfig& c, const char* role) {
+  const size_t want = 2 + 2 * static_cast<size_t>(c.num_layers);
+  AOTIRT_ENSURE(model.num_inputs() == want, kIncompatible,
+                "the {} package takes {} inputs, but llm.json's {} layers need {} (token ids, positions and a key "
+                "and a value cache per layer): the packages and llm.json are not from one export",
+                role, model.num_inputs(), c.num_layers, want);
+  AOTIRT_ENSURE(model.num_outputs() == 1, kIncompatible,
+                "the {} package returns {} outputs, not the one logits tensor of aotirt.export_llm", role,
+                model.num_outputs());
+  const std::vector<TensorSpec>& specs = model.inputs();
+  for (size_t i = 2; i < specs.size(); ++i) {
+    const TensorSpec& s = specs[i];
+    if (s.has_dtype)
+      AOTIRT_ENSURE(s.dtype == c.cache_dtype, kIncompatible,
+                    "the {} package's cache input {} is {}, but llm.json says {}: the packages and llm.json are not "
+                    "from one export",
+                    role, i, dtype_name(s.dtype), dtype_name(c.cache_dtype));
+    if (s.has_shape)
+      AOTIRT_ENSURE(s.shape == c.cache_shape, kIncompatible,
+                    "the {} package's cache input {} has another shape than llm.json's cache_shape: the packages "
+                    "and llm.json are not from one export",
+                    role, i);
+  }
+  return Status();
+}
+
+Result<Tensor> host_ids(const std::vector<int64_t>& ids, std::vector<int64_t> sizes) {
+  AOTIRT_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(std::move(sizes), DType::kInt64));
+  std::copy(ids.begin(), ids.end(), static_cast<int64_t*>(t.data()));
+  return t;
+}
+
+}  // namespace
+
+Generator::Generator(std::unique_ptr<GeneratorState> state) : state_(std::move(state)) {}
+Generator::~Generator() = default;
+
+const LlmConfig& Generator::config() const { return state_->config; }
+DeviceId Generator::device() const { return state_->device; }
+
+Result<std::unique_ptr<Generator>> Generator::load(const std::string& dir, const LoadOptions& options) {
+  try {
+    auto state = std::make_unique<GeneratorState>();
+    AOTIRT_ASSIGN_OR_RETURN(state->config, read_config(dir));
+    const LlmConfig& c = state->config;
+    Result<std::unique_ptr<Model>> prefill = Model::load(c.prefill_package, options);
+    if (!prefill.ok())
+      return Status(prefill.status().code(), "the prefill package: " + prefill.status().message());
+    Result<std::unique_ptr<Model>> decode = Model::load(c.decode_package, options);
+    if (!decode.ok()) return Status(decode.status().code(), "the decode package: " + decode.status().message());
+    state->prefill = std::move(prefill).value();
+    state->decode = std::move(decode).value();
+    AOTIRT_RETURN_IF_ERROR(check_package(*state->prefill, c, "prefill"));
+    AOTIRT_RETURN_IF_ERROR(check_package(*state->decode, c, "decode"));
+    AOTIRT_ENSURE(state->prefill->device() == state->decode->device(), kIncompatible,
+                  "the prefill package runs on {} and the decode package on {}",
+                  state->prefill->device().to_string(), state->decode->device().to_string());
+    const PackageInfo& a = state->prefill->package();
+    const PackageInfo& b = state->decode->package();
+    AOTIRT_ENSURE(a.weight_bytes == b.weight_bytes, kIncompatible,
+                  "the prefill and decode packages carry {} and {} bytes of weights: they are not one model's pair",
+                  a.weight_bytes, b.weight_bytes);
+    state->device = state->prefill->device();
+    return std::unique_ptr<Generator>(new Generator(std::move(state)));
+  } catch (const std::bad_alloc&) {
+    return AOTIRT_STATUS(kResourceExhausted, "out of memory loading {}", dir);
+  } catch (const std::exception& e) {
+    return AOTIRT_STATUS(kInternal, "loading {}: {}", dir, e.what());
+  }
+}
+
+Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& prompt, const GenerateOptions& options,
+                                                 GenerateStats* stats) {
+  try {
+    const Clock::time_point start = Clock::now();
+    const LlmConfig& c = state_->config;
+    const int64_t n = static_cast<int64_t>(prompt.size());
+    AOTIRT_ENSURE(n > 0, kInvalidArgument, "the prompt is empty: give at least one token");
+    AOTIRT_ENSURE(n < c.max_cache_len, kInvalidArgument,
+                  "the prompt has {} tokens, but the cache holds {} (prompt and generated): export with a larger "
+                  "max_cache_len or shorten the prompt",
+                  n, c.max_cache_len);
+    for (int64_t i = 0; i < n; ++i)
+      AOTIRT_ENSURE(prompt[i] >= 0 && prompt[i] < c.vocab_size, kInvalidArgument,
+                    "prompt token {} is {}, outside the vocabulary of {} tokens", i, prompt[i], c.vocab_size);
+    AOTIRT_ENSURE(options.max_new_tokens >= 0, kInvalidArgument, "max_new_tokens must not be negative, not {}",
+                  options.max_new_tokens);
+    const SamplingOptions& s = options.sampling;
+    AOTIRT_ENSURE(s.temperature >= 0 && std::isfinite(s.temperature), kInvalidArgument,
+                  "temperature must be 0 (greedy) or positive, not {}", s.temperature);
+    AOTIRT_ENSURE(s.top_k >= 0, kInvalidArgument, "top_k must not be negative, not {}", s.top_k);
+    AOTIRT_ENSURE(s.top_p > 0 && s.top_p <= 1, kInvalidArgument, "top_p must be in (0, 1], not {}", s.top_p);
+    std::vector<int64_t> stops = options.stop_token_ids;
+    if (options.use_config_stop_tokens) stops.insert(stops.end(), c.stop_token_ids.begin(), c.stop_token_ids.end());
+
+    // A fresh, zeroed cache for this call, on the model's device.
+    std::vector<Tensor> caches;
+    {
+      const size_t bytes = static_cast<size_t>(c.cache_shape[0] * c.cache_shape[1] * c.cache_shape[2] *
+                                               c.cache_shape[3]) *
+                           dtype_size(c.cache_dtype);
+      std::vector<uint8_t> zeros(bytes, 0);
+      Tensor host = Tensor::from_blob(zeros.data(), c.cache_shape, c.cache_dtype);
+      for (int64_t i = 0; i < 2 * c.num_layers; ++i) {
+        AOTIRT_ASSIGN_OR_RETURN(Tensor t, host.to(state_->device));
+        caches.push_back(std::move(t));
+      }
+    }
+
+    RunOptions run_options;
+    run_options.outputs_to_host = true;
+    llm::Sampler sampler(s);
+    GenerateStats st;
+    st.prompt_tokens = n;
+    std::vector<int64_t> generated;
+
+    // Runs |ids| at positions [pos, pos + ids.size()) and chooses the next token.
+    auto step = [&](const std::vector<int64_t>& ids, int64_t pos, Model& model) -> Result<int64_t> {
+      const int64_t len = static_cast<int64_t>(ids.size());
+      std::vector<int64_t> positions(ids.size());
+      for (int64_t i = 0; i < len; ++i) positions[i] = pos + i;
+      std::vector<Tensor> inputs;
+      inputs.reserve(2 + caches.size());
+      AOTIRT_ASSIGN_OR_RETURN(Tensor id_tensor, host_ids(ids, {1, len}));
+      AOTIRT_ASSIGN_OR_RETURN(Tensor pos_tensor, host_ids(positions, {len}));
+      inputs.push_back(std::move(id_tensor));
+      inputs.push_back(std::move(pos_tensor));
+      inputs.insert(inputs.end(), caches.begin(), caches.end());
+      AOTIRT_ASSIGN_OR_RETURN(std::vector<Tensor> outs, model.run(inputs, run_options));
+      AOTIRT_ENSURE(outs.size() == 1 && outs[0].dtype() == DType::kFloat32 && outs[0].numel() == c.vocab_size,
+                    kIncompatible, "the model returned no float32 logits row of {} values: not an aotirt.export_llm "
+                    "package pair", c.vocab_size);
+      return sampler.next(static_cast<const float*>(outs[0].data()), c.vocab_size);
+    };
+
+    int64_t token = 0;
+    if (options.max_new_tokens == 0) {
+      st.stop_reason = "max_new_tokens";
+      if (stats) *stats = st;
+      return generated;
+    }
+    // The prefill package's length is dynamic from 2 (torch.export
+    // specialises 1): a one-token prompt goes through decode.
+    {
+      const Clock::time_point t0 = Clock::now();
+      AOTIRT_ASSIGN_OR_RETURN(token, step(prompt, 0, n >= 2 ? *state_->prefill : *state_->decode));
+      st.prefill_seconds = seconds_since(t0);
+    }
+    const Clock::time_point decode_start = Clock::now();
+    int64_t pos = n;
+    while (true) {
+      generated.push_back(token);
+      if (generated.size() == 1) st.first_token_seconds = seconds_since(start);
+      bool stop = false;
+      if (options.on_token && !options.on_token(token)) {
+        st.stop_reason = "cancelled";
+        stop = true;
+      } else if (std::find(stops.begin(), stops.end(), token) != stops.end()) {
+        st.stop_reason = "stop_token";
+        stop = true;
+      } else if (static_cast<int64_t>(generated.size()) >= options.max_new_tokens) {
+        st.stop_reason = "max_new_tokens";
+        stop = true;
+      } else if (pos >= c.max_cache_len) {
+        st.stop_reason = "cache_full";
+        stop = true;
+      }
+      if (stop) break;
+      AOTIRT_ASSIGN_OR_RETURN(token, step({token}, pos, *state_->decode));
+      ++pos;
+    }
+    st.decode_seconds = generated.size() > 1 ? seconds_since(decode_start) : 0;
+    st.generated_tokens = static_cast<int64_t>(generated.size());
+    if (stats) *stats = st;
+    return generated;
+  } catch (const std::bad_alloc&) {
+    return AOTIRT_STATUS(kResourceExhausted, "out of memory while generating");
+  } catch (const std::exception& e) {
+    return AOTIRT_STATUS(kInternal, "generating: {}", e.what());
+  }
+}
+
+}  // namespace aotirt

@@ -1,0 +1,271 @@
+"""`aotirt generate` and aotirt.export_llm on CPU: a small random-weight
+Llama-style model (grouped-query attention) from transformers, with a
+SentencePiece tokenizer that the test trains, exported as a prefill and a
+decode package sharing one KV cache. Greedy generation is compared token by
+token with transformers' own generate on the same weights; sampling, stop
+tokens, Ctrl-C and bad input are checked through the CLI. The export is
+cached by torch version and source."""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_util import CLI, REPO, cpu_zoo_packages, requires_cli
+
+MISSING = [m for m in ("transformers", "sentencepiece") if importlib.util.find_spec(m) is None]
+pytestmark = [
+    requires_cli,
+    pytest.mark.skipif(bool(MISSING), reason=f"not installed: {', '.join(MISSING)} (scripts/setup.sh installs them)"),
+]
+
+MAX_CACHE_LEN = 1024
+WORDS = ("the quick brown fox jumps over a lazy dog while seven bright stars shine above quiet green hills "
+         "and rivers run to distant seas under morning light").split()
+
+
+def _model():
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=2048,
+                                   bos_token_id=1, eos_token_id=2, pad_token_id=0)
+    return transformers.LlamaForCausalLM(cfg).eval()
+
+
+def _train_tokenizer(prefix: Path) -> Path:
+    import random
+
+    import sentencepiece as spm
+
+    rng = random.Random(0)
+    lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12))) for _ in range(2000)]
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_prefix=str(prefix), vocab_size=120,
+                                   model_type="bpe", bos_id=1, eos_id=2, unk_id=0, pad_id=-1,
+                                   minloglevel=2)
+    return prefix.with_suffix(".model")
+
+
+@pytest.fixture(scope="module")
+def llm_dir() -> Path:
+    import torch
+
+    sources = [Path(__file__), REPO / "python" / "aotirt" / "_llm.py", REPO / "python" / "aotirt" / "_export.py"]
+    key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:12]
+    cache = Path(os.environ.get("AOTIRT_CACHE_DIR", REPO / ".cache")) / "llm" / f"torch-{torch.__version__}"
+    final = cache / f"llama-{key}"
+    if not (final / "llm.json").is_file():
+        import aotirt
+
+        staging = cache / f".partial-{os.getpid()}"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        try:
+            tok = _train_tokenizer(staging / "sp")
+            aotirt.export_llm(_model(), staging / "out", max_cache_len=MAX_CACHE_LEN, tokenizer=tok)
+            shutil.rmtree(final, ignore_errors=True)
+            (staging / "out").rename(final)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return final
+
+
+def _reference(prompt: list, new_tokens: int) -> list:
+    """transformers' greedy generation with a static cache, no stop token."""
+    import torch
+    import transformers
+
+    model = _model()
+    config = transformers.GenerationConfig(do_sample=False, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
+                                           eos_token_id=None, pad_token_id=0, cache_implementation="static")
+    with torch.no_grad():
+        out = model.generate(torch.tensor([prompt]), generation_config=config)
+    return out[0, len(prompt):].tolist()
+
+
+def _generate(llm_dir, *args, check=True, timeout=300):
+    proc = subprocess.run([str(CLI), "generate", str(llm_dir), "--json", *args], capture_output=True, text=True,
+                          timeout=timeout)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    return proc
+
+
+@pytest.mark.parametrize("prompt", [[1, 17, 42, 99, 5, 63], [1]], ids=["prompt6", "prompt1"])
+def test_greedy_matches_transformers(llm_dir, prompt):
+    got = _generate(llm_dir, "--prompt-ids", ",".join(map(str, prompt)), "-n", "24", "--ignore-eos")
+    assert got["tokens"] == _reference(prompt, 24)
+    assert got["stop_reason"] == "max_new_tokens"
+    assert got["generated_tokens"] == 24 and got["prompt_tokens"] == len(prompt)
+    assert got["decode_tokens_per_s"] > 0 and got["prefill_tokens_per_s"] > 0
+
+
+def test_text_prompt_goes_through_the_tokenizer(llm_dir):
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=str(llm_dir / "tokenizer.model"))
+    text = "the quick brown fox"
+    ids = [1] + sp.encode(text)
+    got = _generate(llm_dir, "--prompt", text, "-n", "8", "--ignore-eos")
+    assert got["prompt_ids"] == ids
+    assert got["tokens"] == _reference(ids, 8)
+    assert got["text"] == sp.decode([t for t in got["tokens"] if t < sp.get_piece_size()])
+
+
+def test_streamed_text_is_the_decoded_tokens(llm_dir):
+    proc = subprocess.run([str(CLI), "generate", str(llm_dir), "--prompt", "seven stars", "-n", "6", "--ignore-eos"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    got = _generate(llm_dir, "--prompt", "seven stars", "-n", "6", "--ignore-eos")
+    assert proc.stdout.rstrip("\n") == got["text"]
+    assert "6 generated (max_new_tokens)" in proc.stderr and "decode" in proc.stderr
+
+
+def test_sampling_is_seeded_and_top_k_one_is_greedy(llm_dir):
+    base = ["--prompt-ids", "1,17,42", "-n", "16", "--ignore-eos", "--temperature", "1.5"]
+    a = _generate(llm_dir, *base, "--seed", "5")["tokens"]
+    assert a == _generate(llm_dir, *base, "--seed", "5")["tokens"]
+    assert a != _generate(llm_dir, *base, "--seed", "6")["tokens"]
+    greedy = _generate(llm_dir, "--prompt-ids", "1,17,42", "-n", "16", "--ignore-eos")["tokens"]
+    assert _generate(llm_dir, *base, "--top-k", "1")["tokens"] == greedy
+    assert _generate(llm_dir, *base, "--top-p", "0.000001")["tokens"] == greedy
+
+
+def test_a_stop_token_ends_generation_and_is_returned(llm_dir):
+    greedy = _generate(llm_dir, "--prompt-ids", "1,17,42", "-n", "8", "--ignore-eos")["tokens"]
+    got = _generate(llm_dir, "--prompt-ids", "1,17,42", "-n", "8", "--ignore-eos", "--stop", str(greedy[2]))
+    first = greedy.index(greedy[2])
+    assert got["tokens"] == greedy[: first + 1]
+    assert got["stop_reason"] == "stop_token"
+
+
+def test_generation_stops_when_the_cache_is_full(llm_dir):
+    prompt = ",".join(["7"] * (MAX_CACHE_LEN - 3))
+    got = _generate(llm_dir, "--prompt-ids", prompt, "-n", "50", "--ignore-eos")
+    assert got["stop_reason"] == "cache_full" and got["generated_tokens"] == 4
+
+
+def test_ctrl_c_stops_after_the_current_token(llm_dir):
+    proc = subprocess.Popen([str(CLI), "generate", str(llm_dir), "--prompt-ids", "1,5", "-n", "100000",
+                             "--ignore-eos", "--print-ids"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout.read(1), "no token was printed"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = err.decode()
+    assert proc.returncode == 130, err
+    assert "(cancelled)" in err
+    assert "generated" in err
+
+
+# ---- bad input ------------------------------------------------------------------
+
+
+def _fails(proc, *needles):
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and "Sanitizer" not in proc.stderr
+    for n in needles:
+        assert n in proc.stderr, proc.stderr
+
+
+def test_a_prompt_longer_than_the_cache_is_refused(llm_dir):
+    proc = _generate(llm_dir, "--prompt-ids", ",".join(["7"] * (MAX_CACHE_LEN + 1)), check=False)
+    _fails(proc, "INVALID_ARGUMENT", f"the prompt has {MAX_CACHE_LEN + 1} tokens", f"holds {MAX_CACHE_LEN}")
+
+
+def test_an_unknown_token_id_is_refused(llm_dir):
+    _fails(_generate(llm_dir, "--prompt-ids", "1,256", check=False), "prompt token 1 is 256",
+           "vocabulary of 256")
+    _fails(_generate(llm_dir, "--prompt-ids", "1,-3", check=False), "prompt token 1 is -3")
+
+
+def test_a_missing_tokenizer_file_is_named(llm_dir, tmp_path):
+    _fails(_generate(llm_dir, "--prompt", "hello", "--tokenizer", str(tmp_path / "none.model"), check=False),
+           "NOT_FOUND", "none.model")
+    bad = tmp_path / "bad.model"
+    bad.write_bytes(b"not a model")
+    _fails(_generate(llm_dir, "--prompt", "hello", "--tokenizer", str(bad), check=False), "bad.model",
+           "not a SentencePiece model")
+    copy = tmp_path / "copy"
+    shutil.copytree(llm_dir, copy)
+    (copy / "tokenizer.model").unlink()
+    _fails(_generate(copy, "--prompt", "hello", check=False), "tokenizer", "cannot be opened")
+
+
+def test_mismatched_packages_are_refused(llm_dir, tmp_path):
+    mlp = cpu_zoo_packages(("mlp",)).get("mlp")
+    if mlp is None:
+        pytest.fail("the zoo's mlp package did not export")
+    copy = tmp_path / "mixed"
+    shutil.copytree(llm_dir, copy)
+    shutil.copyfile(mlp["pt2"], copy / "decode.pt2")
+    _fails(_generate(copy, "--prompt-ids", "1,2", check=False), "decode package", "not from one export")
+    # llm.json that describes another configuration than the packages.
+    copy2 = tmp_path / "layers"
+    shutil.copytree(llm_dir, copy2)
+    cfg = json.loads((copy2 / "llm.json").read_text())
+    cfg["num_layers"] = 3
+    (copy2 / "llm.json").write_text(json.dumps(cfg))
+    _fails(_generate(copy2, "--prompt-ids", "1,2", check=False), "prefill package", "not from one export")
+    cfg["num_layers"] = 2
+    cfg["cache_shape"][3] = 8
+    (copy2 / "llm.json").write_text(json.dumps(cfg))
+    _fails(_generate(copy2, "--prompt-ids", "1,2", check=False), "another shape than llm.json")
+
+
+@pytest.mark.parametrize("edit,needle", [
+    (lambda c: c.pop("decode"), 'no "decode"'),
+    (lambda c: c.update(format_version=99), "format_version 99"),
+    (lambda c: c.update(prefill="../prefill.pt2"), "is not a file name in the model directory"),
+    (lambda c: c.update(stop_token_ids=[9999]), "stop token 9999"),
+    (lambda c: c.update(cache_dtype="int64"), "not a floating-point dtype"),
+    (lambda c: c.update(max_cache_len=7), "does not match cache_shape"),
+], ids=["no-decode", "version", "escape", "stop", "dtype", "cache-len"])
+def test_a_broken_llm_json_is_named(llm_dir, tmp_path, edit, needle):
+    copy = tmp_path / "d"
+    shutil.copytree(llm_dir, copy)
+    cfg = json.loads((copy / "llm.json").read_text())
+    edit(cfg)
+    (copy / "llm.json").write_text(json.dumps(cfg))
+    _fails(_generate(copy, "--prompt-ids", "1,2", check=False), "llm.json", needle)
+
+
+def test_a_directory_without_llm_json_is_named(tmp_path):
+    proc = subprocess.run([str(CLI), "generate", str(tmp_path), "--prompt-ids", "1"], capture_output=True, text=True)
+    _fails(proc, "NOT_FOUND", "llm.json", "aotirt.export_llm")
+    (tmp_path / "llm.json").write_text("{not json")
+    proc = subprocess.run([str(CLI), "generate", str(tmp_path), "--prompt-ids", "1"], capture_output=True, text=True)
+    _fails(proc, "not a JSON object")
+
+
+def test_usage_errors_exit_2(llm_dir):
+    for args in (["--prompt-ids", "1", "--temperature", "-1"], ["--prompt-ids", "1", "--top-p", "1.5"],
+                 ["--prompt", "a", "--prompt-ids", "1"]):
+        proc = subprocess.run([str(CLI), "generate", str(llm_dir), *args], capture_output=True, text=True)
+        assert proc.returncode == 2, (args, proc.stderr)
+    proc = subprocess.run([str(CLI), "generate", str(llm_dir)], capture_output=True, text=True)
+    _fails(proc, "give a prompt")
+
+
+def test_export_llm_refuses_bad_arguments(tmp_path):
+    import aotirt
+
+    with pytest.raises(aotirt.ExportError, match="max_cache_len"):
+        aotirt.export_llm(_model(), tmp_path, max_cache_len=1)
+    with pytest.raises(aotirt.ExportError, match="tokenizer file"):
+        aotirt.export_llm(_model(), tmp_path, tokenizer=tmp_path / "missing.model")

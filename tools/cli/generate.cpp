@@ -1,0 +1,175 @@
+#include "generate.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "aotirt/aotirt.h"
+#include "tokenizer.h"
+
+namespace aotirt {
+namespace cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the SIGINT handler needs a lock-free flag");
+
+extern "C" void on_sigint(int) { g_interrupted.store(true); }
+
+// The first Ctrl-C asks generation to stop after the current token; the
+// handler then reverts to the default, so a second one ends the process.
+void catch_interrupt() {
+  struct sigaction old;
+  if (sigaction(SIGINT, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) return;
+  struct sigaction sa = {};
+  sa.sa_handler = on_sigint;
+  sa.sa_flags = SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+}  // namespace
+
+CLI::App* add_generate_command(CLI::App& app, GenerateArgs& a) {
+  CLI::App* g = app.add_subcommand(
+      "generate", "Generate text with a decoder LM exported by aotirt.export_llm (prefill.pt2, decode.pt2, llm.json).");
+  g->add_option("dir", a.dir, "The directory aotirt.export_llm wrote")->required();
+  CLI::Option* text = g->add_option("-p,--prompt", a.prompt, "Prompt text (needs the tokenizer)");
+  CLI::Option* ids = g->add_option("--prompt-ids", a.prompt_ids, "Prompt as token ids, comma-separated")
+                         ->delimiter(',')
+                         ->excludes(text);
+  text->excludes(ids);
+  g->add_option("--tokenizer", a.tokenizer, "SentencePiece model (default: the one in the directory)");
+  g->add_option("-d,--device", a.device, "cpu, cuda or cuda:N (default: the packages' device)");
+  g->add_option("-n,--max-new-tokens", a.max_new_tokens, "Tokens to generate at most")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  g->add_option("--temperature", a.temperature, "0: greedy; otherwise sample at this temperature")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0f, 1000.0f));
+  g->add_option("--top-k", a.top_k, "Sample among the k most likely tokens (0: all)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  g->add_option("--top-p", a.top_p, "Sample within the smallest set of this probability")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0f, 1.0f));
+  g->add_option("--seed", a.seed, "Seed of the sampler")->capture_default_str();
+  g->add_option("--stop", a.stop, "Extra stop token ids, comma-separated")->delimiter(',');
+  g->add_flag("--ignore-eos", a.ignore_eos, "Do not stop at the model's own stop tokens");
+  g->add_flag("--print-ids", a.print_ids, "Print token ids instead of text");
+  g->add_flag("--json", a.json, "Print one JSON object (tokens, text and figures) at the end");
+  g->footer("Ctrl-C stops after the current token and prints what was generated.");
+  return g;
+}
+
+Status cmd_generate(const GenerateArgs& a, int* exit_code) {
+  *exit_code = 0;
+  if (a.prompt.empty() && a.prompt_ids.empty())
+    return Status(StatusCode::kInvalidArgument, "give a prompt: --prompt TEXT or --prompt-ids IDS");
+  LoadOptions load;
+  if (!a.device.empty()) {
+    Result<DeviceId> d = DeviceId::parse(a.device);
+    if (!d.ok()) return d.status();
+    load.device = d.value();
+  }
+  const bool tty = isatty(fileno(stderr));
+  if (tty) fmt::print(stderr, "loading {} ...", a.dir);
+  const auto t0 = std::chrono::steady_clock::now();
+  Result<std::unique_ptr<Generator>> loaded = Generator::load(a.dir, load);
+  if (tty) fmt::print(stderr, "\r\033[K");
+  if (!loaded.ok()) return loaded.status();
+  Generator& gen = *loaded.value();
+  const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  // The tokenizer: needed for a text prompt and for printing text.
+  std::unique_ptr<Tokenizer> tok;
+  const std::string tok_path = !a.tokenizer.empty() ? a.tokenizer : gen.config().tokenizer;
+  if (!a.prompt.empty() || (!a.print_ids && !tok_path.empty())) {
+    if (tok_path.empty())
+      return Status(StatusCode::kNotFound,
+                    "a text prompt needs a tokenizer: the directory has none (export with tokenizer=...) and no "
+                    "--tokenizer was given; or pass --prompt-ids");
+    Result<std::unique_ptr<Tokenizer>> t = open_tokenizer(tok_path);
+    if (!t.ok()) return t.status();
+    tok = std::move(t).value();
+  }
+  std::vector<int64_t> prompt = a.prompt_ids;
+  if (!a.prompt.empty()) {
+    Result<std::vector<int64_t>> ids = tok->encode(a.prompt);
+    if (!ids.ok()) return ids.status();
+    prompt = std::move(ids).value();
+    if (gen.config().bos_token_id >= 0) prompt.insert(prompt.begin(), gen.config().bos_token_id);
+  }
+
+  GenerateOptions opts;
+  opts.max_new_tokens = a.max_new_tokens;
+  opts.stop_token_ids = a.stop;
+  opts.use_config_stop_tokens = !a.ignore_eos;
+  opts.sampling.temperature = a.temperature;
+  opts.sampling.top_k = a.top_k;
+  opts.sampling.top_p = a.top_p;
+  opts.sampling.seed = a.seed;
+  // Streaming: text is printed as the decoded whole grows, so pieces that
+  // join (SentencePiece's word-initial spaces) come out right.
+  std::vector<int64_t> so_far;
+  std::string printed;
+  opts.on_token = [&](int64_t token) {
+    so_far.push_back(token);
+    if (!a.json) {
+      if (a.print_ids || !tok) {
+        fmt::print("{}{}", so_far.size() > 1 ? " " : "", token);
+      } else {
+        Result<std::string> text = tok->decode(so_far);
+        if (text.ok() && text.value().size() >= printed.size() && text.value().compare(0, printed.size(), printed) == 0) {
+          fmt::print("{}", text.value().substr(printed.size()));
+          printed = text.value();
+        }
+      }
+      std::fflush(stdout);
+    }
+    return !g_interrupted.load();
+  };
+  g_interrupted.store(false);
+  catch_interrupt();
+  GenerateStats st;
+  Result<std::vector<int64_t>> out = gen.generate(prompt, opts, &st);
+  signal(SIGINT, SIG_DFL);
+  if (!a.json && !so_far.empty()) fmt::print("\n");
+  if (!out.ok()) return out.status();
+
+  const double decode_rate = st.generated_tokens > 1 && st.decode_seconds > 0
+                                 ? static_cast<double>(st.generated_tokens - 1) / st.decode_seconds
+                                 : 0.0;
+  const double prefill_rate = st.prefill_seconds > 0 ? static_cast<double>(st.prompt_tokens) / st.prefill_seconds : 0.0;
+  if (a.json) {
+    nlohmann::json j;
+    j["prompt_ids"] = prompt;
+    j["tokens"] = out.value();
+    if (tok) {
+      Result<std::string> text = tok->decode(out.value());
+      if (text.ok()) j["text"] = text.value();
+    }
+    j["stop_reason"] = st.stop_reason;
+    j["prompt_tokens"] = st.prompt_tokens;
+    j["generated_tokens"] = st.generated_tokens;
+    j["load_s"] = load_seconds;
+    j["time_to_first_token_s"] = st.first_token_seconds;
+    j["prefill_tokens_per_s"] = prefill_rate;
+    j["decode_tokens_per_s"] = decode_rate;
+    fmt::print("{}\n", j.dump());
+  }
+  fmt::print(stderr, "{} prompt tokens, {} generated ({}); prefill {:.1f} tokens/s, decode {:.1f} tokens/s, "
+                     "first token after {:.3f} s, load {:.3f} s\n",
+             st.prompt_tokens, st.generated_tokens, st.stop_reason, prefill_rate, decode_rate,
+             st.first_token_seconds, load_seconds);
+  if (st.stop_reason == "cancelled") *exit_code = 130;
+  return Status();
+}
+
+}  // namespace cli
+}  // namespace aotirt

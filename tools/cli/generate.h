@@ -1,0 +1,40 @@
+// `aotirt generate`: text or token ids in, generated tokens streamed out,
+// from a directory made by aotirt.export_llm.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "aotirt/status.h"
+
+namespace aotirt {
+namespace cli {
+
+struct GenerateArgs {
+  std::string dir;
+  std::string prompt;
+  std::vector<int64_t> prompt_ids;
+  std::string tokenizer;  // default: the one llm.json names
+  std::string device;
+  int64_t max_new_tokens = 128;
+  float temperature = 0.0f;
+  int64_t top_k = 0;
+  float top_p = 1.0f;
+  uint64_t seed = 0;
+  std::vector<int64_t> stop;
+  bool ignore_eos = false;
+  bool print_ids = false;
+  bool json = false;
+};
+
+CLI::App* add_generate_command(CLI::App& app, GenerateArgs& args);
+
+// Runs the command. A Ctrl-C stops generation after the current token: the
+// tokens so far and the figures are printed, and |*exit_code| becomes 130.
+Status cmd_generate(const GenerateArgs& args, int* exit_code);
+
+}  // namespace cli
+}  // namespace aotirt

@@ -1,0 +1,15 @@
+// Built when CMake found no SentencePiece: text prompts are unavailable and
+// `aotirt generate` takes token ids only.
+#include "tokenizer.h"
+
+namespace aotirt {
+namespace cli {
+
+Result<std::unique_ptr<Tokenizer>> open_tokenizer(const std::string& path) {
+  return Status(StatusCode::kUnavailable,
+                "this aotirt was built without SentencePiece, so it cannot read the tokenizer " + path +
+                    ": install libsentencepiece-dev and rebuild, or pass --prompt-ids");
+}
+
+}  // namespace cli
+}  // namespace aotirt
