@@ -167,33 +167,32 @@ _DECODER = dict(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidde
                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
 
 
-class StaticCacheLM(nn.Module):
-    """transformers' export recipe for a decoder with a static KV cache (its
-    buffers, written in place by index_copy_), called with the new tokens
-    and their positions in the cache."""
+class KvCacheLM(nn.Module):
+    """Llama with its static KV cache as inputs that the model updates in
+    place (index_copy_), as aotirt.export_llm exports decoders: token ids,
+    their cache positions, then a key and a value cache per layer."""
 
-    def __init__(self, inner):
+    def __init__(self):
         super().__init__()
-        self.inner = inner
+        import transformers
+        from aotirt._llm import _CachedDecoder
 
-    def forward(self, input_ids, cache_position):
-        return self.inner(input_ids=input_ids, cache_position=cache_position)
+        self.inner = _CachedDecoder(transformers.LlamaForCausalLM(transformers.LlamaConfig(**_DECODER)), 16)
 
-
-def _llama_static_cache():
-    import transformers
-
-    cfg = transformers.LlamaConfig(**_DECODER)
-    model = transformers.LlamaForCausalLM(cfg).eval()
-    model.generation_config.use_cache = True
-    model.generation_config.cache_implementation = "static"
-    from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
-
-    return StaticCacheLM(TorchExportableModuleWithStaticCache(model, batch_size=1, max_cache_len=16))
+    def forward(self, input_ids, cache_position, k0, v0, k1, v1):
+        return self.inner(input_ids, cache_position, [k0, v0, k1, v1])
 
 
-def _static_cache_inputs():
-    return [(_tokens(41, 1, 4), torch.arange(4))]
+def _kv_cache_inputs():
+    # Earlier tokens' keys and values already in the cache (positions 0-5),
+    # the new tokens at 6-9: the output depends on what the cache holds.
+    gen = _gen(41)
+    caches = []
+    for _ in range(4):
+        c = torch.zeros(1, 2, 16, 16)
+        c[:, :, :6] = torch.randn(1, 2, 6, 16, generator=gen)
+        caches.append(c)
+    return [(_tokens(41, 1, 4), torch.arange(6, 10), *caches)]
 
 
 class SeqToSeq(nn.Module):
@@ -367,11 +366,8 @@ MODELS = [
        lambda: [(_tokens(33, 1, 12),)]),
     _m("hf_qwen2_bf16", _hf("Qwen2ForCausalLM", "Qwen2Config", ["logits"], dtype=torch.bfloat16, **_DECODER),
        lambda: [(_tokens(34, 1, 10),)], tolerance=LOOSE_BF16),
-    # Strict export, as transformers' own recipe does: non-strict tracing
-    # leaves the cache object holding tensors that AOTInductor's compile
-    # cannot functionalise.
-    _m("hf_llama_static_cache", _llama_static_cache, _static_cache_inputs, calls=2, strict_export=True,
-       notes="a static KV cache in buffers, updated in place on every call"),
+    _m("hf_llama_kv_cache", KvCacheLM, _kv_cache_inputs,
+       notes="transformers' static cache as inputs updated in place (aotirt.export_llm's form)"),
     _m("hf_bert_dynamic", _bert_dynamic, _bert_inputs, dynamic_shapes=_bert_dynamic_shapes),
     _m("hf_t5", _t5, lambda: [(_tokens(35, 1, 9), _tokens(36, 1, 5))]),
     _m("hf_bart", _bart, lambda: [(_tokens(37, 1, 9), _tokens(38, 1, 5))]),

@@ -122,8 +122,7 @@ def _export(model: zoo.ZooModel, example, device: str, pt2: Path) -> None:
         # Without grad, as inference is exported.
         with torch.no_grad():
             ep = torch.export.export(
-                model.on_device(module, device), _to_device(example, device), dynamic_shapes=dynamic,
-                strict=model.strict_export,
+                model.on_device(module, device), _to_device(example, device), dynamic_shapes=dynamic
             )
         torch._inductor.aoti_compile_and_package(
             ep, package_path=str(pt2), inductor_configs={**aotirt.LEAN_OPTIONS, **model.inductor_configs}

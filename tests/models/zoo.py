@@ -47,8 +47,6 @@ class ZooModel:
     # Inductor options added to the lean ones of a plain export (a
     # workaround a user of torch would need as well).
     inductor_configs: dict = field(default_factory=dict)
-    # torch.export's strict (TorchDynamo) tracing for a plain export.
-    strict_export: bool = False
 
     def on_device(self, module: nn.Module, device: str) -> nn.Module:
         return self.place(module, device) if self.place else module.to(device)
