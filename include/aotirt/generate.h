@@ -35,6 +35,9 @@ struct LlmConfig {
   std::vector<int64_t> stop_token_ids;
   int64_t bos_token_id = -1;       // -1: none
   std::string tokenizer;           // path, empty when the export carried none
+  // The id aotirt.export_llm stamped on llm.json and both packages; each
+  // package must carry it. Empty: not checked.
+  std::string export_id;
 };
 
 // How the next token is chosen. temperature 0 is greedy (argmax, the

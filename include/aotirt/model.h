@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aotirt/status.h"
@@ -73,6 +74,9 @@ struct PackageInfo {
   // should hear of (a CPU package compiled without vector instructions for a
   // CPU that has them, say). `aotirt inspect` prints them.
   std::vector<std::string> warnings;
+  // The package's top-level metadata (AOTInductor's and the exporter's own
+  // keys), as strings; JSON lists and objects are left out.
+  std::vector<std::pair<std::string, std::string>> metadata;
 };
 
 struct LoadOptions {

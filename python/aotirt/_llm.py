@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 import shutil
+import uuid
 from pathlib import Path
 
 import torch
 
 LLM_CONFIG = "llm.json"
 LLM_FORMAT_VERSION = 1
+# Package metadata key holding the id one export_llm call stamps on both
+# packages and llm.json, so a package from another export is refused.
+EXPORT_ID_KEY = "aotirt.llm_export_id"
 
 
 class _CachedDecoder(torch.nn.Module):
@@ -82,7 +86,9 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
 
     if device == "cpu":
         prepare_vec_isa()
+    export_id = uuid.uuid4().hex
     configs = {**LEAN_OPTIONS, **(inductor_configs or {})}
+    configs["aot_inductor.metadata"] = {**(configs.get("aot_inductor.metadata") or {}), EXPORT_ID_KEY: export_id}
     seq = torch.export.Dim("prompt", min=2, max=max_cache_len)
     plans = {
         # torch.export specialises a size of 1, so the prefill's dynamic
@@ -106,6 +112,7 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
         stop_token_ids = [] if eos is None else ([eos] if isinstance(eos, int) else list(eos))
     config = {
         "format_version": LLM_FORMAT_VERSION,
+        "export_id": export_id,
         "prefill": "prefill.pt2",
         "decode": "decode.pt2",
         "vocab_size": int(text.vocab_size),

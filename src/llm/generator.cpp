@@ -27,6 +27,8 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kFormatVersion = 1;
+// The package metadata key aotirt.export_llm stamps with its export's id.
+constexpr const char* kExportIdKey = "aotirt.llm_export_id";
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -99,6 +101,11 @@ Result<LlmConfig> read_config(const std::string& dir) {
   AOTIRT_ENSURE(parsed.ok() && dtype_is_floating(parsed.value()), kInvalidArgument,
                 "{}: cache_dtype \"{}\" is not a floating-point dtype", where, dtype);
   c.cache_dtype = parsed.value();
+  auto id = j.find("export_id");
+  if (id != j.end()) {
+    AOTIRT_ENSURE(id->is_string(), kInvalidArgument, "{}: \"export_id\" must be a string", where);
+    c.export_id = id->get<std::string>();
+  }
   auto bos = j.find("bos_token_id");
   if (bos != j.end() && bos->is_number_integer()) c.bos_token_id = bos->get<int64_t>();
   auto tok = j.find("tokenizer");
@@ -128,6 +135,15 @@ Result<LlmConfig> read_config(const std::string& dir) {
 // caches llm.json describes; a pair exported from different models (or
 // configurations) fails here instead of computing nonsense.
 Status check_package(const Model& model, const LlmConfig& c, const char* role) {
+  if (!c.export_id.empty()) {
+    std::string stamped;
+    for (const auto& kv : model.package().metadata)
+      if (kv.first == kExportIdKey) stamped = kv.second;
+    AOTIRT_ENSURE(stamped == c.export_id, kIncompatible,
+                  "the {} package was not made by the export that wrote llm.json (export id \"{}\", llm.json says "
+                  "\"{}\"): the packages and llm.json are not from one export",
+                  role, stamped.empty() ? "none" : stamped, c.export_id);
+  }
   const size_t want = 2 + 2 * static_cast<size_t>(c.num_layers);
   AOTIRT_ENSURE(model.num_inputs() == want, kIncompatible,
                 "the {} package takes {} inputs, but llm.json's {} layers need {} (token ids, positions and a key "

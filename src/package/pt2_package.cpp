@@ -523,6 +523,7 @@ Result<Pt2Package> open_pt2_layout(const std::string& path, const std::string& m
     return parsed.annotate("'" + path + "'");
   }
   p.metadata = std::move(meta.values());
+  p.info.metadata = p.metadata;
 
   p.info.device_key = metadata_get(p, "AOTI_DEVICE_KEY");
   if (p.info.device_key.empty())

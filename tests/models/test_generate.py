@@ -226,6 +226,12 @@ def test_mismatched_packages_are_refused(llm_dir, tmp_path):
     cfg["cache_shape"][3] = 8
     (copy2 / "llm.json").write_text(json.dumps(cfg))
     _fails(_generate(copy2, "--prompt-ids", "1,2", check=False), "another shape than llm.json")
+    # Packages of another export (other weights, say) carry another id.
+    cfg["cache_shape"][3] = json.loads((llm_dir / "llm.json").read_text())["cache_shape"][3]
+    cfg["export_id"] = "0" * 32
+    (copy2 / "llm.json").write_text(json.dumps(cfg))
+    _fails(_generate(copy2, "--prompt-ids", "1,2", check=False), "prefill package was not made by the export",
+           "0" * 32)
 
 
 @pytest.mark.parametrize("edit,needle", [
