@@ -27,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from kernels import ProfileError, export_missing  # noqa: E402
+from kernel_profile import ProfileError, export_missing  # noqa: E402
 
 
 def parse_variant(text: str) -> tuple[str, dict]:

@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import ab  # noqa: E402
-import kernels  # noqa: E402
+import kernel_profile as kernels  # noqa: E402
 import run  # noqa: E402
 
 

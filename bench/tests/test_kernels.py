@@ -1,4 +1,4 @@
-# Tests of bench/kernels.py without a GPU or Nsight Compute: parsing ncu's
+# Tests of bench/kernel_profile.py without a GPU or Nsight Compute: parsing ncu's
 # CSV (with the profiled program's output before it), finding the last run
 # in the launch sequence, the summary, every error path, and `profile` end to
 # end with a fake ncu and a fake aotirt.
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import kernels  # noqa: E402
+import kernel_profile as kernels  # noqa: E402
 import run  # noqa: E402
 
 HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'

@@ -162,8 +162,11 @@ def test_ctrl_c_stops_after_the_current_token(llm_dir):
     # machine the whole generation (about a thousand tokens) may end first,
     # so a run that finished before the signal arrived is tried again.
     for _ in range(3):
+        # SIGINT at its default in the child: a shell's background job (CI)
+        # starts with it ignored, and the CLI leaves an ignored SIGINT alone.
         proc = subprocess.Popen([str(CLI), "generate", str(llm_dir), "--prompt-ids", "1,5", "-n", "100000",
-                                 "--ignore-eos", "--print-ids"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                 "--ignore-eos", "--print-ids"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
             assert proc.stdout.read(1), "no token was printed"
             proc.send_signal(signal.SIGINT)

@@ -3,9 +3,9 @@
 Compute (nsys does not run on the H200 machines; ncu does, with
 --clock-control none).
 
-  python bench/kernels.py profile --workloads resnet50_b1,vit_b16_b1 [--cuda-graph]
-  python bench/kernels.py profile --workloads resnet50_b32 --system libtorch-aoti
-  python bench/kernels.py summarize bench/.work/kernels/resnet50_b1.csv [--json]
+  python bench/kernel_profile.py profile --workloads resnet50_b1,vit_b16_b1 [--cuda-graph]
+  python bench/kernel_profile.py profile --workloads resnet50_b32 --system libtorch-aoti
+  python bench/kernel_profile.py summarize bench/.work/kernels/resnet50_b1.csv [--json]
 
 `profile` exports the workloads that are missing (as bench/run.py export does), runs
 `aotirt bench PKG --iters 1 --warmup 1` (with `--system libtorch-aoti`,
