@@ -236,7 +236,7 @@ TEST_F(FaultInjectionTest, HostAllocationsOfLoadAndRunCanFail) {
     ASSERT_GT(steps, 0u);
     // Every call while there are few; evenly spread calls past that, so the
     // test stays quick on packages that allocate much.
-    constexpr uint64_t kMaxTries = 600;
+    constexpr uint64_t kMaxTries = 1200;
     const uint64_t stride = steps <= kMaxTries ? 1 : (steps + kMaxTries - 1) / kMaxTries;
     int failed = 0;
     for (uint64_t n = 1; n <= steps; n += stride) {

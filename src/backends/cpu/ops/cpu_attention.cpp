@@ -217,8 +217,16 @@ Status sdpa(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value
     }
     if (!direct) AOTIRT_RETURN_IF_ERROR(host_copy_strided(out, y));
   }
-  *ret0 = new_handle(std::move(out));
-  *ret1 = new_handle(std::move(lse));
+  // Both handles or neither: a failed shim's outputs are never read, so a
+  // first handle made before the second's allocation failed would leak.
+  AtenTensorHandle o = new_handle(std::move(out));
+  try {
+    *ret1 = new_handle(std::move(lse));
+  } catch (...) {
+    delete impl_of(o);
+    throw;
+  }
+  *ret0 = o;
   return Status();
 }
 
