@@ -13,15 +13,6 @@
 namespace aotirt {
 namespace {
 
-// What a model library's environment lookups reach once redirected (see
-// ModelLibrary::open): its input checks are on, every other variable is the
-// process's own.
-char* model_library_env(const char* name) {
-  static char kOn[] = "1";
-  if (name && std::strcmp(name, kCheckInputsEnv) == 0) return kOn;
-  return process_env(name);
-}
-
 template <class Fn>
 Status resolve(void* handle, const char* symbol, bool required, Fn* out) {
   dlerror();
@@ -85,11 +76,11 @@ Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& byte
 
   // Before anything runs in the library (its constructors ran in dlopen,
   // and they do not run a model).
-  Result<int> redirected = redirect_import(lib->handle_, "getenv", reinterpret_cast<void*>(&model_library_env));
+  Result<int> redirected = redirect_import(lib->handle_, kEnvLookupSymbol, reinterpret_cast<void*>(&env_with_input_checks));
   if (redirected.ok()) {
     lib->input_checks_forced_ = redirected.value() > 0;
     if (!lib->input_checks_forced_)
-      AOTIRT_LOG(kDebug, "the model library imports no getenv: it has no generated input checks to turn on");
+      AOTIRT_LOG(kDebug, "the model library imports no environment lookup: it has no generated input checks to turn on");
   } else {
     AOTIRT_LOG(kWarning, "the model library's own input checks stay off unless {} is set: {}", kCheckInputsEnv,
                redirected.status().message());

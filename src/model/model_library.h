@@ -45,25 +45,21 @@ struct ContainerApi {
   RuntimeError (*get_constants_blob_size)(ContainerHandle, uint64_t*) = nullptr;          // optional
 };
 
-// The environment variable that turns on the input checks generated into
-// every model library (dtype, sizes, strides and device of each input).
-// aotirt turns them on for each library it opens, without touching the
-// process environment: see ModelLibrary::open.
-constexpr const char* kCheckInputsEnv = "AOTI_RUNTIME_CHECK_INPUTS";
-
 class ModelLibrary {
  public:
   // Writes |bytes| to an anonymous memfd and dlopen()s it RTLD_NOW|RTLD_LOCAL,
   // so an unresolved symbol fails here, naming the symbol.
   //
-  // The generated code runs its input checks only when getenv reports
-  // AOTI_RUNTIME_CHECK_INPUTS set (it asks once, at the first run of each
+  // The generated code runs its input checks (dtype, sizes, strides and
+  // device of each input) only when the environment reports
+  // kCheckInputsEnv set (base/env.h; it asks once, at the first run of each
   // library, and caches the answer in a static). Setting the variable
   // would change the whole process (other libraries, child processes) and
-  // race with getenv on other threads, so instead the library's own
-  // getenv import is pointed at a function that reports the variable as
-  // "1" and asks the real getenv for every other name. The checks are thus
-  // on for every model aotirt opens, and for nothing else.
+  // race with lookups on other threads, so instead the library's own
+  // import of the C library's lookup is pointed at env_with_input_checks,
+  // which reports the variable as "1" and every other name as the process
+  // has it. The checks are thus on for every model aotirt opens, and for
+  // nothing else.
   //
   // |imports|: the device backend's redirects (BackendInfo::library_imports),
   // applied the same way; what they acquire is kept in resources().
@@ -72,7 +68,7 @@ class ModelLibrary {
   ~ModelLibrary();
 
   const ContainerApi& api() const { return api_; }
-  // Whether the library's getenv import was redirected (false when it has
+  // Whether the library's environment lookup was redirected (false when it has
   // none, and then no generated input checks either).
   bool input_checks_forced() const { return input_checks_forced_; }
   // What the library acquired through redirected imports (its kernel

@@ -48,11 +48,7 @@ class FirstOutput(nn.Module):
 
     def forward(self, *args):
         out = self.model(*args, **self.kwargs)
-        if self.keys is None:
-            return out
-        if isinstance(out, (list, tuple)) and isinstance(self.keys[0], int):
-            return tuple(out[k] for k in self.keys)
-        return tuple(out[k] for k in self.keys)
+        return out if self.keys is None else tuple(out[k] for k in self.keys)
 
 
 # --- torchvision ----------------------------------------------------------------
