@@ -14,6 +14,7 @@
 # blob through aotirt's pinned upload (src/backends/cuda/runtime/cuda_upload.h).
 # The architecture zoo (tests/models/arch_zoo.py) is exported for CUDA
 # beside them and run through the CLI; AOTIRT_GPU_ARCH=0 leaves it out.
+# Last, greedy generation on CUDA is compared with transformers'.
 # AOTIRT_GPU_RECIPES="default" checks one recipe; AOTIRT_GPU_SKIP_UNIT=1 skips
 # the unit tests; AOTIRT_CUDA_ALLOW_TF32 defaults to 0 here (strict float32).
 set -uo pipefail
@@ -32,7 +33,7 @@ for lib in libcublasLt.so.13 libcudnn.so.9; do
   [ -n "$f" ] && libdirs="$libdirs:$(dirname "$f")"
 done
 export LD_LIBRARY_PATH="$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export PYTHONPATH="$ROOT/python" AOTIRT_BUILD_DIR="$BUILD" AOTIRT_CLI="$BUILD/bin/aotirt" AOTIRT_TEST_DEVICE=cuda
+export PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" AOTIRT_BUILD_DIR="$BUILD" AOTIRT_CLI="$BUILD/bin/aotirt" AOTIRT_TEST_DEVICE=cuda
 # The references are computed without TF32; so are the checks (aotirt's
 # default follows PyTorch's and lets cuDNN use TF32).
 export AOTIRT_CUDA_ALLOW_TF32="${AOTIRT_CUDA_ALLOW_TF32:-0}"
@@ -49,7 +50,6 @@ ARCH="${AOTIRT_GPU_ARCH:-1}"
 if [ "$ARCH" != 0 ]; then
   (timeout "${AOTIRT_ARCH_EXPORT_TIMEOUT:-480}" $PY tests/models/make_packages.py --zoo arch --device cuda \
      --jobs "${AOTIRT_ARCH_JOBS:-4}" >"$LOG/export-arch.log" 2>&1) &
-  arch_export=$!
 fi
 
 passed=0; failed=0
@@ -125,7 +125,6 @@ done
 
 if [ "$ARCH" != 0 ]; then
   echo "==== architecture zoo (CUDA, CLI vs eager) ===="
-  wait "$arch_export"
   grep -E 'FAILED' "$LOG/export-arch.log" | head -20
   export AOTIRT_ARCH_ZOO_MANIFEST
   AOTIRT_ARCH_ZOO_MANIFEST="$(ls -t "$AOTIRT_CACHE_DIR"/zoo-arch/torch-*-cuda/manifest.json 2>/dev/null | head -1)"
@@ -136,6 +135,14 @@ if [ "$ARCH" != 0 ]; then
   [ -z "$p" ] && f=$((f + 1))
   passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 fi
+
+echo "==== generation (CUDA, aotirt generate vs transformers) ===="
+$PY -m pytest -q -p no:cacheprovider tests/models/test_generate.py -k cuda >"$LOG/generate.log" 2>&1
+grep -E '^FAILED' "$LOG/generate.log" | head -10
+line=$(tail -1 "$LOG/generate.log"); echo "generation: $line"
+p=$(echo "$line" | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+'); f=$(echo "$line" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
+[ -z "$p" ] && f=$((f + 1))
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 
 echo
 echo "gpu: $passed passed, $failed failed"

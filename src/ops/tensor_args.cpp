@@ -569,12 +569,11 @@ Result<TensorImpl> pad(const TensorImpl& self, const int64_t* pads, int64_t n, c
                   "padding size {} is not supported for a {}-d input in mode \"{}\" (supported: 2 for 2-d or "
                   "3-d, 4 for 3-d or 4-d, 6 for 4-d or 5-d)",
                   n, rank, mode_name);
-    // torch's CPU kernels refuse bool here and its CUDA kernels take it; the
-    // copies below work for any dtype, so the rule follows torch's per device.
-    AOTIRT_ENSURE(mode == PadMode::kCircular || self.dtype() != DType::kBool ||
-                      self.device().type != DeviceType::kCpu,
-                  kUnimplemented, "padding mode \"{}\" is not implemented for bool on the CPU (as in torch)",
-                  mode_name);
+    // torch's reflection and replication kernels refuse bool on both
+    // devices; the copies below would take it, but a package must not run
+    // here where it fails under torch.
+    AOTIRT_ENSURE(mode == PadMode::kCircular || self.dtype() != DType::kBool, kUnimplemented,
+                  "padding mode \"{}\" is not implemented for bool (as in torch)", mode_name);
     // reflect and replicate need every dim but an optional batch dim
     // non-empty.
     for (int64_t i = rank == npad + 2 ? 1 : 0; mode != PadMode::kCircular && i < rank; ++i)

@@ -1,5 +1,5 @@
-"""`aotirt generate` and aotirt.export_llm on CPU: a small random-weight
-Llama-style model (grouped-query attention) from transformers, with a
+"""`aotirt generate` and aotirt.export_llm on CPU, and on CUDA on a GPU
+machine: a small random-weight Llama-style model (grouped-query attention) from transformers, with a
 SentencePiece tokenizer that the test trains, exported as a prefill and a
 decode package sharing one KV cache. Greedy generation is compared token by
 token with transformers' own generate on the same weights; sampling, stop
@@ -57,14 +57,14 @@ def _train_tokenizer(prefix: Path) -> Path:
     return prefix.with_suffix(".model")
 
 
-@pytest.fixture(scope="module")
-def llm_dir() -> Path:
+def _exported(device: str) -> Path:
+    """The prefill/decode pair for |device|, exported once per torch version and source."""
     import torch
 
     sources = [Path(__file__), REPO / "python" / "aotirt" / "_llm.py", REPO / "python" / "aotirt" / "_export.py"]
     key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:12]
     cache = Path(os.environ.get("AOTIRT_CACHE_DIR", REPO / ".cache")) / "llm" / f"torch-{torch.__version__}"
-    final = cache / f"llama-{key}"
+    final = cache / (f"llama-{key}" if device == "cpu" else f"llama-{device}-{key}")
     if not (final / "llm.json").is_file():
         import aotirt
 
@@ -73,7 +73,7 @@ def llm_dir() -> Path:
         staging.mkdir(parents=True)
         try:
             tok = _train_tokenizer(staging / "sp")
-            aotirt.export_llm(_model(), staging / "out", max_cache_len=MAX_CACHE_LEN, tokenizer=tok)
+            aotirt.export_llm(_model(), staging / "out", max_cache_len=MAX_CACHE_LEN, device=device, tokenizer=tok)
             shutil.rmtree(final, ignore_errors=True)
             (staging / "out").rename(final)
         finally:
@@ -81,16 +81,34 @@ def llm_dir() -> Path:
     return final
 
 
-def _reference(prompt: list, new_tokens: int) -> list:
+@pytest.fixture(scope="module")
+def llm_dir() -> Path:
+    return _exported("cpu")
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+requires_cuda = pytest.mark.skipif(not _has_cuda(), reason="no CUDA GPU here: the CUDA generation test runs on a "
+                                                           "GPU machine (scripts/gpu-check.sh)")
+
+
+def _reference(prompt: list, new_tokens: int, device: str = "cpu") -> list:
     """transformers' greedy generation with a static cache, no stop token."""
     import torch
     import transformers
 
-    model = _model()
+    model = _model().to(device)
     config = transformers.GenerationConfig(do_sample=False, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
                                            eos_token_id=None, pad_token_id=0, cache_implementation="static")
     with torch.no_grad():
-        out = model.generate(torch.tensor([prompt]), generation_config=config)
+        out = model.generate(torch.tensor([prompt], device=device), generation_config=config)
     return out[0, len(prompt):].tolist()
 
 
@@ -110,6 +128,15 @@ def test_greedy_matches_transformers(llm_dir, prompt):
     assert got["stop_reason"] == "max_new_tokens"
     assert got["generated_tokens"] == 24 and got["prompt_tokens"] == len(prompt)
     assert got["decode_tokens_per_s"] > 0 and got["prefill_tokens_per_s"] > 0
+
+
+@requires_cuda
+def test_greedy_on_cuda_matches_transformers():
+    """The pair exported for CUDA, run on the GPU, against transformers on the GPU."""
+    prompt = [1, 17, 42, 99, 5, 63]
+    got = _generate(_exported("cuda"), "--prompt-ids", ",".join(map(str, prompt)), "-n", "24", "--ignore-eos")
+    assert got["tokens"] == _reference(prompt, 24, device="cuda")
+    assert got["generated_tokens"] == 24 and got["stop_reason"] == "max_new_tokens"
 
 
 def test_text_prompt_goes_through_the_tokenizer(llm_dir):

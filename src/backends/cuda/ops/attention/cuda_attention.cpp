@@ -14,7 +14,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <numeric>
+#include <utility>
+#include <vector>
 
 #include "core/host_copy.h"
 #include "ops/layout.h"
@@ -245,19 +248,31 @@ DimVector matching_layout_strides(const TensorImpl& q, const DimVector& sizes) {
   return strides;
 }
 
-AtenTensorHandle undefined_handle() { return new_handle(TensorImpl()); }
-
 // Zero-filled host tensor standing in for an unused philox seed/offset.
-Result<AtenTensorHandle> host_zeros(const DimVector& sizes, DType dtype) {
+Result<TensorImpl> host_zeros(const DimVector& sizes, DType dtype) {
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl t, empty_contiguous(sizes, dtype, DeviceId{}));
   if (t.nbytes()) std::memset(t.data_ptr(), 0, t.nbytes());
-  return new_handle(std::move(t));
+  return t;
 }
 
-// Hands |t| to |ret| when the caller asked for it.
-void give(AtenTensorHandle* ret, TensorImpl t) {
-  if (ret) *ret = new_handle(std::move(t));
-}
+// The outputs of one call, held until every one of them exists and then
+// handed out together: a failure part-way (a host allocation, say) frees
+// what was made instead of leaving handles the caller never sees.
+class Outputs {
+ public:
+  Outputs() { held_.reserve(9); }
+  // Keeps |t| for |ret| when the caller asked for it.
+  void add(AtenTensorHandle* ret, TensorImpl t) {
+    if (ret) held_.emplace_back(ret, std::make_unique<TensorImpl>(std::move(t)));
+  }
+  void commit() {
+    for (auto& [ret, t] : held_) *ret = handle_of(t.release());
+    held_.clear();
+  }
+
+ private:
+  std::vector<std::pair<AtenTensorHandle*, std::unique_ptr<TensorImpl>>> held_;
+};
 
 Result<AttentionArgs> read_args(AtenTensorHandle q, AtenTensorHandle k, AtenTensorHandle v, AtenTensorHandle* mask,
                                 double dropout_p, int32_t is_causal, double* scale) {
@@ -305,17 +320,19 @@ Status flash(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle valu
     AOTIRT_ASSIGN_OR_RETURN(Device * d, get_device(debug.device()));
     AOTIRT_RETURN_IF_ERROR(d->zero(debug));
   }
-  AOTIRT_ASSIGN_OR_RETURN(AtenTensorHandle seed, host_zeros(DimVector{2}, DType::kUInt64));
-  AOTIRT_ASSIGN_OR_RETURN(AtenTensorHandle offset, host_zeros(DimVector{}, DType::kUInt64));
-  give(ret0, std::move(out));
-  give(ret1, std::move(lse));
-  if (ret2) *ret2 = undefined_handle();
-  if (ret3) *ret3 = undefined_handle();
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl seed, host_zeros(DimVector{2}, DType::kUInt64));
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl offset, host_zeros(DimVector{}, DType::kUInt64));
+  Outputs outs;
+  outs.add(ret0, std::move(out));
+  outs.add(ret1, std::move(lse));
+  outs.add(ret2, TensorImpl());
+  outs.add(ret3, TensorImpl());
+  outs.add(ret6, std::move(seed));
+  outs.add(ret7, std::move(offset));
+  outs.add(ret8, std::move(debug));
+  outs.commit();
   if (ret4) *ret4 = L;
   if (ret5) *ret5 = S;
-  if (ret6) *ret6 = seed; else delete impl_of(seed);
-  if (ret7) *ret7 = offset; else delete impl_of(offset);
-  give(ret8, std::move(debug));
   return Status();
 }
 
@@ -340,12 +357,14 @@ Status efficient(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle 
     AOTIRT_ASSIGN_OR_RETURN(Device * d, get_device(lse.device()));
     AOTIRT_RETURN_IF_ERROR(d->zero(pad));
   }
-  AOTIRT_ASSIGN_OR_RETURN(AtenTensorHandle seed, host_zeros(DimVector{}, DType::kInt64));
-  AOTIRT_ASSIGN_OR_RETURN(AtenTensorHandle offset, host_zeros(DimVector{}, DType::kInt64));
-  give(ret0, std::move(out));
-  give(ret1, std::move(lse));
-  if (ret2) *ret2 = seed; else delete impl_of(seed);
-  if (ret3) *ret3 = offset; else delete impl_of(offset);
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl seed, host_zeros(DimVector{}, DType::kInt64));
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl offset, host_zeros(DimVector{}, DType::kInt64));
+  Outputs outs;
+  outs.add(ret0, std::move(out));
+  outs.add(ret1, std::move(lse));
+  outs.add(ret2, std::move(seed));
+  outs.add(ret3, std::move(offset));
+  outs.commit();
   return Status();
 }
 
@@ -366,17 +385,19 @@ Status cudnn_attention(AtenTensorHandle query, AtenTensorHandle key, AtenTensorH
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl lse, cuda_empty_contiguous(DimVector{B, H, L, 1}, DType::kFloat32, dev));
   const int64_t lse_strides[3] = {H * L, L, 1};
   AOTIRT_RETURN_IF_ERROR(run_attention(a, *scope, out, static_cast<float*>(lse.data_ptr()), lse_strides));
-  AOTIRT_ASSIGN_OR_RETURN(AtenTensorHandle seed, host_zeros(DimVector{}, DType::kInt64));
-  AOTIRT_ASSIGN_OR_RETURN(AtenTensorHandle offset, host_zeros(DimVector{}, DType::kInt64));
-  give(ret0, std::move(out));
-  give(ret1, std::move(lse));
-  if (ret2) *ret2 = undefined_handle();
-  if (ret3) *ret3 = undefined_handle();
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl seed, host_zeros(DimVector{}, DType::kInt64));
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl offset, host_zeros(DimVector{}, DType::kInt64));
+  Outputs outs;
+  outs.add(ret0, std::move(out));
+  outs.add(ret1, std::move(lse));
+  outs.add(ret2, TensorImpl());
+  outs.add(ret3, TensorImpl());
+  outs.add(ret6, std::move(seed));
+  outs.add(ret7, std::move(offset));
+  outs.add(ret8, TensorImpl());
+  outs.commit();
   if (ret4) *ret4 = L;
   if (ret5) *ret5 = S;
-  if (ret6) *ret6 = seed; else delete impl_of(seed);
-  if (ret7) *ret7 = offset; else delete impl_of(offset);
-  if (ret8) *ret8 = undefined_handle();
   return Status();
 }
 
