@@ -112,10 +112,11 @@ bool dense_in_order(const DimVector& sizes, const DimVector& strides, const int6
   return true;
 }
 
-// torch's CUDA max_pool3d keeps an unbatched [C, T, H, W] input's layout
-// when the input unsqueezed to [1, C, T, H, W] is channels-last-3d and not
+// torch's max_pool3d keeps an unbatched [C, T, H, W] input's layout when
+// the input unsqueezed to [1, C, T, H, W] is channels-last-3d and not
 // contiguous: the outputs are then channels-last-3d with the batch dim
-// squeezed away.
+// squeezed away. (Its CPU kernel does so too; aotirt applies the rule to
+// CUDA only, leaving the CPU backend's outputs as they were.)
 void cuda_unbatched_channels_last_3d(PoolArgs* a) {
   const TensorImpl& t = *a->self;
   const DimVector sizes{1, t.sizes()[0], t.sizes()[1], t.sizes()[2], t.sizes()[3]};

@@ -23,7 +23,8 @@ enum class PoolKind { kAvg, kMax, kAdaptiveAvg, kAdaptiveMax, kFractionalMax, kU
 // kernels differ: the CUDA ones take only floating dtypes for avg and max
 // pooling (and half types for avg_pool3d, which the CPU one refuses), write
 // max_unpool2d contiguous whatever the input's layout, and keep an
-// unbatched max_pool3d input's channels-last-3d layout.
+// unbatched max_pool3d input's channels-last-3d layout (as torch's CPU one
+// does too, which the CPU rules here do not yet follow).
 enum class PoolDevice { kCpu, kCuda };
 
 struct PoolArgs {
