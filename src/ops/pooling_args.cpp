@@ -94,7 +94,40 @@ void set_output_layout(PoolArgs* a, bool keep_channels_last) {
   for (int64_t i = 0; i < a->spatial; ++i) sizes[d++] = a->out[3 - a->spatial + i];
   a->out_sizes = sizes;
   const bool cl = keep_channels_last && a->batched && is_channels_last(a->self->sizes(), a->self->strides());
+  a->channels_last = cl;
   a->out_strides = cl ? channels_last_strides(sizes) : contiguous_strides(sizes);
+}
+
+// Whether |strides| lay |sizes| out densely with the dims of |order|
+// (innermost first) nested in that order; size-1 dims are skipped, as in
+// c10's contiguity tests.
+bool dense_in_order(const DimVector& sizes, const DimVector& strides, const int64_t* order, int64_t n) {
+  int64_t expected = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t d = order[i];
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+// torch's max_pool3d keeps an unbatched [C, T, H, W] input's layout when
+// the input unsqueezed to [1, C, T, H, W] is channels-last-3d and not
+// contiguous: the outputs are then channels-last-3d with the batch dim
+// squeezed away. (Its CPU kernel does so too; aotirt applies the rule to
+// CUDA only, leaving the CPU backend's outputs as they were.)
+void cuda_unbatched_channels_last_3d(PoolArgs* a) {
+  const TensorImpl& t = *a->self;
+  const DimVector sizes{1, t.sizes()[0], t.sizes()[1], t.sizes()[2], t.sizes()[3]};
+  const DimVector strides{t.sizes()[0] * t.strides()[0], t.strides()[0], t.strides()[1], t.strides()[2],
+                          t.strides()[3]};
+  static const int64_t kContiguous[5] = {4, 3, 2, 1, 0};
+  static const int64_t kChannelsLast[5] = {1, 4, 3, 2, 0};
+  if (dense_in_order(sizes, strides, kContiguous, 5) || !dense_in_order(sizes, strides, kChannelsLast, 5)) return;
+  const DimVector& o = a->out_sizes;  // [C, T, H, W], none empty
+  a->channels_last = true;
+  a->out_strides = DimVector{1, o[2] * o[3] * o[0], o[3] * o[0], o[0]};
 }
 
 // Kernel, stride, padding (and dilation) of avg and max pooling, placed in
@@ -153,7 +186,8 @@ void strides5(const DimVector& sizes, const DimVector& strides, int64_t spatial,
 }
 
 Result<PoolArgs> avg_pool_args(int64_t spatial, AtenTensorHandle self, IntList kernel, IntList stride, IntList padding,
-                               bool ceil_mode, bool count_include_pad, const int64_t* divisor_override) {
+                               bool ceil_mode, bool count_include_pad, const int64_t* divisor_override,
+                               PoolDevice device) {
   const std::string op = op_name("avg_pool", spatial);
   PoolArgs a;
   a.kind = PoolKind::kAvg;
@@ -170,7 +204,14 @@ Result<PoolArgs> avg_pool_args(int64_t spatial, AtenTensorHandle self, IntList k
   // Only a batched input's batch dim may be empty.
   AOTIRT_RETURN_IF_ERROR(check_nonempty_from(t, t.dim() == spatial + 2 ? 1 : 0, op));
   const DType d = t.dtype();
-  if (spatial == 3) {
+  if (device == PoolDevice::kCuda) {
+    // torch's CUDA avg_pool2d looks at the dtype only when there is output
+    // to write; its avg_pool3d always does.
+    AOTIRT_ENSURE(is_float(d) || (spatial == 2 && t.numel() == 0), kUnimplemented,
+                  "{}: 'self' has dtype {}; torch's CUDA {} (and aotirt's) takes float32, float64, bfloat16 and "
+                  "float16",
+                  op, dtype_name(d), op);
+  } else if (spatial == 3) {
     AOTIRT_ENSURE(d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kInt64, kUnimplemented,
                   "{}: 'self' has dtype {}; torch's CPU avg_pool3d (and aotirt's) takes float32, float64 and int64",
                   op, dtype_name(d));
@@ -194,7 +235,7 @@ Result<PoolArgs> avg_pool_args(int64_t spatial, AtenTensorHandle self, IntList k
 }
 
 Result<PoolArgs> max_pool_args(int64_t spatial, AtenTensorHandle self, IntList kernel, IntList stride, IntList padding,
-                               IntList dilation, bool ceil_mode) {
+                               IntList dilation, bool ceil_mode, PoolDevice device) {
   const std::string op = op_name("max_pool", spatial);
   PoolArgs a;
   a.kind = PoolKind::kMax;
@@ -205,6 +246,13 @@ Result<PoolArgs> max_pool_args(int64_t spatial, AtenTensorHandle self, IntList k
   AOTIRT_RETURN_IF_ERROR(window_args(spatial, kernel, stride, padding, &dilation, op, &a));
   AOTIRT_RETURN_IF_ERROR(check_nonempty_from(t, t.dim() == spatial + 2 ? 1 : 0, op));
   const DType d = t.dtype();
+  // torch's CUDA kernels look at the dtype only when there is output to
+  // write (an empty input has none).
+  if (device == PoolDevice::kCuda)
+    AOTIRT_ENSURE(is_float(d) || t.numel() == 0, kUnimplemented,
+                  "{}: 'self' has dtype {}; torch's CUDA {} (and aotirt's) takes float32, float64, bfloat16 and "
+                  "float16",
+                  op, dtype_name(d), op);
   const bool ok = is_float(d) || d == DType::kUInt8 || d == DType::kInt8 || d == DType::kInt16 ||
                   d == DType::kInt32 || d == DType::kInt64;
   AOTIRT_ENSURE(ok, kUnimplemented,
@@ -215,6 +263,7 @@ Result<PoolArgs> max_pool_args(int64_t spatial, AtenTensorHandle self, IntList k
   fill_geometry(t, spatial, &a);
   AOTIRT_RETURN_IF_ERROR(pooled_sizes(op, &a));
   set_output_layout(&a, true);
+  if (device == PoolDevice::kCuda && spatial == 3 && !a.batched) cuda_unbatched_channels_last_3d(&a);
   return a;
 }
 
@@ -292,7 +341,7 @@ Result<PoolArgs> fractional_max_pool_args(int64_t spatial, AtenTensorHandle self
 }
 
 Result<PoolArgs> max_unpool_args(int64_t spatial, AtenTensorHandle self, AtenTensorHandle indices,
-                                 IntList output_size, IntList stride, IntList padding) {
+                                 IntList output_size, IntList stride, IntList padding, PoolDevice device) {
   const std::string op = op_name("max_unpool", spatial);
   PoolArgs a;
   a.kind = PoolKind::kUnpool;
@@ -323,7 +372,8 @@ Result<PoolArgs> max_unpool_args(int64_t spatial, AtenTensorHandle self, AtenTen
   fill_geometry(t, spatial, &a);
   strides5(ix.sizes(), ix.strides(), spatial, a.batched, a.aux_strides5);
   for (int64_t i = 0; i < spatial; ++i) a.out[3 - spatial + i] = o[i];
-  set_output_layout(&a, spatial == 2);
+  // torch's CUDA max_unpool2d writes a contiguous output.
+  set_output_layout(&a, spatial == 2 && device == PoolDevice::kCpu);
   return a;
 }
 

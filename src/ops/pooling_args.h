@@ -19,6 +19,14 @@ namespace ops {
 
 enum class PoolKind { kAvg, kMax, kAdaptiveAvg, kAdaptiveMax, kFractionalMax, kUnpool };
 
+// Whose rules an argument function applies where torch's CPU and CUDA
+// kernels differ: the CUDA ones take only floating dtypes for avg and max
+// pooling (and half types for avg_pool3d, which the CPU one refuses), write
+// max_unpool2d contiguous whatever the input's layout, and keep an
+// unbatched max_pool3d input's channels-last-3d layout (as torch's CPU one
+// does too, which the CPU rules here do not yet follow).
+enum class PoolDevice { kCpu, kCuda };
+
 struct PoolArgs {
   PoolKind kind = PoolKind::kAvg;
   const TensorImpl* self = nullptr;
@@ -34,6 +42,10 @@ struct PoolArgs {
   int64_t divisor = 0;
   // The outputs' (values and indices alike) sizes and strides.
   DimVector out_sizes, out_strides;
+  // Whether the outputs are channels-last because the input is (torch's
+  // suggest_memory_format): torch's kernels then take their channels-last
+  // path, whose rounding may differ (adaptive average pooling).
+  bool channels_last = false;
   // Element strides of self (and of aux for max_unpool) as [N, C, T, H, W]
   // (0 where the dim is absent).
   int64_t in_strides5[5] = {0, 0, 0, 0, 0};
@@ -51,16 +63,18 @@ struct IntList {
 };
 
 Result<PoolArgs> avg_pool_args(int64_t spatial, AtenTensorHandle self, IntList kernel, IntList stride, IntList padding,
-                               bool ceil_mode, bool count_include_pad, const int64_t* divisor_override);
+                               bool ceil_mode, bool count_include_pad, const int64_t* divisor_override,
+                               PoolDevice device = PoolDevice::kCpu);
 Result<PoolArgs> max_pool_args(int64_t spatial, AtenTensorHandle self, IntList kernel, IntList stride, IntList padding,
-                               IntList dilation, bool ceil_mode);
+                               IntList dilation, bool ceil_mode, PoolDevice device = PoolDevice::kCpu);
 Result<PoolArgs> adaptive_pool_args(int64_t spatial, bool is_max, AtenTensorHandle self, IntList output_size);
 Result<PoolArgs> fractional_max_pool_args(int64_t spatial, AtenTensorHandle self, IntList kernel, IntList output_size,
                                           AtenTensorHandle random_samples);
 // |stride| and |padding| are max_unpool3d's (checked as torch does, otherwise
 // unused); max_unpool2d ignores them.
 Result<PoolArgs> max_unpool_args(int64_t spatial, AtenTensorHandle self, AtenTensorHandle indices,
-                                 IntList output_size, IntList stride, IntList padding);
+                                 IntList output_size, IntList stride, IntList padding,
+                                 PoolDevice device = PoolDevice::kCpu);
 
 enum class BagMode { kSum = 0, kMean = 1, kMax = 2 };
 
