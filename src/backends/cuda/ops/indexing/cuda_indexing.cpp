@@ -95,8 +95,8 @@ Result<BoundsFlag> new_flag(int device, cudaStream_t stream) {
   return f;
 }
 
-// An error naming the first bad index the kernels met, if any. |sizes_of|
-// maps the flag's "which" word to (dim, size).
+// An error naming the first bad index the kernels met, if any. |dim_of|
+// maps the flag's "which" word to the dim and its size.
 template <class DimOf>
 Status check_flag(cudaStream_t stream, const BoundsFlag& f, DimOf&& dim_of) {
   // A capture records the kernels for later replays; there is nothing to
