@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "device/device.h"
+#include "ops/layout.h"
 #include "ops/op_args.h"
 #include "shim/common/shim_util.h"
 
@@ -279,6 +280,45 @@ DimVector view_strides(const DimVector& sizes, const DimVector& strides, const D
     }
   }
   return out;
+}
+
+DimVector index_result_strides(const TensorImpl& self, const AdvancedIndexShape& s,
+                               const std::vector<DType>& index_dtypes, const std::vector<DimVector>& index_bstrides) {
+  const DimVector& rs = s.result_sizes;
+  std::vector<DimVector> inputs;
+  // Self restrided to the result: 0 along B, and where a size-1 dim of self
+  // is broadcast.
+  DimVector src;
+  src.resize(rs.size());
+  for (size_t d = 0; d < s.result_dim_source.size(); ++d) {
+    const int64_t k = s.result_dim_source[d];
+    src[d] = k >= 0 ? 0 : self.strides()[s.rest_dims[-1 - k]];
+    if (k < 0 && self.sizes()[s.rest_dims[-1 - k]] == 1 && rs[d] != 1) src[d] = 0;
+  }
+  inputs.push_back(src);
+  // Each index, expanded to B, viewed as [1]*before + B + [1]*after; its
+  // size-1 dims keep the strides that view gives them unless the result is
+  // longer there.
+  const DimVector& b = s.index_shape;
+  DimVector viewed;
+  viewed.resize(rs.size());
+  for (size_t d = 0; d < s.result_dim_source.size(); ++d) {
+    const int64_t k = s.result_dim_source[d];
+    viewed[d] = k >= 0 ? b[k] : 1;
+  }
+  for (size_t k = 0; k < index_bstrides.size(); ++k) {
+    // torch converts an int32 index to int64 after expanding it, which
+    // keeps a dense layout and makes any other one contiguous.
+    DimVector bst = index_bstrides[k];
+    if (index_dtypes[k] == DType::kInt32 &&
+        !is_non_overlapping_and_dense(TensorImpl(StorageRef(), DType::kInt32, b, bst, 0)))
+      bst = contiguous_strides(b);
+    DimVector st = view_strides(b, bst, viewed);
+    for (int64_t d = 0; d < rs.size(); ++d)
+      if (viewed[d] == 1 && rs[d] != 1) st[d] = 0;
+    inputs.push_back(st);
+  }
+  return iterator_output_strides(rs, inputs);
 }
 
 Result<ScatterArgs> scatter_args(AtenTensorHandle out, AtenTensorHandle self, int64_t dim, AtenTensorHandle index,

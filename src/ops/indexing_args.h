@@ -55,6 +55,14 @@ struct AdvancedIndexShape {
 Result<AdvancedIndexShape> advanced_index_shape(const TensorImpl& self, const std::vector<int64_t>& dims,
                                                 const std::vector<DimVector>& shapes);
 
+// The strides torch gives index.Tensor's result of |s| over |self| when the
+// integer index tensors (masks already replaced by positions) have dtypes
+// |index_dtypes| and strides |index_bstrides| once broadcast to
+// s.index_shape: TensorIterator's layout over self restrided to the result
+// and each index viewed in the result's rank.
+DimVector index_result_strides(const TensorImpl& self, const AdvancedIndexShape& s,
+                               const std::vector<DType>& index_dtypes, const std::vector<DimVector>& index_bstrides);
+
 // The strides TensorIterator gives an output of |sizes| computed from inputs
 // of those sizes with |input_strides| (0 where an input broadcasts): dense,
 // with the dims ordered as the inputs' strides order them.

@@ -59,7 +59,6 @@ GENERIC_DEVICES = {
     "aoti_torch_aten_amax": ("cpu",),
     "aoti_torch_aten_fill__Scalar": ("cpu",),
     "aoti_torch_aten_subtract_Tensor": ("cpu",),
-    "aoti_torch_nonzero": ("cpu",),
     "aoti_torch_repeat_interleave_Tensor": ("cpu",),
 }
 

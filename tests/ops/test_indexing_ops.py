@@ -560,3 +560,135 @@ def test_masked_errors(shims, device):
     with pytest.raises(ShimError):  # shapes that do not broadcast
         shims.call(f"aoti_torch_{device}_masked_select", shims.handle(x),
                    shims.handle(torch.ones(4, dtype=torch.bool, device=device)), ctypes.byref(r))
+
+
+# ---------------------------------------------------------------------------
+# Larger sizes (several blocks and CUB tiles), non-contiguous inputs, indices
+# held on the host, and bad indices met deep inside a large index.
+
+@pytest.mark.parametrize("device", devices())
+def test_nonzero_and_masked_large(shims, device):
+    need(shims, f"aoti_torch_{device}_nonzero")
+    g = torch.Generator().manual_seed(3)
+    x = (torch.rand(70, 300, 9, generator=g) > 0.7).to(torch.float32).to(device).permute(2, 0, 1)
+    for name in (f"aoti_torch_{device}_nonzero", "aoti_torch_nonzero"):
+        if provided(shims, name):
+            (r,) = out_handles(1)
+            shims.call(name, shims.handle(x), ctypes.byref(r))
+            check(shims.tensor(r, device), torch.nonzero(x))
+    if provided(shims, f"aoti_torch_{device}_nonzero_static"):
+        n = int(torch.count_nonzero(x))
+        for size in (n // 2, n + 100):
+            (r,) = out_handles(1)
+            shims.call(f"aoti_torch_{device}_nonzero_static", shims.handle(x), ctypes.c_int64(size),
+                       ctypes.c_int64(-3), ctypes.byref(r))
+            check(shims.tensor(r, device), torch.nonzero_static(x, size=size, fill_value=-3))
+    for dtype in (torch.float16, torch.int64, torch.int8):
+        x = make((400, 700), dtype, device, strided=True, seed=4)
+        mask = make((700,), torch.bool, device, seed=5)
+        if provided(shims, f"aoti_torch_{device}_masked_select"):
+            (r,) = out_handles(1)
+            shims.call(f"aoti_torch_{device}_masked_select", shims.handle(x), shims.handle(mask), ctypes.byref(r))
+            check(shims.tensor(r, device), torch.masked_select(x, mask))
+        if provided(shims, f"aoti_torch_{device}_masked_scatter"):
+            src = make((700 * 400,), dtype, device, seed=6)
+            (r,) = out_handles(1)
+            shims.call(f"aoti_torch_{device}_masked_scatter", shims.handle(x), shims.handle(mask),
+                       shims.handle(src), ctypes.byref(r))
+            check(shims.tensor(r, device), torch.masked_scatter(x, mask, src))
+
+
+@pytest.mark.parametrize("device", devices())
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int32,
+                                   torch.int64, torch.int16, torch.uint8])
+def test_index_put_accumulate_large(shims, device, dtype):
+    """Many duplicates over a few rows: the accumulation's atomics contend."""
+    need(shims, f"aoti_torch_{device}_index_put")
+    x = make((16, 130), dtype, device, seed=1)
+    idx = torch.randint(-16, 16, (600,), generator=torch.Generator().manual_seed(2)).to(device)
+    v = make((600, 130), dtype, device, seed=3)
+    if dtype in HALF:
+        v = v * 0.01
+    got = run_index_put(shims, device, x, [idx], v, True)
+    want = torch.ops.aten.index_put(x, [idx], v, True)
+    if dtype in HALF:
+        torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=0.1)
+    else:
+        check(got, want, tol=True)
+    # Without accumulate, distinct positions over strided values.
+    perm = torch.randperm(16, generator=torch.Generator().manual_seed(4)).to(device)
+    v = make((16, 130), dtype, device, strided=True, seed=5)
+    check(run_index_put(shims, device, x, [perm], v, False), torch.ops.aten.index_put(x, [perm], v, False))
+
+
+@pytest.mark.parametrize("device", devices())
+def test_index_bad_index_deep_inside(shims, device):
+    """An out-of-range index far into a large index tensor is an error."""
+    need(shims, f"aoti_torch_{device}_index_Tensor")
+    x = make((50, 8), torch.float32, device)
+    for bad in (50, -51):
+        idx = torch.randint(0, 50, (5000,), generator=torch.Generator().manual_seed(0))
+        idx[4321] = bad
+        idx = idx.to(device)
+        with pytest.raises(ShimError):
+            run_index(shims, device, x, [idx])
+        for acc in (False, True):
+            with pytest.raises(ShimError):
+                run_index_put(shims, device, x, [idx], torch.ones(8, device=device), acc)
+    if provided(shims, f"aoti_torch_{device}_scatter_src_out"):
+        index = scatter_index((300, 8), 0, 50, device, unique=False)
+        index[250, 3] = 50
+        src = make((300, 8), torch.float32, device, seed=2)
+        for reduce in (None, "sum", "amax"):
+            with pytest.raises(ShimError):
+                if reduce is None:
+                    run_scatter(shims, device, "src", torch.empty(50, 8, device=device), x, 0, index, src)
+                else:
+                    run_scatter(shims, device, "reduce", torch.empty(50, 8, device=device), x, 0, index, src,
+                                reduce)
+
+
+@pytest.mark.parametrize("device", devices())
+def test_index_host_indices(shims, device):
+    """Index tensors held on the host index a device tensor, as in torch."""
+    need(shims, f"aoti_torch_{device}_index_Tensor")
+    x = make((6, 5, 4), torch.float32, device, strided=True)
+    idx = [L(5, -1, 0), None, L(3, 2, -4)]
+    check(run_index(shims, device, x, idx), torch.ops.aten.index.Tensor(x, idx))
+    mask = torch.tensor([True, False, True, True, False, True])
+    check(run_index(shims, device, x, [mask]), torch.ops.aten.index.Tensor(x, [mask]))
+
+
+@pytest.mark.parametrize("device", devices())
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32, torch.int8])
+def test_scatter_reduce_large(shims, device, dtype):
+    need(shims, f"aoti_torch_{device}_scatter_reduce_two_out")
+    x = make((40, 300), dtype, device, strided=True)
+    index = scatter_index((500, 300), 0, 40, device, unique=False, seed=8)
+    src = make((500, 300), dtype, device, seed=9)
+    if dtype.is_floating_point:
+        src = src.abs() * 0.01 + 0.995  # products stay finite
+    for reduce in REDUCES:
+        for inc in (True, False):
+            out = torch.empty(40, 300, dtype=dtype, device=device)
+            got = run_scatter(shims, device, "reduce", out, x, 0, index, src, reduce, inc)
+            want = torch.scatter_reduce(x, 0, index, src, reduce, include_self=inc)
+            if dtype in HALF:
+                torch.testing.assert_close(got.float(), want.float(), rtol=3e-2, atol=3e-2)
+            else:
+                check(got, want, tol=True)
+    if provided(shims, f"aoti_torch_{device}_index_reduce"):
+        idx = torch.randint(0, 40, (500,), generator=torch.Generator().manual_seed(1)).to(device)
+        srcr = make((500, 300), dtype, device, strided=True, seed=10)
+        if dtype.is_floating_point:
+            srcr = srcr.abs() * 0.01 + 0.995
+        for reduce in ("prod", "mean", "amax", "amin"):
+            (r,) = out_handles(1)
+            shims.call(f"aoti_torch_{device}_index_reduce", shims.handle(x), ctypes.c_int64(0), shims.handle(idx),
+                       shims.handle(srcr), reduce.encode(), ctypes.c_int32(0), ctypes.byref(r))
+            got = shims.tensor(r, device)
+            want = torch.index_reduce(x, 0, idx, srcr, reduce, include_self=False)
+            if dtype in HALF:
+                torch.testing.assert_close(got.float(), want.float(), rtol=3e-2, atol=3e-2)
+            else:
+                check(got, want, tol=True)

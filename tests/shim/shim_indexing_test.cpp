@@ -264,16 +264,5 @@ TEST(ShimIndexingTest, NonzeroAndMaskedRules) {
   EXPECT_EQ(sizes[1], 2);
 }
 
-TEST(ShimIndexingTest, GenericNonzeroIsCpuOnly) {
-  std::vector<float> x(4, 1.0f);
-  Handle gpu, out;
-  const int64_t sizes[] = {4}, strides[] = {1};
-  if (aoti_torch_create_tensor_from_blob(x.data(), 1, sizes, strides, 0, kFloat, 1, 0, gpu.out()) != 0)
-    GTEST_SKIP() << "this build makes no CUDA tensor handles";
-  expect_failure(aoti_torch_nonzero(gpu, out.out()), "for CPU tensors only");
-  expect_code(StatusCode::kUnimplemented);
-  EXPECT_EQ(out.h, nullptr);
-}
-
 }  // namespace
 }  // namespace aotirt

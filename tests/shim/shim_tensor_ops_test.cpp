@@ -12,6 +12,7 @@
 
 #include "core/host_copy.h"
 #include "device/device.h"
+#include "shim/abi/cpu_indexing.h"
 #include "shim/abi/cpu_tensor.h"
 #include "shim/shim_abi.h"
 #include "shim_test_util.h"
@@ -280,6 +281,8 @@ TEST(ShimTensorOpsTest, ForwardersNameADeviceWithoutTheOp) {
   const int64_t ones[] = {1, 1}, zeros2[] = {0, 0};
   expect_failure(aoti_torch_convolution(a, a, nullptr, ones, 2, zeros2, 2, ones, 2, 0, zeros2, 2, 1, ret.out()),
                  "convolution is not available for tensors on mps:11");
+  expect_code(StatusCode::kUnimplemented);
+  expect_failure(aoti_torch_nonzero(a, ret.out()), "nonzero is not available for tensors on mps:11");
   expect_code(StatusCode::kUnimplemented);
   expect_failure(aoti_torch_mm_out(out, nullptr, a), "'self' is a null tensor handle");
 }

@@ -41,7 +41,8 @@ AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_nonzero(AtenTensorHandle self, 
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_nonzero_static(AtenTensorHandle self, int64_t size,
                                                                 int64_t fill_value,
                                                                 AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
-// Device-generic (c/shim_deprecated.h); aotirt computes it for CPU tensors.
+// Device-generic (c/shim_deprecated.h): src/shim/common/shim_generic_ops.cpp
+// forwards it to the tensor's device's own nonzero.
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_nonzero(AtenTensorHandle self, AtenTensorHandle* out) AOTIRT_NOEXCEPT;
 
 #ifdef __cplusplus

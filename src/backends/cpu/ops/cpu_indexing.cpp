@@ -1,8 +1,7 @@
 // CPU indexing ops (c_shim_cpu.h): index.Tensor and index_put (advanced
 // indexing with optional indices, bool masks and broadcast index tensors),
-// nonzero, nonzero_static and the device-generic aoti_torch_nonzero,
-// masked_select, masked_scatter, scatter (src, value, reduce) and
-// index_reduce. Index values are all read and bounds
+// nonzero, nonzero_static, masked_select, masked_scatter, scatter (src,
+// value, reduce) and index_reduce. Index values are all read and bounds
 // checked before anything is written, so a bad index is an error naming it
 // and never a stray write. Element copies move bytes; index_put's
 // accumulation is typed and, like torch's serial CPU
@@ -352,40 +351,9 @@ Status index_tensor(const ops::IndexArgs& a, AtenTensorHandle* ret0) {
   AOTIRT_RETURN_IF_ERROR(check_cpu(self, "self"));
   AOTIRT_ASSIGN_OR_RETURN(IndexPlan p, plan_index(a));
   const DimVector& rs = p.shape.result_sizes;
-  // The output's layout is TensorIterator's over self restrided to the
-  // result (0 along B) and each index tensor (0 along the rest dims).
-  std::vector<DimVector> inputs;
-  DimVector src;
-  src.resize(rs.size());
-  for (size_t d = 0; d < p.shape.result_dim_source.size(); ++d) {
-    const int64_t s = p.shape.result_dim_source[d];
-    src[d] = s >= 0 ? 0 : self.strides()[p.shape.rest_dims[-1 - s]];
-    if (s < 0 && self.sizes()[p.shape.rest_dims[-1 - s]] == 1 && rs[d] != 1) src[d] = 0;
-  }
-  inputs.push_back(src);
-  // Each index, expanded to B, is viewed as [1]*before + B + [1]*after;
-  // its size-1 dims keep the strides that view gives them unless the result
-  // is longer there.
-  const DimVector& b = p.shape.index_shape;
-  DimVector viewed;
-  viewed.resize(rs.size());
-  for (size_t d = 0; d < p.shape.result_dim_source.size(); ++d) {
-    const int64_t s = p.shape.result_dim_source[d];
-    viewed[d] = s >= 0 ? b[s] : 1;
-  }
-  for (size_t k = 0; k < p.index.size(); ++k) {
-    // torch converts an int32 index to int64 after expanding it, which
-    // keeps a dense layout and makes any other one contiguous.
-    DimVector bst = p.index_bstrides[k];
-    if (p.index[k].dtype() == DType::kInt32 &&
-        !is_non_overlapping_and_dense(TensorImpl(StorageRef(), DType::kInt32, b, bst, 0)))
-      bst = contiguous_strides(b);
-    DimVector st = ops::view_strides(b, bst, viewed);
-    for (int64_t d = 0; d < rs.size(); ++d)
-      if (viewed[d] == 1 && rs[d] != 1) st[d] = 0;
-    inputs.push_back(st);
-  }
-  const DimVector out_strides = ops::iterator_output_strides(rs, inputs);
+  std::vector<DType> dtypes;
+  for (const TensorImpl& t : p.index) dtypes.push_back(t.dtype());
+  const DimVector out_strides = ops::index_result_strides(self, p.shape, dtypes, p.index_bstrides);
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_strided(rs, out_strides, self.dtype(), DeviceId{}));
   if (out.numel() > 0) {
     const std::vector<int64_t> sb = index_offsets(p, self.strides()), sr = rest_offsets(p, self.strides());
@@ -802,16 +770,6 @@ AOTITorchError aoti_torch_cpu_nonzero_static(AtenTensorHandle self, int64_t size
   return shim_call(__func__, [&]() -> Status {
     AOTIRT_ENSURE(size >= 0, kInvalidArgument, "nonzero_static: 'size' must be an non-negative integer, got {}", size);
     return nonzero_shim(self, &size, fill_value, ret0);
-  });
-}
-
-AOTITorchError aoti_torch_nonzero(AtenTensorHandle self, AtenTensorHandle* out) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* t, require_tensor(self, "self"));
-    AOTIRT_ENSURE(t->device().is_cpu(), kUnimplemented,
-                  "'self' is on {}: aotirt computes aoti_torch_nonzero for CPU tensors only",
-                  t->device().to_string());
-    return nonzero_shim(self, nullptr, 0, out);
   });
 }
 
