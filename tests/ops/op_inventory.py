@@ -60,7 +60,7 @@ GENERIC_DEVICES = {
     "aoti_torch_aten_fill__Scalar": ("cpu",),
     "aoti_torch_aten_subtract_Tensor": ("cpu",),
     "aoti_torch_nonzero": ("cpu",),
-    "aoti_torch_repeat_interleave_Tensor": ("cpu",),
+    "aoti_torch_repeat_interleave_Tensor": ("cpu", "cuda"),
 }
 
 

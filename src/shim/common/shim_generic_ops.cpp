@@ -16,6 +16,7 @@
 #include "ops/tensor_args.h"
 #include "shim/abi/cpu_tensor.h"
 #include "shim/abi/cpu_scaled_mm.h"
+#include "shim/abi/cpu_selection.h"
 #include "shim/abi/generic_attention.h"
 #include "shim/common/shim_util.h"
 
@@ -86,6 +87,7 @@ AOTITorchError forward(const char* name, AtenTensorHandle device_of, const char*
   return fn(args...);
 }
 
+using RepeatInterleaveFn = AOTITorchError (*)(AtenTensorHandle, int64_t*, AtenTensorHandle*);
 using MmFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle);
 using AddmmFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, double,
                                    double);
@@ -298,6 +300,12 @@ AOTITorchError aoti_torch_view_dtype(AtenTensorHandle self, int32_t dtype, AtenT
   return shim_call(__func__, [&]() -> Status {
     return view_of(self, ret, [&](const TensorImpl& t) { return tops::view_dtype(t, dtype); });
   });
+}
+
+AOTITorchError aoti_torch_repeat_interleave_Tensor(AtenTensorHandle repeats, int64_t* output_size,
+                                                   AtenTensorHandle* out) noexcept {
+  return forward<RepeatInterleaveFn>(__func__, repeats, "repeats", "repeat_interleave_Tensor", repeats, output_size,
+                                     out);
 }
 
 AOTITorchError aoti_torch_mm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) noexcept {
