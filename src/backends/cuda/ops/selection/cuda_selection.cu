@@ -413,12 +413,13 @@ cudaError_t segment_plan_typed(const void* seg_v, const CudaSegmentShape& s, int
 cudaError_t cuda_launch_search(bool int_keys, const void* bounds, const void* values, const int64_t* sorter,
                                void* out, const CudaSearchShape& s, cudaStream_t stream) {
   if (s.n == 0) return cudaSuccess;
+  const unsigned grid = grid_for(s.n);
   if (int_keys)
-    search_kernel<int64_t><<<grid_for(s.n), kThreads, 0, stream>>>(static_cast<const int64_t*>(bounds),
-                                                                    static_cast<const int64_t*>(values), sorter, out, s);
+    search_kernel<int64_t><<<grid, kThreads, 0, stream>>>(static_cast<const int64_t*>(bounds),
+                                                           static_cast<const int64_t*>(values), sorter, out, s);
   else
-    search_kernel<double><<<grid_for(s.n), kThreads, 0, stream>>>(static_cast<const double*>(bounds),
-                                                                   static_cast<const double*>(values), sorter, out, s);
+    search_kernel<double><<<grid, kThreads, 0, stream>>>(static_cast<const double*>(bounds),
+                                                          static_cast<const double*>(values), sorter, out, s);
   return cudaGetLastError();
 }
 

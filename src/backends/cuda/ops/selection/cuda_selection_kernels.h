@@ -1,5 +1,6 @@
 // Launchers for the CUDA selection kernels (cuda_selection.cu): searchsorted
-// and bucketize, histc, repeat_interleave and segment_reduce. Plain C++
+// and bucketize, histc, repeat_interleave and segment_reduce; and of
+// embedding_bag (cuda_embedding_bag.cu). Plain C++
 // types only, so the .cu file needs none of aotirt's headers. Dtypes are c10
 // numbers (3 int32, 4 int64, 5 float16, 6 float32, 7 float64, 15 bfloat16).
 #pragma once
@@ -79,5 +80,22 @@ cudaError_t cuda_segment_reduce_temp_bytes(int dtype, const CudaSegmentShape& s,
 cudaError_t cuda_launch_segment_reduce(int dtype, const void* data, const int64_t* starts, const int64_t* ends,
                                        void* out, const CudaSegmentShape& s, bool one_dim, void* temp, size_t bytes,
                                        cudaStream_t stream);
+
+// ---- embedding_bag (cuda_embedding_bag.cu) ----
+// Bag b takes indices [offsets[b], offsets[b + 1]) (bag 0 from 0, the last
+// bag to the end of indices), as torch's CUDA kernel. Indices and offsets
+// are contiguous of |index_dtype| (3 or 4); weight and per_sample_weights
+// are read through their strides. Writes output [num_bags, dim], offset2bag
+// (per index), bag_size (per bag) and, for max, max_indices [num_bags, dim].
+struct CudaBagShape {
+  int mode = 0;  // 0 sum, 1 mean, 2 max
+  int64_t num_indices = 0, num_bags = 0, dim = 0, rows = 0;
+  int64_t weight_stride0 = 0, weight_stride1 = 1, psw_stride = 0;
+  int64_t padding_idx = -1;
+};
+cudaError_t cuda_launch_embedding_bag(int dtype, int index_dtype, const void* weight, const void* indices,
+                                      const void* offsets, const void* per_sample_weights, void* output,
+                                      void* offset2bag, void* bag_size, void* max_indices, const CudaBagShape& s,
+                                      cudaStream_t stream);
 
 }  // namespace aotirt
