@@ -437,5 +437,13 @@ Result<EmbeddingBagArgs> embedding_bag_args(AtenTensorHandle weight, AtenTensorH
   return a;
 }
 
+EmbeddingBagCudaSizes embedding_bag_cuda_sizes(const EmbeddingBagArgs& a) {
+  EmbeddingBagCudaSizes s;
+  s.offset2bag_size = a.num_indices;
+  s.bag_size_size = a.num_offsets;
+  s.max_indices_sizes = a.mode == BagMode::kMax ? DimVector{a.num_bags, a.dim} : DimVector{0};
+  return s;
+}
+
 }  // namespace ops
 }  // namespace aotirt

@@ -106,5 +106,16 @@ Result<EmbeddingBagArgs> embedding_bag_args(AtenTensorHandle weight, AtenTensorH
                                             const TensorImpl* per_sample_weights, bool include_last_offset,
                                             int64_t padding_idx, bool forward_only);
 
+// The auxiliary outputs' sizes torch's CUDA kernel gives, which has no fast
+// path and the same outputs for _embedding_bag_forward_only: offset2bag one
+// per index, bag_size one per offset (include_last_offset's last one is
+// never written), max_indices [num_bags, dim] for max and empty otherwise.
+struct EmbeddingBagCudaSizes {
+  int64_t offset2bag_size = 0;
+  int64_t bag_size_size = 0;
+  DimVector max_indices_sizes;
+};
+EmbeddingBagCudaSizes embedding_bag_cuda_sizes(const EmbeddingBagArgs& a);
+
 }  // namespace ops
 }  // namespace aotirt

@@ -15,5 +15,6 @@
 #include "shim/abi/cpu_selection.h"
 #include "shim/abi/cpu_tensor.h"
 #include "shim/abi/cuda_scan_sort.h"
+#include "shim/abi/cuda_selection.h"
 #include "shim/abi/cuda_tensor.h"
 #include "shim/abi/generic_attention.h"

@@ -484,6 +484,110 @@ def test_embedding_bag_parallel_sizes(shims):
             same(got, ref)
 
 
+# torch's CUDA embedding_bag has no fast path and its own auxiliary outputs:
+# offset2bag one per index, bag_size one per offset (include_last_offset's
+# last entry is never written, nor offset2bag when there are no bags, so
+# those are left out of the comparison), max_indices empty unless max.
+CUDA_BAG_OPS = ["aoti_torch_cuda__embedding_bag", "aoti_torch_cuda__embedding_bag_forward_only",
+                "aoti_torch__embedding_bag"]
+ON_GPU = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+
+
+def run_bag_cuda(shims, name, w, idx, off, mode, psw, ilo, pad):
+    outs = out_handles(4)
+    if name == "aoti_torch__embedding_bag":
+        p = shims.handle(psw) if psw is not None else None
+        shims.call(name, shims.handle(w), shims.handle(idx), shims.handle(off), ctypes.c_int32(0),
+                   ctypes.c_int32(mode), ctypes.c_int32(0), p, ctypes.c_int32(ilo), ctypes.c_int32(pad),
+                   *[ctypes.byref(o) for o in outs])
+    else:
+        p = ctypes.byref(shims.handle(psw)) if psw is not None else None
+        shims.call(name, shims.handle(w), shims.handle(idx), shims.handle(off), ctypes.c_int32(0),
+                   ctypes.c_int64(mode), ctypes.c_int32(0), p, ctypes.c_int32(ilo), ctypes.c_int64(pad),
+                   *[ctypes.byref(o) for o in outs])
+    return [shims.tensor(o, "cuda") for o in outs]
+
+
+def same_bag_cuda(got, want, ilo, psw=None, bags=True):
+    same(got[0], want[0], exact=psw is None)
+    if bags:
+        same(got[1], want[1])
+    else:
+        assert got[1].dtype == want[1].dtype and got[1].shape == want[1].shape
+    if ilo:
+        assert got[2].dtype == want[2].dtype and got[2].shape == want[2].shape
+        same(got[2][:-1], want[2][:-1])
+    else:
+        same(got[2], want[2])
+    same(got[3], want[3])
+
+
+def cuda_bag_cases():
+    for name in CUDA_BAG_OPS:
+        for variant in ["plain", "weights_T", "int32", "mixed", "psw"]:
+            if variant != "plain" and name != CUDA_BAG_OPS[0]:
+                continue
+            for mode in ([0] if variant == "psw" else [0, 1, 2]):
+                yield pytest.param(name, variant, mode, id=f"{name[11:]}-{variant}-m{mode}")
+
+
+@ON_GPU
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name,variant,mode", list(cuda_bag_cases()))
+def test_embedding_bag_cuda(shims, name, variant, mode, dtype):
+    need(shims, name)
+    need(shims, "aoti_torch_cuda__embedding_bag")
+    for ilo in (False, True):
+        for pad in (-1, 2):
+            g = torch.Generator().manual_seed(11)
+            w = torch.randn(10, 5, generator=g, dtype=torch.float64).to(dtype)
+            if variant == "weights_T":
+                w = w.t().contiguous().t()
+            idx = torch.randint(0, 10, (23,), generator=g)
+            idx[3] = 2
+            off = torch.tensor([0, 4, 4, 9, 15] + ([20] if ilo else []))
+            if variant == "int32":
+                idx, off = idx.int(), off.int()
+            elif variant == "mixed":
+                idx = idx.int()
+            psw = torch.randn(23, generator=g, dtype=torch.float64).to(dtype) if variant == "psw" else None
+            w, idx, off = w.cuda(), idx.cuda(), off.cuda()
+            psw = psw.cuda() if psw is not None else None
+            want = eager_bag(name, w, idx, off, False, mode, False, psw, ilo, pad)
+            got = run_bag_cuda(shims, name, w, idx, off, mode, psw, ilo, pad)
+            same_bag_cuda(got, want, ilo, psw)
+
+
+@ON_GPU
+@pytest.mark.parametrize("name", CUDA_BAG_OPS)
+def test_embedding_bag_cuda_edges(shims, name):
+    need(shims, name)
+    need(shims, "aoti_torch_cuda__embedding_bag")
+    w = make((6, 3), torch.float32).cuda()
+    for mode in (0, 1, 2):  # no indices: every bag empty
+        idx = torch.tensor([], dtype=torch.long, device="cuda")
+        off = torch.tensor([0, 0], device="cuda")
+        want = eager_bag(name, w, idx, off, False, mode, False, None, False, -1)
+        same_bag_cuda(run_bag_cuda(shims, name, w, idx, off, mode, None, False, -1), want, False)
+    wn = torch.tensor([[1., float("nan")], [float("nan"), 2.]], device="cuda")
+    idx, off = torch.tensor([0, 1, 1, 0], device="cuda"), torch.tensor([0, 2], device="cuda")
+    want = eager_bag(name, wn, idx, off, False, 2, False, None, False, -1)
+    same_bag_cuda(run_bag_cuda(shims, name, wn, idx, off, 2, None, False, -1), want, False)
+    for mode in (0, 1):  # no bags at all
+        off = torch.tensor([], dtype=torch.long, device="cuda")
+        idx = torch.tensor([1, 2, 3], device="cuda")
+        want = eager_bag(name, w, idx, off, False, mode, False, None, False, -1)
+        same_bag_cuda(run_bag_cuda(shims, name, w, idx, off, mode, None, False, -1), want, False, bags=False)
+    # Many bags and features: the multi-block path.
+    g = torch.Generator().manual_seed(2)
+    wl = torch.randn(1000, 64, generator=g).cuda()
+    idx = torch.randint(0, 1000, (4000,), generator=g).cuda()
+    off = torch.arange(0, 4000, 7).cuda()
+    for mode in (0, 1, 2):
+        want = eager_bag(name, wl, idx, off, False, mode, False, None, False, -1)
+        same_bag_cuda(run_bag_cuda(shims, name, wl, idx, off, mode, None, False, -1), want, False)
+
+
 @pytest.mark.parametrize("device", devices())
 def test_pooling_parallel_sizes(shims, device):
     need(shims, f"aoti_torch_{device}_max_pool2d_with_indices")

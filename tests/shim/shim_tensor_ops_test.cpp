@@ -13,6 +13,7 @@
 #include "core/host_copy.h"
 #include "device/device.h"
 #include "shim/abi/cpu_indexing.h"
+#include "shim/abi/cpu_selection.h"
 #include "shim/abi/cpu_tensor.h"
 #include "shim/shim_abi.h"
 #include "shim_test_util.h"
@@ -285,6 +286,12 @@ TEST(ShimTensorOpsTest, ForwardersNameADeviceWithoutTheOp) {
   expect_failure(aoti_torch_nonzero(a, ret.out()), "nonzero is not available for tensors on mps:11");
   expect_code(StatusCode::kUnimplemented);
   expect_failure(aoti_torch_mm_out(out, nullptr, a), "'self' is a null tensor handle");
+  std::vector<int64_t> reps = {1, 2};
+  Handle r;
+  make(reps.data(), {2}, 4 /* int64 */, &r, kMpsCode, kIndex);
+  expect_failure(aoti_torch_repeat_interleave_Tensor(r, nullptr, ret.out()),
+                 "repeat_interleave_Tensor is not available for tensors on mps:11");
+  expect_code(StatusCode::kUnimplemented);
 }
 
 TEST(ShimTensorOpsTest, ForwardersReachTheCpuOps) {

@@ -2,7 +2,8 @@
 // (kthvalue, median, nanmedian, mode), sorted-sequence search (searchsorted,
 // bucketize), histograms (histc, histogram.bin_ct, _histogramdd_from_bin_cts),
 // repeat_interleave and segment_reduce. Signatures are torch's (c_shim_cpu.h,
-// and c/shim_deprecated.h for the device-generic repeat_interleave).
+// and c/shim_deprecated.h for the device-generic repeat_interleave, which
+// src/shim/common/shim_generic_ops.cpp forwards to the tensor's device).
 #pragma once
 
 #include "shim/shim_abi.h"

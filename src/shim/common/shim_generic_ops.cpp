@@ -17,7 +17,9 @@
 #include "ops/tensor_args.h"
 #include "shim/abi/cpu_indexing.h"
 #include "shim/abi/cpu_tensor.h"
+#include "shim/abi/cpu_pooling.h"
 #include "shim/abi/cpu_scaled_mm.h"
+#include "shim/abi/cpu_selection.h"
 #include "shim/abi/generic_attention.h"
 #include "shim/common/shim_util.h"
 
@@ -88,6 +90,12 @@ AOTITorchError forward(const char* name, AtenTensorHandle device_of, const char*
   return fn(args...);
 }
 
+using RepeatInterleaveFn = AOTITorchError (*)(AtenTensorHandle, int64_t*, AtenTensorHandle*);
+// The device's _embedding_bag: per_sample_weights by pointer, mode and
+// padding_idx as int64 (the generic entry point has them as int32).
+using EmbeddingBagFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, int32_t, int64_t,
+                                          int32_t, AtenTensorHandle*, int32_t, int64_t, AtenTensorHandle*,
+                                          AtenTensorHandle*, AtenTensorHandle*, AtenTensorHandle*);
 using MmFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle);
 using AddmmFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, double,
                                    double);
@@ -301,6 +309,23 @@ AOTITorchError aoti_torch_view_dtype(AtenTensorHandle self, int32_t dtype, AtenT
   return shim_call(__func__, [&]() -> Status {
     return view_of(self, ret, [&](const TensorImpl& t) { return tops::view_dtype(t, dtype); });
   });
+}
+
+AOTITorchError aoti_torch_repeat_interleave_Tensor(AtenTensorHandle repeats, int64_t* output_size,
+                                                   AtenTensorHandle* out) noexcept {
+  return forward<RepeatInterleaveFn>(__func__, repeats, "repeats", "repeat_interleave_Tensor", repeats, output_size,
+                                     out);
+}
+
+AOTITorchError aoti_torch__embedding_bag(AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets,
+                                         int32_t scale_grad_by_freq, int32_t mode, int32_t sparse,
+                                         AtenTensorHandle per_sample_weights, int32_t include_last_offset,
+                                         int32_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+                                         AtenTensorHandle* ret2, AtenTensorHandle* ret3) noexcept {
+  AtenTensorHandle* psw = per_sample_weights ? &per_sample_weights : nullptr;
+  return forward<EmbeddingBagFn>(__func__, weight, "weight", "_embedding_bag", weight, indices, offsets,
+                                 scale_grad_by_freq, static_cast<int64_t>(mode), sparse, psw, include_last_offset,
+                                 static_cast<int64_t>(padding_idx), ret0, ret1, ret2, ret3);
 }
 
 AOTITorchError aoti_torch_mm_out(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2) noexcept {

@@ -1,7 +1,7 @@
 // CPU embedding_bag (c_shim_cpu.h's _embedding_bag and
-// _embedding_bag_forward_only, and the device-generic aoti_torch__embedding_bag
-// of c/shim_deprecated.h): the four outputs torch returns, with its sizes
-// and values. Bag b takes indices [offsets[b], end): end is the next offset,
+// _embedding_bag_forward_only; the device-generic aoti_torch__embedding_bag
+// of c/shim_deprecated.h forwards here for CPU tensors): the four outputs
+// torch returns, with its sizes and values. Bag b takes indices [offsets[b], end): end is the next offset,
 // and for the last bag the end of indices, except on torch's "fast path"
 // (float/half/bfloat16 weight with unit column stride, no padding_idx),
 // where an included last offset ends it; the op layer says which path
@@ -294,23 +294,6 @@ AOTITorchError aoti_torch_cpu__embedding_bag_forward_only(AtenTensorHandle weigh
   return shim_call(__func__, [&] {
     return embedding_bag(optional_tensor(per_sample_weights), weight, indices, offsets, mode, include_last_offset != 0,
                          padding_idx, true, ret0, ret1, ret2, ret3);
-  });
-}
-
-AOTITorchError aoti_torch__embedding_bag(AtenTensorHandle weight, AtenTensorHandle indices, AtenTensorHandle offsets,
-                                         int32_t scale_grad_by_freq, int32_t mode, int32_t sparse,
-                                         AtenTensorHandle per_sample_weights, int32_t include_last_offset,
-                                         int32_t padding_idx, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
-                                         AtenTensorHandle* ret2, AtenTensorHandle* ret3) noexcept {
-  (void)scale_grad_by_freq;
-  (void)sparse;
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* w, require_tensor(weight, "weight"));
-    AOTIRT_ENSURE(w->device().is_cpu(), kUnimplemented,
-                  "'weight' is on {}: aotirt computes embedding_bag for CPU tensors only", w->device().to_string());
-    const TensorImpl* psw = per_sample_weights ? impl_of(per_sample_weights) : nullptr;
-    return embedding_bag(psw, weight, indices, offsets, mode, include_last_offset != 0, padding_idx, false, ret0,
-                         ret1, ret2, ret3);
   });
 }
 

@@ -196,18 +196,6 @@ AOTITorchError aoti_torch_cpu_repeat_interleave_Tensor(AtenTensorHandle repeats,
   return shim_call(__func__, [&] { return repeat_interleave(repeats, output_size, ret0); });
 }
 
-// The device-generic (deprecated) entry point: CPU tensors only here.
-AOTITorchError aoti_torch_repeat_interleave_Tensor(AtenTensorHandle repeats, int64_t* output_size,
-                                                   AtenTensorHandle* out) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* r, ops::require_tensor(repeats, "repeats"));
-    AOTIRT_ENSURE(r->device().is_cpu(), kUnimplemented,
-                  "'repeats' is on {}; aoti_torch_repeat_interleave_Tensor is implemented for CPU tensors only",
-                  r->device().to_string());
-    return repeat_interleave(repeats, output_size, out);
-  });
-}
-
 AOTITorchError aoti_torch_cpu_segment_reduce(AtenTensorHandle data, const char* reduce, AtenTensorHandle* lengths,
                                              AtenTensorHandle* indices, AtenTensorHandle* offsets, int64_t axis,
                                              int32_t unsafe, double* initial, AtenTensorHandle* ret0) noexcept {
