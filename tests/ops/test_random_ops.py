@@ -389,6 +389,10 @@ def test_bernoulli_tensor_broadcasts_p(shims, device, pdtype):
     row[::2] = 1.0
     bernoulli_tensor(shims, device, t3, row)
     assert torch.equal(t3, row.expand(2, 300))
+    # A p on the CPU is moved to self's device, as in torch.
+    t4 = torch.full((2, 300), 0.5, device=device)
+    bernoulli_tensor(shims, device, t4, row.cpu())
+    assert torch.equal(t4, row.expand(2, 300))
 
 
 @pytest.mark.parametrize("device", devices())

@@ -289,7 +289,9 @@ Status bernoulli_inplace(AtenTensorHandle self, const TensorImpl* p, double p_sc
   cudaStream_t stream = scope->stream();
   DimVector p_strides;
   if (p) {
-    AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*p, "p"));
+    // torch moves a CPU p to the device; one on another GPU is refused.
+    if (!(p->defined() && p->device().type == DeviceType::kCpu))
+      AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*p, "p"));
     AOTIRT_ENSURE(is_floating(p->dtype()), kInvalidArgument,
                   "'p' has dtype {}; bernoulli_ needs a floating probability tensor", dtype_name(p->dtype()));
     AOTIRT_ASSIGN_OR_RETURN(p_strides, ops::expand_strides(*p, s->sizes(), "p"));
