@@ -191,7 +191,7 @@ def test_randint_bool_and_wide_ranges(shims, device):
                    shape=(1024,))
     assert (full < 0).sum().item() > 400 and (full > 0).sum().item() > 400
     one = factory(shims, device, "randint_low", ctypes.c_int64(9), ctypes.c_int64(10), shape=(2, 3))
-    assert torch.equal(one, torch.full((2, 3), 9))
+    assert torch.equal(one, torch.full((2, 3), 9, device=device))
 
 
 @pytest.mark.parametrize("device", devices())
@@ -203,12 +203,14 @@ def test_randint_refuses_empty_and_out_of_dtype_ranges(shims, device):
 
 
 @pytest.mark.parametrize("device", devices())
-@pytest.mark.parametrize("strided", [False, True])
+@pytest.mark.parametrize("strided", [False, True, "sliced"])
 def test_randint_low_out_fills_or_resizes(shims, device, strided):
     name = f"aoti_torch_{device}_randint_low_out"
     need(shims, name)
     out = torch.zeros(6, 5, dtype=torch.int32, device=device)
-    if strided:
+    if strided == "sliced":  # not dense: filled through a temporary on CUDA
+        out = torch.zeros(6, 10, dtype=torch.int32, device=device)[:, ::2]
+    elif strided:
         out = out.t()
     h = shims.handle(out)
     # Same shape: filled in place through its strides.
@@ -247,12 +249,12 @@ def test_randperm_positions_are_uniform(shims, device):
     p = 1 / n
     assert ((counts - trials * p).abs() < 6 * math.sqrt(trials * p * (1 - p))).all(), counts
     big = factory(shims, device, "randperm", ctypes.c_int64(100000), shape=None)
-    assert torch.equal(big.sort().values, torch.arange(100000))
+    assert torch.equal(big.sort().values, torch.arange(100000, device=device))
     # Few fixed points (expected 1) and no long sorted runs.
-    assert (big == torch.arange(100000)).sum().item() < 10
+    assert (big == torch.arange(100000, device=device)).sum().item() < 10
     for dtype, n in [(torch.float16, 2049), (torch.bfloat16, 257), (torch.uint8, 256), (torch.int8, 128)]:
         got = factory(shims, device, "randperm", ctypes.c_int64(n), shape=None, dtype=dtype)
-        assert torch.equal(got.sort().values, torch.arange(n, dtype=dtype))
+        assert torch.equal(got.sort().values, torch.arange(n, dtype=dtype, device=device))
     for dtype, n in [(torch.float16, 2050), (torch.uint8, 257), (torch.bool, 2), (None, -1)]:
         with pytest.raises(ShimError):
             factory(shims, device, "randperm", ctypes.c_int64(n), shape=None, dtype=dtype)
@@ -312,8 +314,9 @@ def test_exponential(shims, device, dtype, layout):
 @pytest.mark.parametrize("device", devices())
 def test_degenerate_parameters(shims, device):
     t = torch.zeros(3, 4, device=device)
-    assert torch.equal(functional(shims, device, "uniform", t, 2.0, 2.0), torch.full((3, 4), 2.0))
-    assert torch.equal(functional(shims, device, "normal_functional", t, -1.0, 0.0), torch.full((3, 4), -1.0))
+    assert torch.equal(functional(shims, device, "uniform", t, 2.0, 2.0), torch.full((3, 4), 2.0, device=device))
+    assert torch.equal(functional(shims, device, "normal_functional", t, -1.0, 0.0),
+                       torch.full((3, 4), -1.0, device=device))
     for shape in [(), (0, 3)]:
         e = torch.zeros(shape, device=device)
         assert_layout(functional(shims, device, "uniform", e, 0.0, 1.0), torch.ops.aten.uniform(e, 0.0, 1.0))
@@ -380,6 +383,16 @@ def test_bernoulli_tensor_broadcasts_p(shims, device, pdtype):
     t2 = torch.full((2, 300), 0.5, device=device)
     bernoulli_tensor(shims, device, t2, pt)
     assert torch.equal(t2, pt.to(t2.dtype))
+    # A transposed self with a row of probabilities broadcast down it.
+    t3 = torch.full((300, 2), 0.5, device=device).t()  # [2, 300], not contiguous
+    row = torch.zeros(300, device=device)
+    row[::2] = 1.0
+    bernoulli_tensor(shims, device, t3, row)
+    assert torch.equal(t3, row.expand(2, 300))
+    # A p on the CPU is moved to self's device, as in torch.
+    t4 = torch.full((2, 300), 0.5, device=device)
+    bernoulli_tensor(shims, device, t4, row.cpu())
+    assert torch.equal(t4, row.expand(2, 300))
 
 
 @pytest.mark.parametrize("device", devices())

@@ -146,10 +146,34 @@ def test_mode(shims, device, dtype):
 def test_mode_long_lines_follow_torch(shims, device):
     name = need(shims, f"aoti_torch_{device}_mode")
     # Long enough for the sort to leave insertion sort: ties among indices.
-    t = make((3, 400), torch.int32, device, seed=30)
-    for keepdim in (False, True):
-        got = run_pair(shims, name, device, (shims.handle(t), ctypes.c_int64(1), ctypes.c_int32(keepdim)))
-        check_pair(t, 1, got, tuple(torch.mode(t, 1, keepdim)), exact_index=True)
+    # 3000 is past the 2048 elements of torch's one-block CUDA kernel.
+    for n in (400, 3000):
+        t = make((3, n), torch.int32, device, seed=30)
+        for keepdim in (False, True):
+            got = run_pair(shims, name, device, (shims.handle(t), ctypes.c_int64(1), ctypes.c_int32(keepdim)))
+            check_pair(t, 1, got, tuple(torch.mode(t, 1, keepdim)), exact_index=True)
+    # Many lines along a strided dimension.
+    t = make((40, 300), torch.int16, device, strided=True, seed=31)
+    got = run_pair(shims, name, device, (shims.handle(t), ctypes.c_int64(0), ctypes.c_int32(0)))
+    check_pair(t, 0, got, tuple(torch.mode(t, 0)), exact_index=True)
+
+
+@pytest.mark.parametrize("device", devices())
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int64])
+def test_kthvalue_long_lines(shims, device, dtype):
+    name = need(shims, f"aoti_torch_{device}_kthvalue")
+    # Distinct values (float16 repeats them: its indices are not compared),
+    # many lines, both layouts.
+    g = torch.Generator().manual_seed(5)
+    base = torch.randperm(300 * 64, generator=g).reshape(300, 64)
+    base = (base % 2000 if dtype == torch.float16 else base).to(dtype)
+    for t, dim in ((base.to(device), 1), (base.to(device), 0), (base.t().contiguous().t().to(device), 0)):
+        n = t.shape[dim]
+        for k in (1, n // 2, n):
+            got = run_pair(shims, name, device, (shims.handle(t), ctypes.c_int64(k), ctypes.c_int64(dim),
+                                                 ctypes.c_int32(0)))
+            want = torch.kthvalue(t, k, dim)
+            check_pair(t, dim, got, tuple(want), exact_index=dtype != torch.float16)
 
 
 def test_mode_lines_with_nan(shims):
@@ -182,7 +206,8 @@ def test_median(shims, device, op, dtype):
     name = need(shims, f"aoti_torch_{device}_{op}")
     for shape, strided, nan in [((), False, False), ((0,), False, False), ((7,), False, False),
                                 ((6,), False, False), ((3, 4), True, False), ((5, 3), False, True),
-                                ((4, 1), False, True), ((2, 0), True, False)]:
+                                ((4, 1), False, True), ((2, 0), True, False), ((257, 9), True, True),
+                                ((4099,), False, False)]:
         t = make(shape, dtype, device, strided, nan=nan)
         (r,) = out_handles(1)
         shims.call(name, shims.handle(t), ctypes.byref(r))
