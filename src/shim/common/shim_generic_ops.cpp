@@ -2,7 +2,8 @@
 // shims of shim_deprecated.h): they serve a tensor on any device. Views are
 // metadata; new tensors come from the device registry and are filled with
 // the device's own zero and copy (ops/tensor_args.h), so nothing here names
-// a backend. mm/bmm/addmm/convolution forward to the device's own op.
+// a backend. mm/bmm/addmm/convolution/_fft_c2c forward to the device's own
+// op.
 #include <dlfcn.h>
 
 #include <map>
@@ -14,6 +15,7 @@
 #include "device/device.h"
 #include "ops/op_args.h"
 #include "ops/tensor_args.h"
+#include "shim/abi/cpu_random.h"
 #include "shim/abi/cpu_tensor.h"
 #include "shim/abi/cpu_scaled_mm.h"
 #include "shim/abi/generic_attention.h"
@@ -89,6 +91,7 @@ AOTITorchError forward(const char* name, AtenTensorHandle device_of, const char*
 using MmFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle);
 using AddmmFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, double,
                                    double);
+using FftC2cFn = AOTITorchError (*)(AtenTensorHandle, const int64_t*, int64_t, int64_t, int32_t, AtenTensorHandle*);
 using ConvFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*, const int64_t*, int64_t,
                                   const int64_t*, int64_t, const int64_t*, int64_t, int32_t, const int64_t*,
                                   int64_t, int64_t, AtenTensorHandle*);
@@ -312,6 +315,12 @@ AOTITorchError aoti_torch_addmm_out(AtenTensorHandle out, AtenTensorHandle self,
                                     AtenTensorHandle mat2, float beta, float alpha) noexcept {
   return forward<AddmmFn>(__func__, mat1, "mat1", "addmm_out", out, self, mat1, mat2, static_cast<double>(beta),
                           static_cast<double>(alpha));
+}
+
+AOTITorchError aoti_torch__fft_c2c(AtenTensorHandle self, const int64_t* dim_ptr, int64_t dim_size,
+                                   int64_t normalization, int32_t forward_dir, AtenTensorHandle* ret) noexcept {
+  return forward<FftC2cFn>(__func__, self, "self", "_fft_c2c", self, dim_ptr, dim_size, normalization, forward_dir,
+                           ret);
 }
 
 AOTITorchError aoti_torch_convolution(AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle bias,
