@@ -14,6 +14,8 @@
 #include "shim/abi/cpu_scaled_mm.h"
 #include "shim/abi/cpu_selection.h"
 #include "shim/abi/cpu_tensor.h"
+#include "shim/abi/cuda_fft.h"
+#include "shim/abi/cuda_linalg.h"
 #include "shim/abi/cuda_scan_sort.h"
 #include "shim/abi/cuda_tensor.h"
 #include "shim/abi/generic_attention.h"
