@@ -220,6 +220,7 @@ Status fft_common(AtenTensorHandle self, const int64_t* dim, int64_t dim_len, in
     seen[dim[i]] = true;
     a->dims.push_back(dim[i]);
   }
+  a->given_dims = a->dims;
   AOTIRT_ENSURE(normalization >= 0 && normalization <= 2, kInvalidArgument,
                 "'normalization' is {}; expected 0 (none), 1 (1/sqrt(n)) or 2 (1/n)", normalization);
   double n = 1.0;
@@ -362,12 +363,15 @@ void cuda_fft_c2c_passes(std::vector<int64_t> pending, DimVector strides, const 
 FftCudaPasses fft_cuda_passes(const FftArgs& a, bool r2c, bool complex_aligned) {
   FftCudaPasses f;
   const TensorImpl& t = *a.self;
+  // From the caller's order, as torch: its sorts are not stable in general,
+  // so ties among equal strides depend on where they start.
+  const std::vector<int64_t>& dims = a.given_dims;
   if (!r2c) {
-    cuda_fft_c2c_passes(a.dims, t.strides(), a.out_sizes, &f.passes);
+    cuda_fft_c2c_passes(dims, t.strides(), a.out_sizes, &f.passes);
     f.out_strides = f.passes.back().out_strides;
     return f;
   }
-  const int64_t last = a.dims.back();
+  const int64_t last = dims.back();
   DimVector strides = t.strides();
   if (!complex_aligned) {
     // torch copies the input densely with |last| innermost.
@@ -379,10 +383,10 @@ FftCudaPasses fft_cuda_passes(const FftArgs& a, bool r2c, bool complex_aligned) 
   }
   DimVector onesided = t.sizes();
   onesided[last] = onesided[last] / 2 + 1;
-  const bool single = a.dims.size() == 1;
+  const bool single = dims.size() == 1;
   f.passes.push_back(cuda_fft_pass(strides, single ? a.out_sizes : onesided, {last}));
   f.passes.back().r2c = true;
-  cuda_fft_c2c_passes(std::vector<int64_t>(a.dims.begin(), a.dims.end() - 1), f.passes.back().out_strides, onesided,
+  cuda_fft_c2c_passes(std::vector<int64_t>(dims.begin(), dims.end() - 1), f.passes.back().out_strides, onesided,
                       &f.passes);
   const FftPass& final_pass = f.passes.back();
   f.expand = !a.onesided && final_pass.out_sizes[last] != a.out_sizes[last];

@@ -110,6 +110,7 @@ Result<DimVector> expand_strides(const TensorImpl& p, const DimVector& sizes, co
 struct FftArgs {
   const TensorImpl* self = nullptr;
   std::vector<int64_t> dims;  // transformed dims in execution order; r2c's halved dim last
+  std::vector<int64_t> given_dims;  // the same dims in the caller's order
   DimVector out_sizes, out_strides;
   DType out_dtype = DType::kComplex64;
   double scale = 1.0;  // normalization: 1, 1/sqrt(n) or 1/n over the signal's n elements

@@ -9,6 +9,7 @@
 // of a two-sided r2c are small kernels (cuda_fft.cu).
 #include <cufft.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -115,8 +116,8 @@ Result<std::shared_ptr<CufftPlan>> make_plan(const CufftApi& api, const FftShape
 Status run_plan(int device, cudaStream_t stream, const FftShape& s, void* in, void* out, bool forward) {
   AOTIRT_ASSIGN_OR_RETURN(const CufftApi* api, cufft_api());
   AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
-  CufftPlanCache& cache =
-      dev->op_caches().get<CufftPlanCache>([] { return std::make_unique<CufftPlanCache>("cuFFT plans", kCufftMaxPlans); });
+  CufftPlanCache& cache = dev->op_caches().get<CufftPlanCache>(
+      [] { return std::make_unique<CufftPlanCache>("cuFFT plans", kCufftMaxPlans); });
   std::vector<int64_t> key = {static_cast<int64_t>(s.type), s.batch, s.out_last};
   for (long long v : s.n) key.push_back(v);
   AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<CufftPlan> plan, cache.get(key, [&] { return make_plan(*api, s); }));

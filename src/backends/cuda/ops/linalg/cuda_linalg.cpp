@@ -11,8 +11,10 @@
 // indefinite factor (the values come out inf or NaN), and neither does
 // torch's cuSOLVER cholesky_inverse, which solves against the identity as
 // this one does.
+#include <algorithm>
 #include <climits>
-#include <cstring>
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <utility>
