@@ -220,6 +220,7 @@ Status fft_common(AtenTensorHandle self, const int64_t* dim, int64_t dim_len, in
     seen[dim[i]] = true;
     a->dims.push_back(dim[i]);
   }
+  a->given_dims = a->dims;
   AOTIRT_ENSURE(normalization >= 0 && normalization <= 2, kInvalidArgument,
                 "'normalization' is {}; expected 0 (none), 1 (1/sqrt(n)) or 2 (1/n)", normalization);
   double n = 1.0;
@@ -293,6 +294,104 @@ Result<FftArgs> fft_r2c_args(AtenTensorHandle self, const int64_t* dim, int64_t 
   if (onesided) a.out_sizes[a.dims.back()] = a.out_sizes[a.dims.back()] / 2 + 1;
   fft_layout(*a.self, true, &a);
   return a;
+}
+
+DimVector dense_strides_in_order(const DimVector& sizes, const std::vector<int64_t>& order) {
+  DimVector strides;
+  strides.resize(sizes.size());
+  int64_t stride = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    strides[order[i]] = stride;
+    stride *= std::max<int64_t>(sizes[order[i]], 1);
+  }
+  return strides;
+}
+
+namespace {
+
+// One pass of torch's cuFFT path over |dims| of an input strided
+// |in_strides|, into |out_sizes|: std::partition and std::sort (not their
+// stable forms) as torch calls them, so ties among equal strides land where
+// they land in torch.
+FftPass cuda_fft_pass(const DimVector& in_strides, const DimVector& out_sizes, std::vector<int64_t> dims) {
+  FftPass p;
+  const int64_t nd = static_cast<int64_t>(in_strides.size());
+  std::vector<bool> transformed(static_cast<size_t>(nd), false);
+  for (int64_t d : dims) transformed[d] = true;
+  p.order.resize(static_cast<size_t>(nd));
+  for (int64_t d = 0; d < nd; ++d) p.order[d] = d;
+  auto batch_end = std::partition(p.order.begin(), p.order.end(), [&](int64_t d) { return !transformed[d]; });
+  std::sort(p.order.begin(), batch_end, [&](int64_t x, int64_t y) { return in_strides[x] > in_strides[y]; });
+  const int64_t batch_dims = batch_end - p.order.begin();
+  std::copy(dims.begin(), dims.end(), batch_end);
+  p.out_sizes = out_sizes;
+  p.out_strides.resize(nd);
+  // The transformed dims densely (sizes of 0 as 1); the batch dims outside
+  // them, each a multiple of the whole signal's extent.
+  int64_t signal = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    p.out_strides[dims[i]] = signal;
+    signal *= std::max<int64_t>(out_sizes[dims[i]], 1);
+  }
+  int64_t batch = 1;
+  for (int64_t i = batch_dims - 1; i >= 0; --i) {
+    p.out_strides[p.order[i]] = batch * signal;
+    batch *= out_sizes[p.order[i]];
+  }
+  p.dims = std::move(dims);
+  return p;
+}
+
+// Passes of at most three dims over |pending|, the dims with the smallest
+// strides first (torch re-sorts before each pass: the previous pass changed
+// the strides), appended to |out|, starting from an input strided |strides|.
+void cuda_fft_c2c_passes(std::vector<int64_t> pending, DimVector strides, const DimVector& out_sizes,
+                         std::vector<FftPass>* out) {
+  constexpr size_t kMaxDimsPerPlan = 3;
+  while (!pending.empty()) {
+    std::sort(pending.begin(), pending.end(), [&](int64_t x, int64_t y) { return strides[x] > strides[y]; });
+    const size_t take = std::min(kMaxDimsPerPlan, pending.size());
+    std::vector<int64_t> dims(pending.end() - take, pending.end());
+    pending.resize(pending.size() - take);
+    out->push_back(cuda_fft_pass(strides, out_sizes, std::move(dims)));
+    strides = out->back().out_strides;
+  }
+}
+
+}  // namespace
+
+FftCudaPasses fft_cuda_passes(const FftArgs& a, bool r2c, bool complex_aligned) {
+  FftCudaPasses f;
+  const TensorImpl& t = *a.self;
+  // From the caller's order, as torch: its sorts are not stable in general,
+  // so ties among equal strides depend on where they start.
+  const std::vector<int64_t>& dims = a.given_dims;
+  if (!r2c) {
+    cuda_fft_c2c_passes(dims, t.strides(), a.out_sizes, &f.passes);
+    f.out_strides = f.passes.back().out_strides;
+    return f;
+  }
+  const int64_t last = dims.back();
+  DimVector strides = t.strides();
+  if (!complex_aligned) {
+    // torch copies the input densely with |last| innermost.
+    std::vector<int64_t> order;
+    for (int64_t d = 0; d < t.dim(); ++d)
+      if (d != last) order.push_back(d);
+    order.push_back(last);
+    strides = dense_strides_in_order(t.sizes(), order);
+  }
+  DimVector onesided = t.sizes();
+  onesided[last] = onesided[last] / 2 + 1;
+  const bool single = dims.size() == 1;
+  f.passes.push_back(cuda_fft_pass(strides, single ? a.out_sizes : onesided, {last}));
+  f.passes.back().r2c = true;
+  cuda_fft_c2c_passes(std::vector<int64_t>(dims.begin(), dims.end() - 1), f.passes.back().out_strides, onesided,
+                      &f.passes);
+  const FftPass& final_pass = f.passes.back();
+  f.expand = !a.onesided && final_pass.out_sizes[last] != a.out_sizes[last];
+  f.out_strides = f.expand ? contiguous_strides(a.out_sizes) : final_pass.out_strides;
+  return f;
 }
 
 }  // namespace ops

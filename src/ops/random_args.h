@@ -110,6 +110,7 @@ Result<DimVector> expand_strides(const TensorImpl& p, const DimVector& sizes, co
 struct FftArgs {
   const TensorImpl* self = nullptr;
   std::vector<int64_t> dims;  // transformed dims in execution order; r2c's halved dim last
+  std::vector<int64_t> given_dims;  // the same dims in the caller's order
   DimVector out_sizes, out_strides;
   DType out_dtype = DType::kComplex64;
   double scale = 1.0;  // normalization: 1, 1/sqrt(n) or 1/n over the signal's n elements
@@ -123,6 +124,36 @@ Result<FftArgs> fft_c2c_args(AtenTensorHandle self, const int64_t* dim, int64_t 
 // one dim; onesided halves the last dim of |dim| to n / 2 + 1.
 Result<FftArgs> fft_r2c_args(AtenTensorHandle self, const int64_t* dim, int64_t dim_len, int64_t normalization,
                              bool onesided);
+
+// torch's CUDA (cuFFT) kernels transform at most three dims per cuFFT plan,
+// in passes, and each pass lays its own output out: the pass's batch dims
+// (the other dims, by the pass input's strides, largest first) outermost,
+// then its transformed dims in its order, densely. The final layout can
+// therefore differ from the CPU one in FftArgs. fft_cuda_passes replays
+// torch's choice of passes so a CUDA backend gives the same strides.
+struct FftPass {
+  std::vector<int64_t> dims;   // transformed in this pass, slowest first
+  std::vector<int64_t> order;  // every dim, slowest first: batch dims, then |dims|
+  bool r2c = false;            // real input (an r2c's first pass, over its last dim)
+  DimVector out_sizes, out_strides;
+};
+struct FftCudaPasses {
+  std::vector<FftPass> passes;
+  // A two-sided r2c over several dims whose last dim has n > 2: the passes
+  // give the one-sided half, which goes into a contiguous full-size output
+  // (out_strides) before the other half is filled by symmetry.
+  bool expand = false;
+  DimVector out_strides;  // the result's (sizes: FftArgs::out_sizes)
+};
+// |a| from fft_c2c_args (with at least one dim) or fft_r2c_args; for r2c,
+// |complex_aligned| says whether the input's address is a multiple of twice
+// its element size (torch first copies a misaligned real input, which
+// changes the strides the passes see).
+FftCudaPasses fft_cuda_passes(const FftArgs& a, bool r2c, bool complex_aligned);
+
+// Strides of a tensor of |sizes| laid out densely with |order|'s dims from
+// slowest to fastest (sizes of 0 count as 1, as in contiguous strides).
+DimVector dense_strides_in_order(const DimVector& sizes, const std::vector<int64_t>& order);
 
 }  // namespace ops
 }  // namespace aotirt

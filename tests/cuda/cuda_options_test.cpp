@@ -32,6 +32,9 @@ TEST(CudaOptionsTest, Defaults) {
   EXPECT_FALSE(o.allow_arch_mismatch);
   EXPECT_TRUE(o.cublaslt_library.empty());
   EXPECT_TRUE(o.cudnn_library.empty());
+  EXPECT_TRUE(o.cufft_library.empty());
+  EXPECT_TRUE(o.cusolver_library.empty());
+  EXPECT_TRUE(o.cublas_library.empty());
   EXPECT_EQ(o.disabled, 0u);
   EXPECT_TRUE(o.enabled(CudaFeature::kPdl));
 }
@@ -43,7 +46,10 @@ TEST(CudaOptionsTest, EverySwitch) {
                                {"AOTIRT_CUDA_OP_REPLAY", "0"},
                                {"AOTIRT_CUDA_ALLOW_ARCH_MISMATCH", "1"},
                                {"AOTIRT_CUBLASLT_LIBRARY", "/opt/libcublasLt.so"},
-                               {"AOTIRT_CUDNN_LIBRARY", "/opt/libcudnn.so"}});
+                               {"AOTIRT_CUDNN_LIBRARY", "/opt/libcudnn.so"},
+                               {"AOTIRT_CUFFT_LIBRARY", "/opt/libcufft.so"},
+                               {"AOTIRT_CUSOLVER_LIBRARY", "/opt/libcusolver.so"},
+                               {"AOTIRT_CUBLAS_LIBRARY", "/opt/libcublas.so"}});
   EXPECT_EQ(o.allow_tf32, 0);
   EXPECT_EQ(o.conv, CudaLibraryChoice::kVendor);
   EXPECT_EQ(o.gemm, CudaLibraryChoice::kAotirt);
@@ -51,6 +57,9 @@ TEST(CudaOptionsTest, EverySwitch) {
   EXPECT_TRUE(o.allow_arch_mismatch);
   EXPECT_EQ(o.cublaslt_library, "/opt/libcublasLt.so");
   EXPECT_EQ(o.cudnn_library, "/opt/libcudnn.so");
+  EXPECT_EQ(o.cufft_library, "/opt/libcufft.so");
+  EXPECT_EQ(o.cusolver_library, "/opt/libcusolver.so");
+  EXPECT_EQ(o.cublas_library, "/opt/libcublas.so");
   EXPECT_EQ(parse({{"AOTIRT_CUDA_ALLOW_TF32", "1"}}).allow_tf32, 1);
   EXPECT_EQ(parse({{"AOTIRT_CUDA_GEMM", "cublaslt"}}).gemm, CudaLibraryChoice::kVendor);
   EXPECT_EQ(parse({{"AOTIRT_CUDA_CONV", "aotirt"}}).conv, CudaLibraryChoice::kAotirt);

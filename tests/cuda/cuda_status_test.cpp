@@ -82,6 +82,17 @@ TEST(CudaSymbolsTest, MissingLibraryIsUnavailableAndNamesIt) {
   EXPECT_EQ(dnn.status().code(), StatusCode::kUnavailable);
   EXPECT_TRUE(contains(dnn.status().message(), "cuDNN")) << dnn.status().message();
   EXPECT_TRUE(contains(dnn.status().message(), "AOTIRT_CUDNN_LIBRARY")) << dnn.status().message();
+
+  auto fft = load_cufft("/nonexistent/libcufft.so.12");
+  ASSERT_FALSE(fft.ok());
+  EXPECT_EQ(fft.status().code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(contains(fft.status().message(), "AOTIRT_CUFFT_LIBRARY")) << fft.status().message();
+  auto solver = load_cusolver("/nonexistent/libcusolver.so.12");
+  ASSERT_FALSE(solver.ok());
+  EXPECT_TRUE(contains(solver.status().message(), "AOTIRT_CUSOLVER_LIBRARY")) << solver.status().message();
+  auto blas = load_cublas("/nonexistent/libcublas.so.13");
+  ASSERT_FALSE(blas.ok());
+  EXPECT_TRUE(contains(blas.status().message(), "AOTIRT_CUBLAS_LIBRARY")) << blas.status().message();
 }
 
 TEST(CudaSymbolsTest, LibraryWithoutTheFunctionsIsUnavailable) {
@@ -93,6 +104,9 @@ TEST(CudaSymbolsTest, LibraryWithoutTheFunctionsIsUnavailable) {
   auto dnn = load_cudnn("libc.so.6");
   ASSERT_FALSE(dnn.ok());
   EXPECT_TRUE(contains(dnn.status().message(), "lacks the function cudnnGetVersion")) << dnn.status().message();
+  auto fft = load_cufft("libc.so.6");
+  ASSERT_FALSE(fft.ok());
+  EXPECT_TRUE(contains(fft.status().message(), "lacks the function cufftGetProperty")) << fft.status().message();
 }
 
 TEST(CudaDeviceCheckTest, ComputeCapabilityMustMatch) {

@@ -360,6 +360,13 @@ def test_cholesky_inverse_singular_is_refused(shims, device):
     name = need(shims, device, "cholesky_inverse")
     factor = torch.eye(3, device=device)
     factor[1, 1] = 0
+    if device == "cuda":
+        # torch's CUDA kernel (cuSOLVER potrs against the identity) reports
+        # no singular factor: the inverse comes out inf/NaN, as aotirt's.
+        got = call1(shims, name, device, shims.handle(factor), ctypes.c_int32(0))
+        assert not torch.isfinite(torch.cholesky_inverse(factor)).all()
+        assert not torch.isfinite(got).all()
+        return
     with pytest.raises(ShimError):
         call1(shims, name, device, shims.handle(factor), ctypes.c_int32(0))
 
@@ -455,6 +462,61 @@ def test_lu_unpack_refuses_bad_pivots(shims, device):
         with pytest.raises(ShimError):
             shims.call(name, shims.handle(lu), shims.handle(p), ctypes.c_int32(1), ctypes.c_int32(1),
                        *[ctypes.byref(h) for h in out_handles(3)])
+
+
+@pytest.mark.parametrize("device", devices())
+def test_lapack_ops_on_larger_batches(shims, device):
+    # Many matrices and sizes past one thread block, with strided operands.
+    dtype = torch.float64
+    factor = spd_factor((3, 5), 70, dtype, device, False, seed=11)
+    b = rand((3, 5, 90, 70), dtype, device, transposed=True, seed=12)[..., :70, :].transpose(-1, -2)
+    name = need(shims, device, "cholesky_solve")
+    got = call1(shims, name, device, shims.handle(b), shims.handle(factor), ctypes.c_int32(0))
+    check(got, torch.cholesky_solve(b, factor), **lapack_tol(dtype))
+    name = need(shims, device, "cholesky_inverse")
+    got = call1(shims, name, device, shims.handle(factor), ctypes.c_int32(0))
+    check(got, torch.cholesky_inverse(factor), rtol=1e-7, atol=1e-7)
+    name = need(shims, device, "triangular_solve")
+    a = rand((5, 70, 70), dtype, device, seed=13) + 4 * torch.eye(70, dtype=dtype, device=device)
+    x, c = out_handles(2)
+    shims.call(name, shims.handle(b), shims.handle(a), ctypes.c_int32(1), ctypes.c_int32(1), ctypes.c_int32(0),
+               ctypes.byref(x), ctypes.byref(c))
+    want_x, want_c = torch.triangular_solve(b, a, upper=True, transpose=True)
+    check(shims.tensor(x, device).to(device), want_x, **lapack_tol(dtype))
+    check(shims.tensor(c, device).to(device), want_c, rtol=0, atol=0)
+    name = need(shims, device, "geqrf")
+    m = rand((4, 300, 130), dtype, device, transposed=True, seed=14)
+    r0, r1 = out_handles(2)
+    shims.call(name, shims.handle(m), ctypes.byref(r0), ctypes.byref(r1))
+    want_a, want_tau = torch.geqrf(m)
+    check(shims.tensor(r0, device).to(device), want_a, **lapack_tol(dtype))
+    check(shims.tensor(r1, device).to(device), want_tau, **lapack_tol(dtype))
+    name = need(shims, device, "ormqr")
+    other = rand((4, 300, 50), dtype, device, seed=15)
+    got = call1(shims, name, device, shims.handle(want_a), shims.handle(want_tau), shims.handle(other),
+                ctypes.c_int32(1), ctypes.c_int32(1))
+    check(got, torch.ormqr(want_a, want_tau, other, left=True, transpose=True), **lapack_tol(dtype))
+    name = need(shims, device, "lu_unpack")
+    lu, piv = torch.linalg.lu_factor(rand((6, 150, 90), dtype, device, seed=16))
+    lu = lu.transpose(-1, -2).contiguous().transpose(-1, -2)
+    r = out_handles(3)
+    shims.call(name, shims.handle(lu), shims.handle(piv), ctypes.c_int32(1), ctypes.c_int32(1),
+               *[ctypes.byref(h) for h in r])
+    for g, w in zip([shims.tensor(h, device).to(device) for h in r], torch.lu_unpack(lu, piv)):
+        check(g, w, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("device", devices())
+def test_lapack_ops_refuse_mixed_devices_and_dtypes(shims, device):
+    name = need(shims, device, "cholesky_solve")
+    factor = spd_factor((), 3, torch.float32, device, False)
+    b = rand((3, 2), torch.float32, device)
+    for bb, ff in ((b.double(), factor), (b, factor.half()), (b.cpu(), factor) if device != "cpu" else (b, factor[:2])):
+        with pytest.raises(ShimError):
+            call1(shims, name, device, shims.handle(bb), shims.handle(ff), ctypes.c_int32(0))
+    name = need(shims, device, "geqrf")
+    with pytest.raises(ShimError):
+        shims.call(name, shims.handle(rand((3,), torch.float32, device)), *[ctypes.byref(h) for h in out_handles(2)])
 
 
 # ---- sizes that take the OpenMP paths ----

@@ -71,7 +71,8 @@ AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu__fft_c2c(AtenTensorHandle self,
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu__fft_r2c(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_,
                                                           int64_t normalization, int32_t onesided,
                                                           AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
-// The device-generic form (c/shim_deprecated.h); CPU tensors only.
+// The device-generic form (c/shim_deprecated.h), in shim_generic_ops.cpp: it
+// forwards to the tensor's device's own _fft_c2c.
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch__fft_c2c(AtenTensorHandle self, const int64_t* dim_ptr, int64_t dim_size,
                                                       int64_t normalization, int32_t forward,
                                                       AtenTensorHandle* ret) AOTIRT_NOEXCEPT;

@@ -2,8 +2,8 @@
 // shims of shim_deprecated.h): they serve a tensor on any device. Views are
 // metadata; new tensors come from the device registry and are filled with
 // the device's own zero and copy (ops/tensor_args.h), so nothing here names
-// a backend. mm/bmm/addmm/convolution and nonzero forward to the device's
-// own op.
+// a backend. mm/bmm/addmm/convolution, nonzero and _fft_c2c forward to the
+// device's own op.
 #include <dlfcn.h>
 
 #include <map>
@@ -16,6 +16,7 @@
 #include "ops/op_args.h"
 #include "ops/tensor_args.h"
 #include "shim/abi/cpu_indexing.h"
+#include "shim/abi/cpu_random.h"
 #include "shim/abi/cpu_tensor.h"
 #include "shim/abi/cpu_pooling.h"
 #include "shim/abi/cpu_scaled_mm.h"
@@ -100,6 +101,7 @@ using MmFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHa
 using AddmmFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, AtenTensorHandle, double,
                                    double);
 using NonzeroFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle*);
+using FftC2cFn = AOTITorchError (*)(AtenTensorHandle, const int64_t*, int64_t, int64_t, int32_t, AtenTensorHandle*);
 using ConvFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*, const int64_t*, int64_t,
                                   const int64_t*, int64_t, const int64_t*, int64_t, int32_t, const int64_t*,
                                   int64_t, int64_t, AtenTensorHandle*);
@@ -344,6 +346,12 @@ AOTITorchError aoti_torch_addmm_out(AtenTensorHandle out, AtenTensorHandle self,
 
 AOTITorchError aoti_torch_nonzero(AtenTensorHandle self, AtenTensorHandle* out) noexcept {
   return forward<NonzeroFn>(__func__, self, "self", "nonzero", self, out);
+}
+
+AOTITorchError aoti_torch__fft_c2c(AtenTensorHandle self, const int64_t* dim_ptr, int64_t dim_size,
+                                   int64_t normalization, int32_t forward_dir, AtenTensorHandle* ret) noexcept {
+  return forward<FftC2cFn>(__func__, self, "self", "_fft_c2c", self, dim_ptr, dim_size, normalization, forward_dir,
+                           ret);
 }
 
 AOTITorchError aoti_torch_convolution(AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle bias,

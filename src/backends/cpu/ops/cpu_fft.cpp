@@ -1,5 +1,5 @@
-// CPU _fft_c2c and _fft_r2c (c_shim_cpu.h) and the device-generic
-// aoti_torch__fft_c2c (c/shim_deprecated.h), through FFTW3's guru64
+// CPU _fft_c2c and _fft_r2c (c_shim_cpu.h; the device-generic
+// aoti_torch__fft_c2c forwards here for CPU tensors), through FFTW3's guru64
 // interface: one plan covers every transformed dim and every batch dim with
 // the tensors' own strides, so strided inputs need no copy. FFTW is loaded
 // with dlopen on first use (libfftw3 for double, libfftw3f for float), as
@@ -218,17 +218,6 @@ AOTITorchError aoti_torch_cpu__fft_r2c(AtenTensorHandle self, const int64_t* dim
   return shim_call(__func__, [&]() -> Status {
     AOTIRT_ASSIGN_OR_RETURN(ops::FftArgs a, ops::fft_r2c_args(self, dim, dim_len_, normalization, onesided != 0));
     return run_fft(a, true, kFftwForward, ret0);
-  });
-}
-
-AOTITorchError aoti_torch__fft_c2c(AtenTensorHandle self, const int64_t* dim_ptr, int64_t dim_size,
-                                   int64_t normalization, int32_t forward, AtenTensorHandle* ret) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* s, require_tensor(self, "self"));
-    AOTIRT_ENSURE(s->device().is_cpu(), kUnimplemented,
-                  "'self' is on {}; aotirt's aoti_torch__fft_c2c handles CPU tensors only", s->device().to_string());
-    AOTIRT_ASSIGN_OR_RETURN(ops::FftArgs a, ops::fft_c2c_args(self, dim_ptr, dim_size, normalization));
-    return run_fft(a, false, forward ? kFftwForward : kFftwBackward, ret);
   });
 }
 

@@ -60,6 +60,9 @@ CudaOptions CudaOptions::parse(const char* (*get)(const char* name)) {
   o.allow_arch_mismatch = flag("AOTIRT_CUDA_ALLOW_ARCH_MISMATCH", get("AOTIRT_CUDA_ALLOW_ARCH_MISMATCH"), 0) == 1;
   if (const char* v = get("AOTIRT_CUBLASLT_LIBRARY"); v && *v) o.cublaslt_library = v;
   if (const char* v = get("AOTIRT_CUDNN_LIBRARY"); v && *v) o.cudnn_library = v;
+  if (const char* v = get("AOTIRT_CUFFT_LIBRARY"); v && *v) o.cufft_library = v;
+  if (const char* v = get("AOTIRT_CUSOLVER_LIBRARY"); v && *v) o.cusolver_library = v;
+  if (const char* v = get("AOTIRT_CUBLAS_LIBRARY"); v && *v) o.cublas_library = v;
   if (const char* v = get("AOTIRT_CUDA_DISABLE"); v && *v) {
     std::stringstream list(v);
     std::string item;

@@ -41,9 +41,10 @@ struct CudaOptions {
   CudaLibraryChoice gemm = CudaLibraryChoice::kAuto;  // AOTIRT_CUDA_GEMM=auto|aotirt|cublaslt
   bool op_replay = true;                              // AOTIRT_CUDA_OP_REPLAY=0 turns replays off
   bool allow_arch_mismatch = false;                   // AOTIRT_CUDA_ALLOW_ARCH_MISMATCH=1
-  // AOTIRT_CUBLASLT_LIBRARY, AOTIRT_CUDNN_LIBRARY: empty for the names
+  // AOTIRT_CUBLASLT_LIBRARY, AOTIRT_CUDNN_LIBRARY, AOTIRT_CUFFT_LIBRARY,
+  // AOTIRT_CUSOLVER_LIBRARY, AOTIRT_CUBLAS_LIBRARY: empty for the names
   // aotirt was built against (cuda_symbols.h).
-  std::string cublaslt_library, cudnn_library;
+  std::string cublaslt_library, cudnn_library, cufft_library, cusolver_library, cublas_library;
   uint32_t disabled = 0;  // AOTIRT_CUDA_DISABLE
 
   bool enabled(CudaFeature f) const { return (disabled & static_cast<uint32_t>(f)) == 0; }

@@ -61,6 +61,9 @@ struct Loaded {
 
 using CublasLtLoader = Result<std::unique_ptr<CublasLtApi>> (*)(const std::string&);
 using CudnnLoader = Result<std::unique_ptr<CudnnApi>> (*)(const std::string&);
+using CufftLoader = Result<std::unique_ptr<CufftApi>> (*)(const std::string&);
+using CusolverLoader = Result<std::unique_ptr<CusolverApi>> (*)(const std::string&);
+using CublasLoader = Result<std::unique_ptr<CublasApi>> (*)(const std::string&);
 
 // Leaked on purpose: ops may run from static destructors of model libraries.
 Loaded<CublasLtApi, CublasLtLoader>& cublaslt_slot() {
@@ -70,6 +73,27 @@ Loaded<CublasLtApi, CublasLtLoader>& cublaslt_slot() {
 Loaded<CudnnApi, CudnnLoader>& cudnn_slot() {
   static auto* slot = new Loaded<CudnnApi, CudnnLoader>();
   return *slot;
+}
+Loaded<CufftApi, CufftLoader>& cufft_slot() {
+  static auto* slot = new Loaded<CufftApi, CufftLoader>();
+  return *slot;
+}
+Loaded<CusolverApi, CusolverLoader>& cusolver_slot() {
+  static auto* slot = new Loaded<CusolverApi, CusolverLoader>();
+  return *slot;
+}
+Loaded<CublasApi, CublasLoader>& cublas_slot() {
+  static auto* slot = new Loaded<CublasApi, CublasLoader>();
+  return *slot;
+}
+
+// Fails unless |library| reports major version |expected| (|reported| is
+// its own answer, or -1 when it could not say).
+Status check_major(void* handle, const std::string& library, const char* what, int reported, int expected) {
+  if (reported == expected) return Status();
+  dlclose(handle);
+  return AOTIRT_STATUS(kUnavailable, "{} is {} major version {}, but aotirt was built for major version {}", library,
+                       what, reported, expected);
 }
 
 }  // namespace
@@ -83,9 +107,15 @@ Result<std::unique_ptr<CublasLtApi>> load_cublaslt(const std::string& library) {
 #define AOTIRT_CUBLASLT_FN(fn) \
   if (st.ok()) st = resolve(handle, #fn, library, &api->fn);
 #define AOTIRT_CUDNN_FN(fn)
+#define AOTIRT_CUFFT_FN(fn)
+#define AOTIRT_CUSOLVER_FN(fn)
+#define AOTIRT_CUBLAS_FN(fn)
 #include "backends/cuda/runtime/cuda_symbols.inc"
 #undef AOTIRT_CUBLASLT_FN
 #undef AOTIRT_CUDNN_FN
+#undef AOTIRT_CUFFT_FN
+#undef AOTIRT_CUSOLVER_FN
+#undef AOTIRT_CUBLAS_FN
   if (!st.ok()) {
     dlclose(handle);
     return st;
@@ -108,9 +138,15 @@ Result<std::unique_ptr<CudnnApi>> load_cudnn(const std::string& library) {
 #define AOTIRT_CUBLASLT_FN(fn)
 #define AOTIRT_CUDNN_FN(fn) \
   if (st.ok()) st = resolve(handle, #fn, library, &api->fn);
+#define AOTIRT_CUFFT_FN(fn)
+#define AOTIRT_CUSOLVER_FN(fn)
+#define AOTIRT_CUBLAS_FN(fn)
 #include "backends/cuda/runtime/cuda_symbols.inc"
 #undef AOTIRT_CUBLASLT_FN
 #undef AOTIRT_CUDNN_FN
+#undef AOTIRT_CUFFT_FN
+#undef AOTIRT_CUSOLVER_FN
+#undef AOTIRT_CUBLAS_FN
   if (!st.ok()) {
     dlclose(handle);
     return st;
@@ -124,12 +160,108 @@ Result<std::unique_ptr<CudnnApi>> load_cudnn(const std::string& library) {
   return api;
 }
 
+Result<std::unique_ptr<CufftApi>> load_cufft(const std::string& library) {
+  AOTIRT_ASSIGN_OR_RETURN(void* handle, open_library(library, "cuFFT", "AOTIRT_CUFFT_LIBRARY"));
+  std::unique_ptr<CufftApi> api(new CufftApi());
+  api->library = handle;
+  api->name = library;
+  Status st;
+#define AOTIRT_CUBLASLT_FN(fn)
+#define AOTIRT_CUDNN_FN(fn)
+#define AOTIRT_CUFFT_FN(fn) \
+  if (st.ok()) st = resolve(handle, #fn, library, &api->fn);
+#define AOTIRT_CUSOLVER_FN(fn)
+#define AOTIRT_CUBLAS_FN(fn)
+#include "backends/cuda/runtime/cuda_symbols.inc"
+#undef AOTIRT_CUBLASLT_FN
+#undef AOTIRT_CUDNN_FN
+#undef AOTIRT_CUFFT_FN
+#undef AOTIRT_CUSOLVER_FN
+#undef AOTIRT_CUBLAS_FN
+  if (!st.ok()) {
+    dlclose(handle);
+    return st;
+  }
+  int major = -1;
+  if (api->cufftGetProperty(MAJOR_VERSION, &major) != 0) major = -1;
+  AOTIRT_RETURN_IF_ERROR(check_major(handle, library, "cuFFT", major, CUFFT_VER_MAJOR));
+  return api;
+}
+
+Result<std::unique_ptr<CusolverApi>> load_cusolver(const std::string& library) {
+  AOTIRT_ASSIGN_OR_RETURN(void* handle, open_library(library, "cuSOLVER", "AOTIRT_CUSOLVER_LIBRARY"));
+  std::unique_ptr<CusolverApi> api(new CusolverApi());
+  api->library = handle;
+  api->name = library;
+  Status st;
+#define AOTIRT_CUBLASLT_FN(fn)
+#define AOTIRT_CUDNN_FN(fn)
+#define AOTIRT_CUFFT_FN(fn)
+#define AOTIRT_CUSOLVER_FN(fn) \
+  if (st.ok()) st = resolve(handle, #fn, library, &api->fn);
+#define AOTIRT_CUBLAS_FN(fn)
+#include "backends/cuda/runtime/cuda_symbols.inc"
+#undef AOTIRT_CUBLASLT_FN
+#undef AOTIRT_CUDNN_FN
+#undef AOTIRT_CUFFT_FN
+#undef AOTIRT_CUSOLVER_FN
+#undef AOTIRT_CUBLAS_FN
+  if (!st.ok()) {
+    dlclose(handle);
+    return st;
+  }
+  int major = -1;
+  if (api->cusolverGetProperty(MAJOR_VERSION, &major) != 0) major = -1;
+  AOTIRT_RETURN_IF_ERROR(check_major(handle, library, "cuSOLVER", major, CUSOLVER_VER_MAJOR));
+  return api;
+}
+
+Result<std::unique_ptr<CublasApi>> load_cublas(const std::string& library) {
+  AOTIRT_ASSIGN_OR_RETURN(void* handle, open_library(library, "cuBLAS", "AOTIRT_CUBLAS_LIBRARY"));
+  std::unique_ptr<CublasApi> api(new CublasApi());
+  api->library = handle;
+  api->name = library;
+  Status st;
+#define AOTIRT_CUBLASLT_FN(fn)
+#define AOTIRT_CUDNN_FN(fn)
+#define AOTIRT_CUFFT_FN(fn)
+#define AOTIRT_CUSOLVER_FN(fn)
+#define AOTIRT_CUBLAS_FN(fn) \
+  if (st.ok()) st = resolve(handle, #fn, library, &api->fn);
+#include "backends/cuda/runtime/cuda_symbols.inc"
+#undef AOTIRT_CUBLASLT_FN
+#undef AOTIRT_CUDNN_FN
+#undef AOTIRT_CUFFT_FN
+#undef AOTIRT_CUSOLVER_FN
+#undef AOTIRT_CUBLAS_FN
+  if (!st.ok()) {
+    dlclose(handle);
+    return st;
+  }
+  int major = -1;
+  if (api->cublasGetProperty(MAJOR_VERSION, &major) != 0) major = -1;
+  AOTIRT_RETURN_IF_ERROR(check_major(handle, library, "cuBLAS", major, CUBLAS_VER_MAJOR));
+  return api;
+}
+
 Result<const CublasLtApi*> cublaslt_api() {
   return cublaslt_slot().get(&load_cublaslt, cuda_options().cublaslt_library, kCublasLtLibrary);
 }
 
 Result<const CudnnApi*> cudnn_api() {
   return cudnn_slot().get(&load_cudnn, cuda_options().cudnn_library, kCudnnLibrary);
+}
+
+Result<const CufftApi*> cufft_api() {
+  return cufft_slot().get(&load_cufft, cuda_options().cufft_library, kCufftLibrary);
+}
+
+Result<const CusolverApi*> cusolver_api() {
+  return cusolver_slot().get(&load_cusolver, cuda_options().cusolver_library, kCusolverLibrary);
+}
+
+Result<const CublasApi*> cublas_api() {
+  return cublas_slot().get(&load_cublas, cuda_options().cublas_library, kCublasLibrary);
 }
 
 const CublasLtApi* cublaslt_api_if_loaded() { return cublaslt_slot().ready.load(std::memory_order_acquire); }
