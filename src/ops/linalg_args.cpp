@@ -272,6 +272,15 @@ Result<IntMmArgs> int_mm_out_args(AtenTensorHandle out, AtenTensorHandle self, A
   return a;
 }
 
+Status check_int_mm_cuda_shape(const IntMmArgs& a) {
+  AOTIRT_ENSURE(a.m > 16, kInvalidArgument, "self.size(0) needs to be greater than 16, but got {}", a.m);
+  AOTIRT_ENSURE(a.k > 0 && a.k % 8 == 0, kInvalidArgument,
+                "self.size(1) needs to be greater than 0 and a multiple of 8, but got {}", a.k);
+  AOTIRT_ENSURE(a.n > 0 && a.n % 8 == 0, kInvalidArgument,
+                "mat2.size(1) needs to be greater than 0 and a multiple of 8, but got {}", a.n);
+  return Status();
+}
+
 Result<RmsNormArgs> fused_rms_norm_args(AtenTensorHandle input, const int64_t* normalized_shape,
                                         int64_t normalized_shape_len, AtenTensorHandle* weight, const double* eps) {
   RmsNormArgs a;

@@ -69,6 +69,9 @@ struct IntMmArgs {
   int64_t m = 0, k = 0, n = 0;
 };
 Result<IntMmArgs> int_mm_out_args(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2);
+// The shapes torch's CUDA _int_mm takes on top of those (its cuBLAS int8
+// GEMM's): more than 16 rows, K and N positive multiples of 8.
+Status check_int_mm_cuda_shape(const IntMmArgs& a);
 
 // _fused_rms_norm: rows of |inner| elements (the normalized dims), weight
 // optional; eps defaults to the compute dtype's machine epsilon.

@@ -54,8 +54,6 @@ EXCEPTION_LIMIT_PERCENT = 10
 GENERIC_DEVICES = {
     "aoti_torch__embedding_bag": ("cpu",),
     "aoti_torch__fft_c2c": ("cpu",),
-    "aoti_torch__scaled_mm": ("cpu",),
-    "aoti_torch__scaled_mm_v2": ("cpu",),
     "aoti_torch_aten_amax": ("cpu",),
     "aoti_torch_aten_fill__Scalar": ("cpu",),
     "aoti_torch_aten_subtract_Tensor": ("cpu",),

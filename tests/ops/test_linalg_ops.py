@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from shim_harness import devices, provided
-from shim_harness import ShimError, Shims, library_path, out_handles
+from shim_harness import DTYPE_CODES, ShimError, Shims, library_path, out_handles
 
 pytestmark = pytest.mark.skipif(not library_path().exists(),
                                 reason=f"{library_path()} not built (scripts/build.sh)")
@@ -133,6 +133,43 @@ def test_addmm_activation(shims, device, dtype, use_gelu, case):
     check(got, A._addmm_activation(self, m1, m2, beta=beta, alpha=alpha, use_gelu=bool(use_gelu)))
 
 
+@pytest.mark.parametrize("device", devices())
+@pytest.mark.parametrize("dtypes", [(torch.bfloat16, torch.float32), (torch.float16, torch.float32),
+                                    (torch.float32, torch.float32), (torch.bfloat16, torch.bfloat16)])
+@pytest.mark.parametrize("case", ["plain", "T", "resize", "k0"])
+def test_mm_dtype_out(shims, device, dtypes, case):
+    name = need(shims, device, "mm_dtype_out")
+    in_dtype, out_dtype = dtypes
+    m, k, n = (37, 0 if case == "k0" else 70, 45)
+    a = rand((m, k), in_dtype, device, transposed=case == "T")
+    b = rand((k, n), in_dtype, device, transposed=case == "T", seed=1)
+    out = torch.empty((0,) if case == "resize" else (m, n), dtype=out_dtype, device=device)
+    h = shims.handle(out)
+    shims.call(name, h, shims.handle(a), shims.handle(b), ctypes.c_int32(DTYPE_CODES[out_dtype]))
+    want = A.mm.dtype(a, b, out_dtype)
+    # A resized out has new memory, which only the handle sees.
+    got = shims.tensor(h, device).to(device) if case == "resize" else out
+    check(got, want, **(dict(rtol=1e-4, atol=1e-4) if out_dtype == torch.float32 else {}))
+
+
+@pytest.mark.parametrize("device", devices())
+def test_mm_dtype_out_refusals(shims, device):
+    name = need(shims, device, "mm_dtype_out")
+    a = rand((4, 8), torch.float32, device)
+    b = rand((8, 3), torch.float32, device)
+    out = torch.empty((4, 3), dtype=torch.bfloat16, device=device)
+    with pytest.raises(ShimError):  # float32 inputs give float32 only
+        shims.call(name, shims.handle(out), shims.handle(a), shims.handle(b),
+                   ctypes.c_int32(DTYPE_CODES[torch.bfloat16]))
+    out = torch.empty((4, 3), dtype=torch.float32, device=device)
+    with pytest.raises(ShimError):  # out's dtype differs from out_dtype
+        shims.call(name, shims.handle(out), shims.handle(a.bfloat16()), shims.handle(b.bfloat16()),
+                   ctypes.c_int32(DTYPE_CODES[torch.bfloat16]))
+    with pytest.raises(ShimError):  # inner sizes differ
+        shims.call(name, shims.handle(out), shims.handle(a), shims.handle(b[:5]),
+                   ctypes.c_int32(DTYPE_CODES[torch.float32]))
+
+
 # ---- _cdist_forward, _pdist_forward ----
 
 CDIST_CASES = [((5, 3), (4, 3)), ((2, 5, 3), (1, 4, 3)), ((3, 1, 6, 2), (4, 7, 2)), ((30, 4), (20, 4)),
@@ -200,20 +237,33 @@ def test_trilinear(shims, device, dtype, transposed, case):
 # ---- _int_mm.out ----
 
 @pytest.mark.parametrize("device", devices())
-@pytest.mark.parametrize("shape", [(5, 7, 3), (1, 5, 1), (0, 4, 3), (4, 0, 3), (33, 64, 17)])
-@pytest.mark.parametrize("transposed", [False, True])
-def test_int_mm_out(shims, device, shape, transposed):
+@pytest.mark.parametrize("shape", [(5, 7, 3), (1, 5, 1), (0, 4, 3), (4, 0, 3), (33, 64, 17), (17, 8, 8),
+                                   (33, 64, 24), (300, 256, 520)])
+@pytest.mark.parametrize("layout", ["rows", "cols", "weight_t"])
+def test_int_mm_out(shims, device, shape, layout):
+    """CUDA takes torch's CUDA shapes only (more than 16 rows, K and N
+    multiples of 8) and refuses the rest as torch does; "weight_t" (self
+    row-major, mat2 a transposed weight) is the form cuBLASLt's int8 GEMM
+    takes, the others run on aotirt's own kernel."""
     name = need(shims, device, "_int_mm_out")
     m, k, n = shape
     g = torch.Generator().manual_seed(0)
     a = torch.randint(-128, 128, (m, k), generator=g, dtype=torch.int8)
     b = torch.randint(-128, 128, (k, n), generator=g, dtype=torch.int8)
-    if transposed:
+    if layout == "cols":
         a, b = a.t().contiguous().t(), b.t().contiguous().t()
+    elif layout == "weight_t":
+        b = b.t().contiguous().t()
     a, b = a.to(device), b.to(device)
     out = torch.full((m, n), 7, dtype=torch.int32, device=device)
+    try:
+        want = A._int_mm(a, b)
+    except RuntimeError:
+        with pytest.raises(ShimError):
+            shims.call(name, shims.handle(out), shims.handle(a), shims.handle(b))
+        return
     shims.call(name, shims.handle(out), shims.handle(a), shims.handle(b))
-    assert torch.equal(out, A._int_mm(a, b))
+    assert torch.equal(out, want)
 
 
 # ---- _fused_rms_norm ----
@@ -494,6 +544,43 @@ def test_large_inputs_take_the_parallel_paths(shims, device):
         dims = [ctypes.c_int64(32), ctypes.c_int64(64), ctypes.c_int64(256)]
         got = call1(shims, mm, device, shims.handle(x), shims.handle(packed), *dims)
         check(got, A._dyn_quant_matmul_4bit(x, packed, 32, 64, 256), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("device", devices())
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_larger_products(shims, device, dtype):
+    """Sizes that span many thread blocks and GEMM tiles on a GPU."""
+    t = tol(dtype) if dtype != torch.float32 else dict(rtol=1e-4, atol=1e-4)
+    if dtype == torch.bfloat16:
+        t = dict(rtol=3e-2, atol=1e-1)
+    mat = rand((300, 200), dtype, device, transposed=True)
+    vec = rand((400,), dtype, device, seed=1)[::2]
+    self = rand((300,), dtype, device, seed=2)
+    got = call1(shims, need(shims, device, "addmv"), device, shims.handle(self), shims.handle(mat), shims.handle(vec),
+                ctypes.c_double(0.5), ctypes.c_double(2.0))
+    check(got, torch.addmv(self, mat, vec, beta=0.5, alpha=2.0), **t)
+    b1 = rand((4, 70, 50), dtype, device, seed=3)
+    b2 = rand((4, 50, 90), dtype, device, transposed=True, seed=4)
+    self = rand((70, 90), dtype, device, seed=5)
+    got = call1(shims, need(shims, device, "addbmm"), device, shims.handle(self), shims.handle(b1), shims.handle(b2),
+                ctypes.c_double(1.0), ctypes.c_double(1.0))
+    check(got, torch.addbmm(self, b1, b2), **t)
+    m1 = rand((130, 70), dtype, device, seed=6)
+    m2 = rand((70, 90), dtype, device, seed=7)
+    bias = rand((90,), dtype, device, seed=8)
+    for use_gelu in (0, 1):
+        (r,) = out_handles(1)
+        shims.call(need(shims, device, "_addmm_activation"), shims.handle(bias), shims.handle(m1), shims.handle(m2),
+                   ctypes.c_double(1.0), ctypes.c_double(1.0), ctypes.c_int32(use_gelu), ctypes.byref(r))
+        check(shims.tensor(r, device).to(device),
+              A._addmm_activation(bias, m1, m2, use_gelu=bool(use_gelu)), **t)
+    x = rand((17, 256), dtype, device, seed=9)
+    g = torch.Generator().manual_seed(10)
+    w = torch.randint(-128, 128, (300, 256), generator=g, dtype=torch.int8).to(device)
+    s = (torch.rand(300, generator=g) * 0.05).to(dtype).to(device)
+    got = call1(shims, need(shims, device, "_weight_int8pack_mm"), device, shims.handle(x), shims.handle(w),
+                shims.handle(s))
+    check(got, A._weight_int8pack_mm(x, w, s), **t)
 
 
 # ---- refusals ----
