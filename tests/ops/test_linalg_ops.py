@@ -1,8 +1,9 @@
 """Conformance of the linear-algebra fallback ops with eager PyTorch on the
-same device: addmv, addbmm, _addmm_activation, _cdist_forward,
-_pdist_forward, _trilinear, _int_mm.out, _fused_rms_norm, the weight-only quantized GEMMs
-(_weight_int8pack_mm, _weight_int4pack_mm_cpu_tensor, and the reference
-path of _dyn_quant_pack_4bit_weight / _dyn_quant_matmul_4bit) and the LAPACK-backed
+same device: addmv, addbmm, _addmm_activation, mm.dtype_out, _cdist_forward,
+_pdist_forward, _trilinear, _int_mm.out, _fused_rms_norm, the weight-only
+quantized GEMMs (_weight_int8pack_mm, _weight_int4pack_mm_cpu_tensor,
+_weight_int4pack_mm on CUDA, and the reference path of
+_dyn_quant_pack_4bit_weight / _dyn_quant_matmul_4bit) and the LAPACK-backed
 cholesky_solve, cholesky_inverse, triangular_solve, geqrf, ormqr and
 lu_unpack. Each op over its dtypes, contiguous and
 transposed operands, broadcast where it broadcasts, 0-size operands; output
@@ -328,6 +329,51 @@ def test_weight_int4pack_mm_cpu_tensor(shims, device, dtype, shape):
     got = call1(shims, name, device, shims.handle(x), shims.handle(packed), shims.handle(gs), shims.handle(sz))
     want = torch.ops.quantized.int4mm_packed_weight_cpu(x, packed, gs, sz)
     check(got, want, **({} if dtype != torch.float32 else dict(rtol=1e-4, atol=1e-4)))
+
+
+INT4_CUDA_CASES = [(1, 256, 64, 32, 8), (3, 512, 48, 64, 4), (16, 256, 80, 128, 2), (17, 256, 80, 128, 2),
+                   (64, 1024, 256, 256, 8), (5, 128, 16, 32, 8), (0, 128, 16, 32, 2)]
+
+
+@pytest.mark.parametrize("device", [d for d in devices() if d == "cuda"])
+@pytest.mark.parametrize("case", INT4_CUDA_CASES, ids=[str(c) for c in INT4_CUDA_CASES])
+def test_weight_int4pack_mm_cuda(shims, device, case):
+    """torch's CUDA int4 packing, made by torch itself
+    (_convert_weight_to_int4pack on the CUDA tensor); (m, k, n, group,
+    inner_k_tiles). Up to 16 rows read the packing in place, more dequantize
+    it for cuBLASLt."""
+    name = need(shims, device, "_weight_int4pack_mm")
+    m, k, n, group, ikt = case
+    g = torch.Generator().manual_seed(0)
+    w = torch.randint(0, 16, (n, k), generator=g, dtype=torch.int32)
+    w_u8 = (w[:, ::2] << 4 | w[:, 1::2]).to(torch.uint8).to(device)
+    packed = A._convert_weight_to_int4pack(w_u8, ikt)
+    sz = torch.stack([torch.rand(k // group, n, generator=g) * 0.02 + 0.01,
+                      torch.randn(k // group, n, generator=g) * 0.01], dim=-1).to(torch.bfloat16).to(device)
+    x = rand((m, k), torch.bfloat16, device)
+    got = call1(shims, name, device, shims.handle(x), shims.handle(packed), ctypes.c_int64(group), shims.handle(sz))
+    if m == 0:
+        assert got.shape == (0, n) and got.dtype == torch.bfloat16
+        return
+    check(got, A._weight_int4pack_mm(x, packed, group, sz))
+
+
+@pytest.mark.parametrize("device", [d for d in devices() if d == "cuda"])
+def test_weight_int4pack_mm_cuda_refusals(shims, device):
+    name = need(shims, device, "_weight_int4pack_mm")
+    g = torch.Generator().manual_seed(0)
+    w_u8 = torch.randint(0, 256, (32, 64), generator=g, dtype=torch.int32).to(torch.uint8).to(device)
+    packed = A._convert_weight_to_int4pack(w_u8, 2)
+    sz = torch.rand(4, 32, 2, generator=g).to(torch.bfloat16).to(device)
+    x = rand((2, 128), torch.bfloat16, device)
+    for args in [(x.float(), packed, 32, sz),  # A must be bfloat16
+                 (x, packed, 48, sz),  # group size
+                 (rand((2, 96), torch.bfloat16, device), packed, 32, sz[:3]),  # K does not match the packing
+                 (x, packed, 32, sz.float())]:  # scales and zeros must be bfloat16
+        (r,) = out_handles(1)
+        with pytest.raises(ShimError):
+            shims.call(name, shims.handle(args[0]), shims.handle(args[1]), ctypes.c_int64(args[2]),
+                       shims.handle(args[3]), ctypes.byref(r))
 
 
 DYN_CASES = [(3, 64, 4, 64, False), (3, 64, 4, 64, True), (5, 128, 7, 32, False), (2, 128, 9, 64, True),

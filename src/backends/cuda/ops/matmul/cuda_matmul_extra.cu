@@ -278,7 +278,115 @@ __global__ void scaled_epilogue_kernel(const float* acc, void* out, int out_dtyp
   }
 }
 
+// ---- int4 weights in torch's CUDA packing ----
+
+// Word |within| (0 .. 2 * ikt - 1) of weight row |n|'s run in super-tile
+// |ko|: its address in the packed tensor and the k of its nibble 0. A row's
+// words of one super-tile are contiguous: the four lanes (n % 8) * 4 + r,
+// each with ikt / 2 words.
+struct Int4Word {
+  int64_t index;
+  int64_t k_base;  // k of the first byte this word's lane reads in its tile pair
+};
+
+__device__ __forceinline__ Int4Word int4_word(int64_t n, int64_t ko, int64_t within, int64_t super_tiles, int ikt) {
+  const int half = ikt / 2;
+  const int64_t r = within / half, p = within % half;
+  Int4Word w;
+  w.index = ((n / 8) * super_tiles + ko) * 32 * half + (n % 8) * 4 * half + within;
+  // The lane's tile pair starts at k-tile ko * ikt + 2p; in each of its two
+  // k-tiles the lane holds bytes r and r + 4 (k = 2 * byte, 2 * byte + 1).
+  w.k_base = (ko * ikt + 2 * p) * 16 + 2 * r;
+  return w;
+}
+
+// The k of nibble |i| of a word whose lane starts at |k_base|: nibbles 0-3
+// are the high halves (even k) of the lane's four bytes, 4-7 the low halves;
+// byte v is at +8 k within the tile for v odd and in the second tile for
+// v >= 2.
+__device__ __forceinline__ int64_t int4_nibble_k(int64_t k_base, int i) {
+  const int v = i & 3;
+  return k_base + (v >> 1) * 16 + (v & 1) * 8 + (i >> 2);
+}
+
+__device__ __forceinline__ __nv_bfloat16 int4_dequant(uint32_t word, int i, __nv_bfloat16 scale, __nv_bfloat16 zero) {
+  const int q = static_cast<int>((word >> (4 * i)) & 0xFu) - 8;
+  return __hfma(__int2bfloat16_rn(q), scale, zero);
+}
+
+__global__ void int4pack_dequant_kernel(const int32_t* packed, const __nv_bfloat16* sz, __nv_bfloat16* w, int64_t n,
+                                        int64_t k, int ikt, int64_t group) {
+  // One thread per packed word, in storage order.
+  const int half = ikt / 2;
+  const int64_t super_tiles = k / (ikt * 16);
+  const int64_t words = (n / 8) * super_tiles * 32 * half;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < words; e += step) {
+    const int64_t p = e % half;
+    const int64_t lane = (e / half) % 32;
+    const int64_t ko = (e / (half * 32)) % super_tiles;
+    const int64_t nt = e / (half * 32 * super_tiles);
+    const int64_t row = nt * 8 + lane / 4;
+    const int64_t k_base = (ko * ikt + 2 * p) * 16 + 2 * (lane % 4);
+    const uint32_t word = static_cast<uint32_t>(packed[e]);
+    // The eight values lie in one pair of k-tiles (32 k), so in one group.
+    const int64_t g = k_base / group;
+    const __nv_bfloat16 scale = sz[(g * n + row) * 2], zero = sz[(g * n + row) * 2 + 1];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) w[row * k + int4_nibble_k(k_base, i)] = int4_dequant(word, i, scale, zero);
+  }
+}
+
+__global__ void int4pack_gemv_kernel(const __nv_bfloat16* x, const int32_t* packed, const __nv_bfloat16* sz,
+                                     __nv_bfloat16* out, int64_t m, int64_t n, int64_t k, int ikt, int64_t group) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  const int64_t super_tiles = k / (ikt * 16);
+  const int64_t row_words = super_tiles * 2 * ikt;  // k / 8
+  for (int64_t col = warp; col < n; col += warps) {
+    for (int64_t r = 0; r < m; ++r) {
+      const __nv_bfloat16* xr = x + r * k;
+      float acc = 0.f;
+      for (int64_t w = lane; w < row_words; w += 32) {
+        const int64_t ko = w / (2 * ikt), within = w % (2 * ikt);
+        const Int4Word iw = int4_word(col, ko, within, super_tiles, ikt);
+        const uint32_t word = static_cast<uint32_t>(packed[iw.index]);
+        const int64_t g = iw.k_base / group;
+        const __nv_bfloat16 scale = sz[(g * n + col) * 2], zero = sz[(g * n + col) * 2 + 1];
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          acc += __bfloat162float(int4_dequant(word, i, scale, zero)) *
+                 __bfloat162float(xr[int4_nibble_k(iw.k_base, i)]);
+      }
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+      if (lane == 0) out[r * n + col] = __float2bfloat16_rn(acc);
+    }
+  }
+}
+
 }  // namespace
+
+cudaError_t cuda_launch_int4pack_dequant(const int32_t* packed, const void* sz, void* w, int64_t n, int64_t k,
+                                         int ikt, int64_t group, cudaStream_t stream) {
+  const int64_t words = n * k / 8;
+  if (words <= 0) return cudaSuccess;
+  if (ikt != 2 && ikt != 4 && ikt != 8) return cudaErrorInvalidValue;
+  int4pack_dequant_kernel<<<blocks_for(words), kThreads, 0, stream>>>(
+      packed, static_cast<const __nv_bfloat16*>(sz), static_cast<__nv_bfloat16*>(w), n, k, ikt, group);
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, const void* sz, void* out, int64_t m,
+                                      int64_t n, int64_t k, int ikt, int64_t group, cudaStream_t stream) {
+  if (m <= 0 || n <= 0) return cudaSuccess;
+  if (ikt != 2 && ikt != 4 && ikt != 8) return cudaErrorInvalidValue;
+  int4pack_gemv_kernel<<<blocks_for(n, kThreads / 32), kThreads, 0, stream>>>(
+      static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),
+      static_cast<__nv_bfloat16*>(out), m, n, k, ikt, group);
+  return cudaGetLastError();
+}
 
 cudaError_t cuda_launch_scaled_epilogue(const float* acc, void* out, int out_dtype, int64_t ors, int64_t ocs,
                                         int64_t m, int64_t n, const float* sa, int64_t sa_stride, const float* sb,

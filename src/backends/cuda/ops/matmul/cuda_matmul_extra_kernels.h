@@ -73,4 +73,18 @@ cudaError_t cuda_launch_scaled_epilogue(const float* acc, void* out, int out_dty
                                         int64_t sb_stride, const void* bias, int bias_dtype, int64_t bias_stride,
                                         const float* result_scale, cudaStream_t stream);
 
+// torch's CUDA int4 weight packing (_convert_weight_to_int4pack on CUDA):
+// int32 words [n / 8][k / (ikt * 16)][32][ikt / 2], each word eight 4-bit
+// values of one weight row, laid out as the m16n8k16 tensor-core B fragments
+// of two k-tiles; |sz| [k / group][n][2] bfloat16 holds each group's scale
+// and zero, and a weight is the bfloat16 fma (q - 8) * scale + zero.
+// Dequantizes the packed weights into w [n, k] bfloat16 (contiguous).
+cudaError_t cuda_launch_int4pack_dequant(const int32_t* packed, const void* sz, void* w, int64_t n, int64_t k,
+                                         int ikt, int64_t group, cudaStream_t stream);
+// out[m, n] (bfloat16, contiguous) = x [m, k] (bfloat16, contiguous) @ the
+// packed weights^T, one warp per output column reading the packed words
+// once per row of x: for few rows, where the weights' bytes bound the time.
+cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, const void* sz, void* out, int64_t m,
+                                      int64_t n, int64_t k, int ikt, int64_t group, cudaStream_t stream);
+
 }  // namespace aotirt

@@ -1,6 +1,7 @@
-// CUDA _int_mm.out and _weight_int8pack_mm (c_shim_cuda.h): int8 x int8 ->
-// int32, and floating activations times int8 weights [N, K] with a scale
-// per output channel. The op layer (ops/linalg_args) checks the arguments.
+// CUDA _int_mm.out, _weight_int8pack_mm and _weight_int4pack_mm
+// (c_shim_cuda.h): int8 x int8 -> int32, floating activations times int8
+// weights [N, K] with a scale per output channel, and bfloat16 activations
+// times grouped int4 weights. The op layer (ops/linalg_args) checks the arguments.
 // _int_mm runs on cuBLASLt's int8 GEMM when the operands are in the form
 // it takes, else on a kernel of cuda_matmul_extra.cu that reads them at
 // their own strides; _weight_int8pack_mm on another kernel there. _int_mm
@@ -9,7 +10,10 @@
 // behaves the same on either runtime.
 // _weight_int8pack_mm accumulates each output in float32 and applies the
 // scale before the single rounding to the activations' dtype, as torch's
-// CUDA kernel does.
+// CUDA kernel does. _weight_int4pack_mm reads torch's CUDA int4 packing
+// (_convert_weight_to_int4pack on CUDA; see cuda_matmul_extra_kernels.h):
+// in place for few rows, dequantized to bfloat16 and multiplied on
+// cuBLASLt for more.
 #include <memory>
 #include <utility>
 
@@ -86,6 +90,41 @@ Status run_weight_int8(AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorH
   return Status();
 }
 
+// Up to this many rows the packed weights are read in place, once per row;
+// past it they are dequantized once and multiplied on cuBLASLt.
+constexpr int64_t kInt4GemvMaxRows = 16;
+
+Status run_weight_int4(AtenTensorHandle self, AtenTensorHandle mat2, int64_t group, AtenTensorHandle sz,
+                       AtenTensorHandle* ret) {
+  AOTIRT_REQUIRE_OUT(ret);
+  AOTIRT_ASSIGN_OR_RETURN(ops::WeightOnlyArgs a, ops::weight_int4pack_mm_cuda_args(self, mat2, group, sz));
+  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*a.a, "self"));
+  AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.b, "mat2"));
+  AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.scales, "qScaleAndZeros"));
+  const int device = scope->device();
+  cudaStream_t stream = scope->stream();
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, cuda_empty_contiguous(DimVector{a.m, a.n}, DType::kBFloat16, device));
+  const int ikt = static_cast<int>(a.inner_k_tiles);
+  const int32_t* packed = static_cast<const int32_t*>(a.b->data_ptr());
+  if (out.numel() == 0) {
+    // Nothing to compute.
+  } else if (a.m <= kInt4GemvMaxRows) {
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_int4pack_gemv(a.a->data_ptr(), packed, a.scales->data_ptr(),
+                                                          out.data_ptr(), a.m, a.n, a.k, ikt, a.group, stream));
+  } else {
+    // The weights as bfloat16 [N, K], each value rounded as torch's kernel
+    // rounds it before its bfloat16 tensor-core product; the GEMM then
+    // accumulates in float32 and rounds once, as that kernel does.
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl w, cuda_empty_contiguous(DimVector{a.n, a.k}, DType::kBFloat16, device));
+    AOTIRT_CUDA_RETURN_IF_ERROR(
+        cuda_launch_int4pack_dequant(packed, a.scales->data_ptr(), w.data_ptr(), a.n, a.k, ikt, a.group, stream));
+    const TensorImpl wt(w.storage(), w.dtype(), DimVector{a.k, a.n}, DimVector{1, a.k}, w.storage_offset());
+    AOTIRT_RETURN_IF_ERROR(cuda_addmm_tensors(out, nullptr, *a.a, wt, 0.0, 1.0));
+  }
+  *ret = new_handle(std::move(out));
+  return Status();
+}
+
 }  // namespace
 }  // namespace aotirt
 
@@ -101,6 +140,11 @@ AOTITorchError aoti_torch_cuda__int_mm_out(AtenTensorHandle out, AtenTensorHandl
 AOTITorchError aoti_torch_cuda__weight_int8pack_mm(AtenTensorHandle self, AtenTensorHandle mat2,
                                                    AtenTensorHandle scales, AtenTensorHandle* ret0) noexcept {
   return shim_call(__func__, [&]() -> Status { return run_weight_int8(self, mat2, scales, ret0); });
+}
+
+AOTITorchError aoti_torch_cuda__weight_int4pack_mm(AtenTensorHandle self, AtenTensorHandle mat2, int64_t qGroupSize,
+                                                   AtenTensorHandle qScaleAndZeros, AtenTensorHandle* ret0) noexcept {
+  return shim_call(__func__, [&]() -> Status { return run_weight_int4(self, mat2, qGroupSize, qScaleAndZeros, ret0); });
 }
 
 }  // extern "C"
