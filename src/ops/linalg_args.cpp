@@ -272,6 +272,15 @@ Result<IntMmArgs> int_mm_out_args(AtenTensorHandle out, AtenTensorHandle self, A
   return a;
 }
 
+Status check_int_mm_cuda_shape(const IntMmArgs& a) {
+  AOTIRT_ENSURE(a.m > 16, kInvalidArgument, "self.size(0) needs to be greater than 16, but got {}", a.m);
+  AOTIRT_ENSURE(a.k > 0 && a.k % 8 == 0, kInvalidArgument,
+                "self.size(1) needs to be greater than 0 and a multiple of 8, but got {}", a.k);
+  AOTIRT_ENSURE(a.n > 0 && a.n % 8 == 0, kInvalidArgument,
+                "mat2.size(1) needs to be greater than 0 and a multiple of 8, but got {}", a.n);
+  return Status();
+}
+
 Result<RmsNormArgs> fused_rms_norm_args(AtenTensorHandle input, const int64_t* normalized_shape,
                                         int64_t normalized_shape_len, AtenTensorHandle* weight, const double* eps) {
   RmsNormArgs a;
@@ -387,6 +396,43 @@ Status check_int4_group(const WeightOnlyArgs& a, int64_t group) {
                 "{}: expect qScaleAndZeros to have K / qGroupSize = {} groups, got {}", kOp, a.k / group,
                 a.scales->sizes()[0]);
   return Status();
+}
+
+Result<WeightOnlyArgs> weight_int4pack_mm_cuda_args(AtenTensorHandle x, AtenTensorHandle w, int64_t group,
+                                                    AtenTensorHandle scales_zeros) {
+  constexpr const char* kOp = "_weight_int4pack_mm";
+  WeightOnlyArgs a;
+  AOTIRT_ASSIGN_OR_RETURN(a.a, require_tensor(x, "self"));
+  AOTIRT_ASSIGN_OR_RETURN(a.b, require_tensor(w, "mat2"));
+  AOTIRT_ASSIGN_OR_RETURN(a.scales, require_tensor(scales_zeros, "qScaleAndZeros"));
+  const TensorImpl &t = *a.a, &b = *a.b, &s = *a.scales;
+  AOTIRT_ENSURE(t.dtype() == DType::kBFloat16 && t.dim() == 2 && t.is_contiguous(), kInvalidArgument,
+                "{}: expect A to be a contiguous 2D bfloat16 tensor, got {} {}", kOp, dtype_name(t.dtype()),
+                layout_str(t));
+  AOTIRT_ENSURE(b.dtype() == DType::kInt32 && b.dim() == 4 && b.is_contiguous(), kInvalidArgument,
+                "{}: expect B to be a contiguous 4D int32 tensor (the CUDA int4 packing), got {} {}", kOp,
+                dtype_name(b.dtype()), layout_str(b));
+  a.inner_k_tiles = b.sizes()[3] * 2;
+  AOTIRT_ENSURE(a.inner_k_tiles == 2 || a.inner_k_tiles == 4 || a.inner_k_tiles == 8, kInvalidArgument,
+                "{}: expect B.size(3) * 2 (inner k tiles) to be 2, 4 or 8, got {}", kOp, a.inner_k_tiles);
+  AOTIRT_ENSURE(b.sizes()[2] == 32, kInvalidArgument, "{}: expect B.size(2) to be 32, got {}", kOp, b.sizes()[2]);
+  a.m = t.sizes()[0];
+  a.k = t.sizes()[1];
+  a.n = b.sizes()[0] * 8;
+  const int64_t super_k = a.inner_k_tiles * 16;
+  AOTIRT_ENSURE(a.k > 0 && a.k % super_k == 0 && b.sizes()[1] == a.k / super_k, kInvalidArgument,
+                "{}: A's K = {} does not match B {} (K must be a positive multiple of {} and B.size(1) K / {})", kOp,
+                a.k, shape_str(b), super_k, super_k);
+  AOTIRT_ENSURE(group == 32 || group == 64 || group == 128 || group == 256, kInvalidArgument,
+                "{}: expect qGroupSize to be 32, 64, 128 or 256, got {}", kOp, group);
+  AOTIRT_ENSURE(a.k % group == 0, kInvalidArgument, "{}: expect K ({}) to be divisible by qGroupSize ({})", kOp, a.k,
+                group);
+  a.group = group;
+  AOTIRT_ENSURE(s.dtype() == DType::kBFloat16 && s.dim() == 3 && s.is_contiguous() && s.sizes()[0] == a.k / group &&
+                    s.sizes()[1] == a.n && s.sizes()[2] == 2,
+                kInvalidArgument, "{}: expect qScaleAndZeros to be a contiguous bfloat16 [{}, {}, 2], got {} {}", kOp,
+                a.k / group, a.n, dtype_name(s.dtype()), layout_str(s));
+  return a;
 }
 
 // ---- LAPACK-backed ops ----

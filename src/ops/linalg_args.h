@@ -69,6 +69,9 @@ struct IntMmArgs {
   int64_t m = 0, k = 0, n = 0;
 };
 Result<IntMmArgs> int_mm_out_args(AtenTensorHandle out, AtenTensorHandle self, AtenTensorHandle mat2);
+// The shapes torch's CUDA _int_mm takes on top of those (its cuBLAS int8
+// GEMM's): more than 16 rows, K and N positive multiples of 8.
+Status check_int_mm_cuda_shape(const IntMmArgs& a);
 
 // _fused_rms_norm: rows of |inner| elements (the normalized dims), weight
 // optional; eps defaults to the compute dtype's machine epsilon.
@@ -93,6 +96,7 @@ struct WeightOnlyArgs {
   const TensorImpl* b = nullptr;
   const TensorImpl* scales = nullptr;
   int64_t m = 0, k = 0, n = 0, group = 0;
+  int64_t inner_k_tiles = 0;  // CUDA int4 packing only
 };
 Result<WeightOnlyArgs> weight_int8pack_mm_args(AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle scales);
 // |group| is read from the qGroupSize tensor by the caller (it lives on the
@@ -100,6 +104,13 @@ Result<WeightOnlyArgs> weight_int8pack_mm_args(AtenTensorHandle self, AtenTensor
 Result<WeightOnlyArgs> weight_int4pack_mm_args(AtenTensorHandle x, AtenTensorHandle w, AtenTensorHandle group_size,
                                                AtenTensorHandle scales_zeros);
 Status check_int4_group(const WeightOnlyArgs& a, int64_t group);
+// _weight_int4pack_mm on CUDA: A [M, K] bfloat16 contiguous, B int32
+// [N / 8, K / (inner_k_tiles * 16), 32, inner_k_tiles / 2] contiguous in
+// torch's CUDA (tensor-core) packing, inner_k_tiles 2, 4 or 8, group size
+// 32/64/128/256 dividing K, scales and zeros [K / group, N, 2] bfloat16
+// contiguous -> [M, N] bfloat16.
+Result<WeightOnlyArgs> weight_int4pack_mm_cuda_args(AtenTensorHandle a, AtenTensorHandle b, int64_t group,
+                                                    AtenTensorHandle scales_zeros);
 
 // _dyn_quant_pack_4bit_weight and _dyn_quant_matmul_4bit as torch's CPU build
 // without KleidiAI runs them (the reference path): the pack is one float32

@@ -23,10 +23,19 @@ struct ScaledMmArgs {
   const TensorImpl* bias = nullptr;  // null when absent
   int64_t m = 0, k = 0, n = 0;
   DType out_dtype = DType::kFloat32;
+  bool rowwise = false;  // scale_a [m, 1] and scale_b [1, n] (allow_rowwise only)
 };
 
+// |allow_rowwise| also takes torch's CUDA row-wise scales, scale_a [M, 1]
+// and scale_b [1, N] (float32), for a bfloat16 output.
 Result<ScaledMmArgs> scaled_mm_args(AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorHandle scale_a,
-                                    AtenTensorHandle scale_b, AtenTensorHandle* bias, const int32_t* out_dtype);
+                                    AtenTensorHandle scale_b, AtenTensorHandle* bias, const int32_t* out_dtype,
+                                    bool allow_rowwise = false);
+
+// What torch's CUDA op (cuBLASLt's float8 GEMM) requires on top: K and N
+// multiples of 16, self row-major and mat2 column-major, not both
+// float8_e5m2, and a bfloat16 output for row-wise scales.
+Status check_scaled_mm_cuda(const ScaledMmArgs& a);
 
 }  // namespace ops
 }  // namespace aotirt

@@ -52,8 +52,6 @@ EXCEPTION_LIMIT_PERCENT = 10
 # on the others yet. Exported, they still fail on a CUDA tensor, so they
 # count as missing there.
 GENERIC_DEVICES = {
-    "aoti_torch__scaled_mm": ("cpu",),
-    "aoti_torch__scaled_mm_v2": ("cpu",),
     "aoti_torch_aten_amax": ("cpu",),
     "aoti_torch_aten_fill__Scalar": ("cpu",),
     "aoti_torch_aten_subtract_Tensor": ("cpu",),

@@ -1,8 +1,9 @@
 """Conformance of the linear-algebra fallback ops with eager PyTorch on the
-same device: addmv, addbmm, _addmm_activation, _cdist_forward,
-_pdist_forward, _trilinear, _int_mm.out, _fused_rms_norm, the weight-only quantized GEMMs
-(_weight_int8pack_mm, _weight_int4pack_mm_cpu_tensor, and the reference
-path of _dyn_quant_pack_4bit_weight / _dyn_quant_matmul_4bit) and the LAPACK-backed
+same device: addmv, addbmm, _addmm_activation, mm.dtype_out, _cdist_forward,
+_pdist_forward, _trilinear, _int_mm.out, _fused_rms_norm, the weight-only
+quantized GEMMs (_weight_int8pack_mm, _weight_int4pack_mm_cpu_tensor,
+_weight_int4pack_mm on CUDA, and the reference path of
+_dyn_quant_pack_4bit_weight / _dyn_quant_matmul_4bit) and the LAPACK-backed
 cholesky_solve, cholesky_inverse, triangular_solve, geqrf, ormqr and
 lu_unpack. Each op over its dtypes, contiguous and
 transposed operands, broadcast where it broadcasts, 0-size operands; output
@@ -18,7 +19,7 @@ import pytest
 import torch
 
 from shim_harness import devices, provided
-from shim_harness import ShimError, Shims, library_path, out_handles
+from shim_harness import DTYPE_CODES, ShimError, Shims, library_path, out_handles
 
 pytestmark = pytest.mark.skipif(not library_path().exists(),
                                 reason=f"{library_path()} not built (scripts/build.sh)")
@@ -133,6 +134,43 @@ def test_addmm_activation(shims, device, dtype, use_gelu, case):
     check(got, A._addmm_activation(self, m1, m2, beta=beta, alpha=alpha, use_gelu=bool(use_gelu)))
 
 
+@pytest.mark.parametrize("device", devices())
+@pytest.mark.parametrize("dtypes", [(torch.bfloat16, torch.float32), (torch.float16, torch.float32),
+                                    (torch.float32, torch.float32), (torch.bfloat16, torch.bfloat16)])
+@pytest.mark.parametrize("case", ["plain", "T", "out_T", "k0"])
+def test_mm_dtype_out(shims, device, dtypes, case):
+    name = need(shims, device, "mm_dtype_out")
+    in_dtype, out_dtype = dtypes
+    m, k, n = (37, 0 if case == "k0" else 70, 45)
+    a = rand((m, k), in_dtype, device, transposed=case == "T")
+    b = rand((k, n), in_dtype, device, transposed=case == "T", seed=1)
+    # out= is written in place, at its own strides.
+    out = (torch.empty((n, m), dtype=out_dtype, device=device).t() if case == "out_T"
+           else torch.empty((m, n), dtype=out_dtype, device=device))
+    shims.call(name, shims.handle(out), shims.handle(a), shims.handle(b), ctypes.c_int32(DTYPE_CODES[out_dtype]))
+    want = A.mm.dtype(a, b, out_dtype)
+    opts = dict(rtol=1e-4, atol=1e-4) if out_dtype == torch.float32 else tol(out_dtype)
+    torch.testing.assert_close(out, want, **opts)
+
+
+@pytest.mark.parametrize("device", devices())
+def test_mm_dtype_out_refusals(shims, device):
+    name = need(shims, device, "mm_dtype_out")
+    a = rand((4, 8), torch.float32, device)
+    b = rand((8, 3), torch.float32, device)
+    out = torch.empty((4, 3), dtype=torch.bfloat16, device=device)
+    with pytest.raises(ShimError):  # float32 inputs give float32 only
+        shims.call(name, shims.handle(out), shims.handle(a), shims.handle(b),
+                   ctypes.c_int32(DTYPE_CODES[torch.bfloat16]))
+    out = torch.empty((4, 3), dtype=torch.float32, device=device)
+    with pytest.raises(ShimError):  # out's dtype differs from out_dtype
+        shims.call(name, shims.handle(out), shims.handle(a.bfloat16()), shims.handle(b.bfloat16()),
+                   ctypes.c_int32(DTYPE_CODES[torch.bfloat16]))
+    with pytest.raises(ShimError):  # inner sizes differ
+        shims.call(name, shims.handle(out), shims.handle(a), shims.handle(b[:5]),
+                   ctypes.c_int32(DTYPE_CODES[torch.float32]))
+
+
 # ---- _cdist_forward, _pdist_forward ----
 
 CDIST_CASES = [((5, 3), (4, 3)), ((2, 5, 3), (1, 4, 3)), ((3, 1, 6, 2), (4, 7, 2)), ((30, 4), (20, 4)),
@@ -200,20 +238,33 @@ def test_trilinear(shims, device, dtype, transposed, case):
 # ---- _int_mm.out ----
 
 @pytest.mark.parametrize("device", devices())
-@pytest.mark.parametrize("shape", [(5, 7, 3), (1, 5, 1), (0, 4, 3), (4, 0, 3), (33, 64, 17)])
-@pytest.mark.parametrize("transposed", [False, True])
-def test_int_mm_out(shims, device, shape, transposed):
+@pytest.mark.parametrize("shape", [(5, 7, 3), (1, 5, 1), (0, 4, 3), (4, 0, 3), (33, 64, 17), (17, 8, 8),
+                                   (33, 64, 24), (300, 256, 520)])
+@pytest.mark.parametrize("layout", ["rows", "cols", "weight_t"])
+def test_int_mm_out(shims, device, shape, layout):
+    """CUDA takes torch's CUDA shapes only (more than 16 rows, K and N
+    multiples of 8) and refuses the rest as torch does; "weight_t" (self
+    row-major, mat2 a transposed weight) is the form cuBLASLt's int8 GEMM
+    takes, the others run on aotirt's own kernel."""
     name = need(shims, device, "_int_mm_out")
     m, k, n = shape
     g = torch.Generator().manual_seed(0)
     a = torch.randint(-128, 128, (m, k), generator=g, dtype=torch.int8)
     b = torch.randint(-128, 128, (k, n), generator=g, dtype=torch.int8)
-    if transposed:
+    if layout == "cols":
         a, b = a.t().contiguous().t(), b.t().contiguous().t()
+    elif layout == "weight_t":
+        b = b.t().contiguous().t()
     a, b = a.to(device), b.to(device)
     out = torch.full((m, n), 7, dtype=torch.int32, device=device)
+    try:
+        want = A._int_mm(a, b)
+    except RuntimeError:
+        with pytest.raises(ShimError):
+            shims.call(name, shims.handle(out), shims.handle(a), shims.handle(b))
+        return
     shims.call(name, shims.handle(out), shims.handle(a), shims.handle(b))
-    assert torch.equal(out, A._int_mm(a, b))
+    assert torch.equal(out, want)
 
 
 # ---- _fused_rms_norm ----
@@ -278,6 +329,51 @@ def test_weight_int4pack_mm_cpu_tensor(shims, device, dtype, shape):
     got = call1(shims, name, device, shims.handle(x), shims.handle(packed), shims.handle(gs), shims.handle(sz))
     want = torch.ops.quantized.int4mm_packed_weight_cpu(x, packed, gs, sz)
     check(got, want, **({} if dtype != torch.float32 else dict(rtol=1e-4, atol=1e-4)))
+
+
+INT4_CUDA_CASES = [(1, 256, 64, 32, 8), (3, 512, 48, 64, 4), (16, 256, 80, 128, 2), (17, 256, 80, 128, 2),
+                   (64, 1024, 256, 256, 8), (5, 128, 16, 32, 8), (0, 128, 16, 32, 2)]
+
+
+@pytest.mark.parametrize("device", [d for d in devices() if d == "cuda"])
+@pytest.mark.parametrize("case", INT4_CUDA_CASES, ids=[str(c) for c in INT4_CUDA_CASES])
+def test_weight_int4pack_mm_cuda(shims, device, case):
+    """torch's CUDA int4 packing, made by torch itself
+    (_convert_weight_to_int4pack on the CUDA tensor); (m, k, n, group,
+    inner_k_tiles). Up to 16 rows read the packing in place, more dequantize
+    it for cuBLASLt."""
+    name = need(shims, device, "_weight_int4pack_mm")
+    m, k, n, group, ikt = case
+    g = torch.Generator().manual_seed(0)
+    w = torch.randint(0, 16, (n, k), generator=g, dtype=torch.int32)
+    w_u8 = (w[:, ::2] << 4 | w[:, 1::2]).to(torch.uint8).to(device)
+    packed = A._convert_weight_to_int4pack(w_u8, ikt)
+    sz = torch.stack([torch.rand(k // group, n, generator=g) * 0.02 + 0.01,
+                      torch.randn(k // group, n, generator=g) * 0.01], dim=-1).to(torch.bfloat16).to(device)
+    x = rand((m, k), torch.bfloat16, device)
+    got = call1(shims, name, device, shims.handle(x), shims.handle(packed), ctypes.c_int64(group), shims.handle(sz))
+    if m == 0:
+        assert got.shape == (0, n) and got.dtype == torch.bfloat16
+        return
+    check(got, A._weight_int4pack_mm(x, packed, group, sz))
+
+
+@pytest.mark.parametrize("device", [d for d in devices() if d == "cuda"])
+def test_weight_int4pack_mm_cuda_refusals(shims, device):
+    name = need(shims, device, "_weight_int4pack_mm")
+    g = torch.Generator().manual_seed(0)
+    w_u8 = torch.randint(0, 256, (32, 64), generator=g, dtype=torch.int32).to(torch.uint8).to(device)
+    packed = A._convert_weight_to_int4pack(w_u8, 2)
+    sz = torch.rand(4, 32, 2, generator=g).to(torch.bfloat16).to(device)
+    x = rand((2, 128), torch.bfloat16, device)
+    for args in [(x.float(), packed, 32, sz),  # A must be bfloat16
+                 (x, packed, 48, sz),  # group size
+                 (rand((2, 96), torch.bfloat16, device), packed, 32, sz[:3]),  # K does not match the packing
+                 (x, packed, 32, sz.float())]:  # scales and zeros must be bfloat16
+        (r,) = out_handles(1)
+        with pytest.raises(ShimError):
+            shims.call(name, shims.handle(args[0]), shims.handle(args[1]), ctypes.c_int64(args[2]),
+                       shims.handle(args[3]), ctypes.byref(r))
 
 
 DYN_CASES = [(3, 64, 4, 64, False), (3, 64, 4, 64, True), (5, 128, 7, 32, False), (2, 128, 9, 64, True),
@@ -556,6 +652,43 @@ def test_large_inputs_take_the_parallel_paths(shims, device):
         dims = [ctypes.c_int64(32), ctypes.c_int64(64), ctypes.c_int64(256)]
         got = call1(shims, mm, device, shims.handle(x), shims.handle(packed), *dims)
         check(got, A._dyn_quant_matmul_4bit(x, packed, 32, 64, 256), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("device", devices())
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_larger_products(shims, device, dtype):
+    """Sizes that span many thread blocks and GEMM tiles on a GPU."""
+    t = tol(dtype) if dtype != torch.float32 else dict(rtol=1e-4, atol=1e-4)
+    if dtype == torch.bfloat16:
+        t = dict(rtol=3e-2, atol=1e-1)
+    mat = rand((300, 200), dtype, device, transposed=True)
+    vec = rand((400,), dtype, device, seed=1)[::2]
+    self = rand((300,), dtype, device, seed=2)
+    got = call1(shims, need(shims, device, "addmv"), device, shims.handle(self), shims.handle(mat), shims.handle(vec),
+                ctypes.c_double(0.5), ctypes.c_double(2.0))
+    check(got, torch.addmv(self, mat, vec, beta=0.5, alpha=2.0), **t)
+    b1 = rand((4, 70, 50), dtype, device, seed=3)
+    b2 = rand((4, 50, 90), dtype, device, transposed=True, seed=4)
+    self = rand((70, 90), dtype, device, seed=5)
+    got = call1(shims, need(shims, device, "addbmm"), device, shims.handle(self), shims.handle(b1), shims.handle(b2),
+                ctypes.c_double(1.0), ctypes.c_double(1.0))
+    check(got, torch.addbmm(self, b1, b2), **t)
+    m1 = rand((130, 70), dtype, device, seed=6)
+    m2 = rand((70, 90), dtype, device, seed=7)
+    bias = rand((90,), dtype, device, seed=8)
+    for use_gelu in (0, 1):
+        (r,) = out_handles(1)
+        shims.call(need(shims, device, "_addmm_activation"), shims.handle(bias), shims.handle(m1), shims.handle(m2),
+                   ctypes.c_double(1.0), ctypes.c_double(1.0), ctypes.c_int32(use_gelu), ctypes.byref(r))
+        check(shims.tensor(r, device).to(device),
+              A._addmm_activation(bias, m1, m2, use_gelu=bool(use_gelu)), **t)
+    x = rand((17, 256), dtype, device, seed=9)
+    g = torch.Generator().manual_seed(10)
+    w = torch.randint(-128, 128, (300, 256), generator=g, dtype=torch.int8).to(device)
+    s = (torch.rand(300, generator=g) * 0.05).to(dtype).to(device)
+    got = call1(shims, need(shims, device, "_weight_int8pack_mm"), device, shims.handle(x), shims.handle(w),
+                shims.handle(s))
+    check(got, A._weight_int8pack_mm(x, w, s), **t)
 
 
 # ---- refusals ----

@@ -2,7 +2,9 @@
 scales): the CPU op, its out= variant and the device-generic _scaled_mm and
 _scaled_mm_v2 entry points, against eager torch._scaled_mm on the CPU. Every
 output dtype torch's CPU op gives, float8_e4m3fn and float8_e5m2 operands,
-a bias, and mat2 in either memory order.
+a bias, and mat2 in either memory order. On a GPU the CUDA op likewise
+against eager CUDA torch._scaled_mm, with tensor-wise and row-wise scales,
+in the layout torch's CUDA op takes (mat2 column-major), and its refusals.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import ctypes
 import pytest
 import torch
 
-from shim_harness import DTYPE_CODES, ShimError, Shims, int32_ptr, library_path, out_handles
+from shim_harness import DTYPE_CODES, ShimError, Shims, devices, int32_ptr, library_path, out_handles, provided
 
 pytestmark = pytest.mark.skipif(not library_path().exists(),
                                 reason=f"{library_path()} not built (scripts/build.sh)")
@@ -94,3 +96,123 @@ def test_bad_arguments_fail_cleanly(shims):
         shims.call("aoti_torch_cpu__scaled_mm_out", shims.handle(out), shims.handle(a), shims.handle(b),
                    shims.handle(sa), shims.handle(sb), None, None, int32_ptr(DTYPE_CODES[torch.float32]),
                    ctypes.c_int32(0))
+
+
+# ---- CUDA ----
+
+E5 = torch.float8_e5m2
+
+
+def need_cuda(shims, name):
+    if "cuda" not in devices():
+        pytest.skip("no GPU")
+    if not provided(shims, name):
+        pytest.skip(f"{name} is not provided yet")
+    return name
+
+
+def cuda_operands(dtype_a=F8, dtype_b=F8, m=40, k=64, n=48, rowwise=False, seed=0):
+    """self row-major and mat2 column-major (a transposed weight), as torch's
+    CUDA op requires."""
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=g).to(dtype_a).cuda()
+    b = torch.randn(n, k, generator=g).to(dtype_b).cuda().t()
+    if rowwise:
+        sa = (torch.rand(m, 1, generator=g) + 0.5).cuda()
+        sb = (torch.rand(1, n, generator=g) + 0.5).cuda()
+    else:
+        sa, sb = torch.tensor(0.5).cuda(), torch.tensor(2.0).cuda()
+    return a, b, sa, sb
+
+
+def cuda_scaled_mm(shims, a, b, sa, sb, bias=None, out_dtype=None, fast=0, scale_result=None):
+    (r,) = out_handles(1)
+    shims.call(need_cuda(shims, "aoti_torch_cuda__scaled_mm"), shims.handle(a), shims.handle(b), shims.handle(sa),
+               shims.handle(sb), ctypes.byref(shims.handle(bias)) if bias is not None else None,
+               ctypes.byref(shims.handle(scale_result)) if scale_result is not None else None,
+               int32_ptr(None if out_dtype is None else DTYPE_CODES[out_dtype]), ctypes.c_int32(fast),
+               ctypes.byref(r))
+    return shims.tensor(r, "cuda")
+
+
+def cuda_close(got, want):
+    """Within one rounding step of the output dtype: cuBLASLt may sum in
+    another order for another output type."""
+    assert got.dtype == want.dtype and got.shape == want.shape and got.stride() == want.stride()
+    tol = {torch.float32: (1e-4, 1e-4), torch.bfloat16: (1.6e-2, 1e-2), torch.float16: (2e-3, 2e-3)}
+    rtol, atol = tol.get(want.dtype, (0.13, 0.02))
+    torch.testing.assert_close(got.float(), want.float(), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("out_dtype", [None, torch.float32, torch.bfloat16, torch.float16, F8])
+@pytest.mark.parametrize("dtypes", [(F8, F8), (E5, F8), (F8, E5)])
+@pytest.mark.parametrize("fast", [0, 1])
+def test_cuda_scaled_mm_tensorwise(shims, out_dtype, dtypes, fast):
+    need_cuda(shims, "aoti_torch_cuda__scaled_mm")
+    a, b, sa, sb = cuda_operands(*dtypes)
+    want = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=out_dtype, use_fast_accum=bool(fast))
+    cuda_close(cuda_scaled_mm(shims, a, b, sa, sb, out_dtype=out_dtype, fast=fast), want)
+
+
+@pytest.mark.parametrize("shape", [(40, 64, 48), (1, 32, 16), (257, 128, 96)])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_cuda_scaled_mm_rowwise(shims, shape, with_bias):
+    need_cuda(shims, "aoti_torch_cuda__scaled_mm")
+    m, k, n = shape
+    a, b, sa, sb = cuda_operands(m=m, k=k, n=n, rowwise=True)
+    if m == 1:  # a [1, 1] scale_a would read as tensor-wise; keep the row-wise pair
+        sa = sa.reshape(1, 1)
+    bias = torch.randn(n).to(torch.bfloat16).cuda() if with_bias else None
+    want = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, bias=bias, out_dtype=torch.bfloat16)
+    cuda_close(cuda_scaled_mm(shims, a, b, sa, sb, bias=bias, out_dtype=torch.bfloat16), want)
+
+
+@pytest.mark.parametrize("out_dtype", [torch.bfloat16, torch.float16])
+def test_cuda_scaled_mm_bias(shims, out_dtype):
+    need_cuda(shims, "aoti_torch_cuda__scaled_mm")
+    a, b, sa, sb = cuda_operands()
+    bias = torch.randn(48).to(out_dtype).cuda()
+    want = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, bias=bias, out_dtype=out_dtype)
+    cuda_close(cuda_scaled_mm(shims, a, b, sa, sb, bias=bias, out_dtype=out_dtype), want)
+
+
+def test_cuda_scaled_mm_out_and_generic_entry_points(shims):
+    need_cuda(shims, "aoti_torch_cuda__scaled_mm_out")
+    a, b, sa, sb = cuda_operands()
+    want = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+    out = torch.empty(40, 48, dtype=torch.bfloat16, device="cuda")
+    shims.call("aoti_torch_cuda__scaled_mm_out", shims.handle(out), shims.handle(a), shims.handle(b),
+               shims.handle(sa), shims.handle(sb), None, None, int32_ptr(DTYPE_CODES[torch.bfloat16]),
+               ctypes.c_int32(0))
+    cuda_close(out, want)
+    (r,) = out_handles(1)
+    shims.call("aoti_torch__scaled_mm_v2", shims.handle(a), shims.handle(b), shims.handle(sa), shims.handle(sb),
+               None, None, int32_ptr(DTYPE_CODES[torch.bfloat16]), ctypes.c_int8(0), ctypes.byref(r))
+    cuda_close(shims.tensor(r, "cuda"), want)
+    r, amax = out_handles(2)
+    shims.call("aoti_torch__scaled_mm", shims.handle(a), shims.handle(b), None,
+               int32_ptr(DTYPE_CODES[torch.bfloat16]), shims.handle(sa), shims.handle(sb), None, ctypes.c_int8(0),
+               ctypes.byref(r), ctypes.byref(amax))
+    got = shims.tensor(r, "cuda")
+    cuda_close(got, want)
+    assert shims.tensor(amax, "cuda").item() == got.float().abs().max().item()
+
+
+def test_cuda_scaled_mm_refusals(shims):
+    need_cuda(shims, "aoti_torch_cuda__scaled_mm")
+    a, b, sa, sb = cuda_operands()
+    for args, why in [
+        ((a, b.contiguous(), sa, sb), "mat2 row-major"),
+        ((a[:, :40], b[:40], sa, sb), "K not a multiple of 16"),
+        ((a, b[:, :40], sa, sb), "N not a multiple of 16"),
+        ((a.to(E5), b.to(E5), sa, sb), "two float8_e5m2 operands"),
+        ((a.float(), b, sa, sb), "not float8"),
+        ((a, b, sa.double(), sb), "float64 scale"),
+    ]:
+        with pytest.raises(ShimError):
+            cuda_scaled_mm(shims, *args, out_dtype=torch.bfloat16)
+        with pytest.raises(RuntimeError):  # torch refuses it too
+            torch._scaled_mm(*args, out_dtype=torch.bfloat16)
+    a, b, sa, sb = cuda_operands(rowwise=True)
+    with pytest.raises(ShimError):  # row-wise scales give bfloat16 only
+        cuda_scaled_mm(shims, a, b, sa, sb, out_dtype=torch.float32)

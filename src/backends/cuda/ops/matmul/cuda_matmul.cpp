@@ -233,8 +233,7 @@ Status run_matmul(ops::MatmulKind kind, AtenTensorHandle out_h, AtenTensorHandle
   const DimVector& out_sizes = out->sizes();
   const bool has_c = self && beta != 0.0;
   if (m == 0 || n == 0 || batch == 0) return Status();
-  AOTIRT_ENSURE(out->data_ptr() && a->data_ptr() && b->data_ptr(), kInvalidArgument, "a tensor has no data");
-
+  // With k = 0 the factors are empty and may have no memory at all.
   if (k == 0) {
     // The product is empty: out = beta * self, or zeros.
     AOTIRT_ASSIGN_OR_RETURN(Device * dev, get_device(out->device()));
@@ -246,6 +245,7 @@ Status run_matmul(ops::MatmulKind kind, AtenTensorHandle out_h, AtenTensorHandle
           cuda_launch_scale(tmp.data_ptr(), static_cast<int>(tmp.dtype()), tmp.numel(), beta, scope->stream()));
     return copy_tensor(*out, tmp, false);
   }
+  AOTIRT_ENSURE(out->data_ptr() && a->data_ptr() && b->data_ptr(), kInvalidArgument, "a tensor has no data");
 
   // First try in place (out and operands as they are); if cuBLASLt has no
   // algorithm for their strides or alignment, retry on dense, freshly
@@ -259,6 +259,14 @@ Status run_matmul(ops::MatmulKind kind, AtenTensorHandle out_h, AtenTensorHandle
 }  // namespace
 
 Status cuda_gemm(int device, cudaStream_t stream, const CudaGemm& g) { return lt_gemm(device, stream, g); }
+
+Status cuda_addmm_tensors(const TensorImpl& out, const TensorImpl* self, const TensorImpl& a, const TensorImpl& b,
+                          double beta, double alpha) {
+  // A handle is the TensorImpl's address; these are only read.
+  auto h = [](const TensorImpl* t) { return handle_of(const_cast<TensorImpl*>(t)); };
+  if (!self) return run_matmul(ops::MatmulKind::kMm, h(&out), h(&a), nullptr, h(&b), 0.0, 1.0);
+  return run_matmul(ops::MatmulKind::kAddmm, h(&out), h(self), h(&a), h(&b), beta, alpha);
+}
 
 Result<bool> cuda_gemm_own(int device, cudaStream_t stream, const CudaGemm& g, bool dry_run) {
   return own_gemm(device, stream, g, dry_run);

@@ -220,6 +220,72 @@ Status cublaslt_gemm(int device, cudaStream_t stream, const CudaGemm& g) {
   });
 }
 
+Status cublaslt_typed_gemm(int device, cudaStream_t stream, const LtTypedGemm& g) {
+  AOTIRT_ASSIGN_OR_RETURN(const CublasLtApi* api, cublaslt_api());
+  AOTIRT_ASSIGN_OR_RETURN(cublasLtHandle_t handle, lt_handle(*api, device));
+  AOTIRT_ENSURE(g.m <= INT32_MAX && g.n <= INT32_MAX && g.k <= INT32_MAX, kUnimplemented,
+                "matrix sizes m={} n={} k={} exceed cuBLASLt's limits", g.m, g.n, g.k);
+  // Everything made here is destroyed on every return.
+  struct Held {
+    const CublasLtApi& api;
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+    cublasLtMatmulPreference_t pref = nullptr;
+    ~Held() {
+      if (pref) api.cublasLtMatmulPreferenceDestroy(pref);
+      if (d) api.cublasLtMatrixLayoutDestroy(d);
+      if (b) api.cublasLtMatrixLayoutDestroy(b);
+      if (a) api.cublasLtMatrixLayoutDestroy(a);
+      if (op) api.cublasLtMatmulDescDestroy(op);
+    }
+  } h{*api};
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulDescCreate(&h.op, g.compute, g.scale_type));
+  int32_t ta = g.ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulDescSetAttribute(h.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulDescSetAttribute(h.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+  if (g.fast_accum) {
+    const int8_t fast = 1;
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(
+        api->cublasLtMatmulDescSetAttribute(h.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof(fast)));
+  }
+  AOTIRT_RETURN_IF_ERROR(lt_layout(*api, &h.a, g.a_type, g.ta ? g.k : g.m, g.ta ? g.m : g.k, g.lda, 1, 0));
+  AOTIRT_RETURN_IF_ERROR(lt_layout(*api, &h.b, g.b_type, g.tb ? g.n : g.k, g.tb ? g.k : g.n, g.ldb, 1, 0));
+  AOTIRT_RETURN_IF_ERROR(lt_layout(*api, &h.d, g.d_type, g.m, g.n, g.ldd, 1, 0));
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulPreferenceCreate(&h.pref));
+  uint64_t ws64 = kWorkspaceBytes;
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmulPreferenceSetAttribute(
+      h.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws64, sizeof(ws64)));
+  // The heuristic otherwise assumes 256-byte aligned pointers.
+  const uint32_t align_a = cuda_pointer_alignment(g.a), align_b = cuda_pointer_alignment(g.b),
+                 align_d = cuda_pointer_alignment(g.d);
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t> aligns[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_d},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_d}};
+  for (const auto& a : aligns)
+    AOTIRT_CUBLAS_RETURN_IF_ERROR(
+        api->cublasLtMatmulPreferenceSetAttribute(h.pref, a.first, &a.second, sizeof(a.second)));
+  cublasLtMatmulHeuristicResult_t result = {};
+  int returned = 0;
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(
+      api->cublasLtMatmulAlgoGetHeuristic(handle, h.op, h.a, h.b, h.d, h.d, h.pref, 1, &result, &returned));
+  if (returned == 0)
+    return AOTIRT_STATUS(kUnimplemented, "cuBLASLt has no algorithm for this mixed-type GEMM m={} n={} k={}", g.m,
+                         g.n, g.k);
+  TensorImpl graph_ws;
+  AOTIRT_ASSIGN_OR_RETURN(void* ws, cuda_op_workspace(device, stream, result.workspaceSize, &graph_ws));
+  const float alpha_f = 1.f, beta_f = 0.f;
+  const int32_t alpha_i = 1, beta_i = 0;
+  const bool int_scale = g.scale_type == CUDA_R_32I;
+  const void* alpha = int_scale ? static_cast<const void*>(&alpha_i) : &alpha_f;
+  const void* beta = int_scale ? static_cast<const void*>(&beta_i) : &beta_f;
+  ShimProfileScope profile("cublasLtMatmul (mixed types)");
+  AOTIRT_CUBLAS_RETURN_IF_ERROR(api->cublasLtMatmul(handle, h.op, alpha, g.a, h.a, g.b, h.b, beta, g.d, h.d, g.d, h.d,
+                                                    &result.algo, ws, result.workspaceSize, stream));
+  return Status();
+}
+
 Status cublaslt_prewarm(int device) {
   AOTIRT_ASSIGN_OR_RETURN(const CublasLtApi* api, cublaslt_api());
   return lt_handle(*api, device).take_status();

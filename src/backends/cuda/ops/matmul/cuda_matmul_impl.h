@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include "aotirt/status.h"
@@ -41,6 +42,37 @@ bool f32x3_enabled();
 Result<bool> bf16_gemm(int device, cudaStream_t stream, const CudaGemm& g, bool dry_run);
 // Whether bfloat16 GEMMs of more than eight rows go to cuBLASLt.
 bool bf16_on_cublaslt();
+
+// out = beta * self + alpha * (a @ b) for 2-D CUDA tensors, as
+// aoti_torch_cuda_addmm_out (self null: out = a @ b, as mm_out, beta and
+// alpha unused), with its
+// argument checks; for the ops that reduce to one GEMM
+// (cuda_matmul_extra.cpp).
+Status cuda_addmm_tensors(const TensorImpl& out, const TensorImpl* self, const TensorImpl& a, const TensorImpl& b,
+                          double beta, double alpha);
+
+// A GEMM whose operands and output differ in type (float8 or int8 inputs),
+// in cuBLASLt's column-major terms: D[m, n] (ld ldd) = op(A) @ op(B), with
+// unit scales, no bias and beta 0 (callers apply scales in their own
+// epilogue). Descriptors are made per call: these products are rare
+// enough in a model that a plan cache is not worth its memory.
+// kUnimplemented "no algorithm" when cuBLASLt has none for the layout.
+struct LtTypedGemm {
+  cudaDataType_t a_type = CUDA_R_8F_E4M3, b_type = CUDA_R_8F_E4M3, d_type = CUDA_R_32F;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  cudaDataType_t scale_type = CUDA_R_32F;
+  int64_t m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  bool ta = false;
+  int64_t lda = 1;
+  const void* b = nullptr;
+  bool tb = false;
+  int64_t ldb = 1;
+  void* d = nullptr;
+  int64_t ldd = 1;
+  bool fast_accum = false;  // float8 only
+};
+Status cublaslt_typed_gemm(int device, cudaStream_t stream, const LtTypedGemm& g);
 
 inline bool aligned16(const void* p) { return cuda_pointer_alignment(p) >= 16; }
 

@@ -1,0 +1,556 @@
+// Kernels of the CUDA matmul extras (cuda_matmul_extra_kernels.h). The
+// GEMMs themselves run on cuBLASLt; these are the pieces around them and the
+// products no library takes as such: p-norm distances, _trilinear's sum over
+// three strided inputs, int8 x int8 -> int32 and int8 weights times floating
+// activations. Every kernel strides over its work so that grid sizes stay
+// within the hardware's limits whatever the tensor sizes.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "backends/cuda/ops/cuda_op_kernels.h"
+#include "backends/cuda/ops/matmul/cuda_matmul_extra_kernels.h"
+
+namespace aotirt {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kMaxBlocks = int64_t{1} << 16;
+
+unsigned blocks_for(int64_t work, int64_t per_block = kThreads) {
+  int64_t b = (work + per_block - 1) / per_block;
+  if (b < 1) b = 1;
+  if (b > kMaxBlocks) b = kMaxBlocks;
+  return static_cast<unsigned>(b);
+}
+
+// Loads and stores through float for the half types; float and double as
+// they are.
+template <class T>
+struct Acc {
+  using type = float;
+};
+template <>
+struct Acc<double> {
+  using type = double;
+};
+
+__device__ __forceinline__ float to_acc(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_acc(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_acc(float v) { return v; }
+__device__ __forceinline__ double to_acc(double v) { return v; }
+
+template <class T>
+__device__ __forceinline__ T from_acc(typename Acc<T>::type v);
+template <>
+__device__ __forceinline__ __half from_acc<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_acc<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <>
+__device__ __forceinline__ float from_acc<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ double from_acc<double>(double v) {
+  return v;
+}
+
+// ---- activation ----
+
+template <class T>
+__global__ void activation_kernel(T* x, int64_t n, bool gelu) {
+  using A = typename Acc<T>::type;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    const A v = to_acc(x[i]);
+    A r;
+    if (gelu) {
+      // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+      const A k_beta = static_cast<A>(0.7978845608028654);
+      const A k_kappa = static_cast<A>(0.044715);
+      r = static_cast<A>(0.5) * v * (static_cast<A>(1) + tanh(k_beta * (v + k_kappa * v * v * v)));
+    } else {
+      // NaN stays NaN, as torch's relu.
+      r = v < static_cast<A>(0) ? static_cast<A>(0) : v;
+    }
+    x[i] = from_acc<T>(r);
+  }
+}
+
+// ---- distances ----
+
+template <class T>
+__device__ T p_distance(const T* x, const T* y, int64_t m, T p) {
+  T acc = 0;
+  if (p == T(0)) {
+    for (int64_t i = 0; i < m; ++i) acc += x[i] != y[i] ? T(1) : T(0);
+    return acc;
+  }
+  if (p == T(1)) {
+    for (int64_t i = 0; i < m; ++i) acc += fabs(x[i] - y[i]);
+    return acc;
+  }
+  if (p == T(2)) {
+    for (int64_t i = 0; i < m; ++i) {
+      const T d = x[i] - y[i];
+      acc += d * d;
+    }
+    return sqrt(acc);
+  }
+  if (isinf(p)) {
+    for (int64_t i = 0; i < m; ++i) acc = fmax(acc, fabs(x[i] - y[i]));
+    return acc;
+  }
+  for (int64_t i = 0; i < m; ++i) acc += pow(fabs(x[i] - y[i]), p);
+  return pow(acc, T(1) / p);
+}
+
+template <class T>
+__global__ void cdist_kernel(const T* x1, const T* x2, T* out, int64_t rows1, int64_t rows2, int64_t cols,
+                             int64_t total, T p) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+    const int64_t j = e % rows2;
+    const int64_t bi = e / rows2;  // b * rows1 + i
+    const int64_t b = bi / rows1;
+    out[e] = p_distance<T>(x1 + bi * cols, x2 + (b * rows2 + j) * cols, cols, p);
+  }
+}
+
+template <class T>
+__global__ void row_sq_norms_kernel(const T* x, T* sq, int64_t rows, int64_t cols) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows; r += step) {
+    T s = 0;
+    const T* row = x + r * cols;
+    for (int64_t c = 0; c < cols; ++c) s += row[c] * row[c];
+    sq[r] = s;
+  }
+}
+
+template <class T>
+__global__ void euclid_finish_kernel(T* out, const T* n1, const T* n2, int64_t rows1, int64_t rows2, int64_t total) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+    const int64_t j = e % rows2;
+    const int64_t bi = e / rows2;
+    const int64_t b = bi / rows1;
+    const T v = out[e] + n1[bi] + n2[b * rows2 + j];
+    out[e] = sqrt(fmax(v, static_cast<T>(1e-30)));
+  }
+}
+
+template <class T>
+__global__ void pdist_kernel(const T* x, T* out, int64_t rows, int64_t cols, T p) {
+  // One thread per (i, j) of the square; those with j <= i have no pair.
+  const int64_t total = rows * rows;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+    const int64_t i = e / rows, j = e % rows;
+    if (j <= i) continue;
+    const int64_t at = i * rows - i * (i + 1) / 2 + (j - i - 1);
+    out[at] = p_distance<T>(x + i * cols, x + j * cols, cols, p);
+  }
+}
+
+// ---- _trilinear ----
+
+template <class T>
+__global__ void trilinear_kernel(const T* i1, const T* i2, const T* i3, T* out, CudaTrilinearShape s) {
+  using A = typename Acc<T>::type;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < s.n_out; e += step) {
+    int64_t base[3] = {0, 0, 0};
+    int64_t rem = e;
+    for (int d = s.keep_dims - 1; d >= 0; --d) {
+      const int64_t idx = rem % s.keep_size[d];
+      rem /= s.keep_size[d];
+      for (int t = 0; t < 3; ++t) base[t] += idx * s.keep_stride[t][d];
+    }
+    A acc = 0;
+    for (int64_t q = 0; q < s.n_sum; ++q) {
+      int64_t off[3] = {base[0], base[1], base[2]};
+      int64_t r = q;
+      for (int d = s.sum_dims - 1; d >= 0; --d) {
+        const int64_t idx = r % s.sum_size[d];
+        r /= s.sum_size[d];
+        for (int t = 0; t < 3; ++t) off[t] += idx * s.sum_stride[t][d];
+      }
+      acc += to_acc(i1[off[0]]) * to_acc(i2[off[1]]) * to_acc(i3[off[2]]);
+    }
+    out[e] = from_acc<T>(acc);
+  }
+}
+
+// ---- int8 GEMMs ----
+
+constexpr int kTile = 16;
+
+__global__ void int8_mm_kernel(const int8_t* a, int64_t as0, int64_t as1, const int8_t* b, int64_t bs0, int64_t bs1,
+                               int32_t* out, int64_t m, int64_t k, int64_t n) {
+  __shared__ int32_t ta[kTile][kTile + 1];
+  __shared__ int32_t tb[kTile][kTile + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * kTile + tx;
+  // Row tiles stride by gridDim.y, which is capped below the hardware limit.
+  for (int64_t tile = blockIdx.y; tile * kTile < m; tile += gridDim.y) {
+    const int64_t row = tile * kTile + ty;
+    // Unsigned sums wrap modulo 2^32, which is int32's wrapping.
+    uint32_t acc = 0;
+    for (int64_t k0 = 0; k0 < k; k0 += kTile) {
+      const int64_t ka = k0 + tx, kb = k0 + ty;
+      ta[ty][tx] = row < m && ka < k ? static_cast<int32_t>(a[row * as0 + ka * as1]) : 0;
+      tb[ty][tx] = kb < k && col < n ? static_cast<int32_t>(b[kb * bs0 + col * bs1]) : 0;
+      __syncthreads();
+#pragma unroll
+      for (int q = 0; q < kTile; ++q) acc += static_cast<uint32_t>(ta[ty][q] * tb[q][tx]);
+      __syncthreads();
+    }
+    if (row < m && col < n) out[row * n + col] = static_cast<int32_t>(acc);
+  }
+}
+
+template <class T>
+__global__ void weight_int8_kernel(const T* x, int64_t xrs, const int8_t* w, const T* scales, int64_t ss, T* out,
+                                   int64_t m, int64_t k, int64_t n) {
+  // One warp per output: its lanes stride along k, so a warp reads a
+  // weight row in 32-byte runs and the activation row from cache.
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  const int64_t total = m * n;
+  for (int64_t o = warp; o < total; o += warps) {
+    const int64_t r = o / n, c = o % n;
+    const T* xr = x + r * xrs;
+    const int8_t* wr = w + c * k;
+    float acc = 0.f;
+    for (int64_t q = lane; q < k; q += 32) acc += static_cast<float>(to_acc(xr[q])) * static_cast<float>(wr[q]);
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+    if (lane == 0) out[o] = from_acc<T>(static_cast<typename Acc<T>::type>(acc * static_cast<float>(to_acc(scales[c * ss]))));
+  }
+}
+
+// ---- _scaled_mm epilogue ----
+
+constexpr int kFloat8E5m2 = 23;
+constexpr int kFloat8E4m3fn = 24;
+
+__device__ __forceinline__ float load_float(const void* p, int dtype, int64_t i) {
+  switch (dtype) {
+    case kCudaOpFloat16: return __half2float(static_cast<const __half*>(p)[i]);
+    case kCudaOpBFloat16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+
+__global__ void scaled_epilogue_kernel(const float* acc, void* out, int out_dtype, int64_t ors, int64_t ocs,
+                                       int64_t m, int64_t n, const float* sa, int64_t sas, const float* sb,
+                                       int64_t sbs, const void* bias, int bias_dtype, int64_t bs,
+                                       const float* result_scale) {
+  const int64_t total = m * n;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += step) {
+    const int64_t i = e / n, j = e % n;
+    float v = acc[e] * sa[i * sas] * sb[j * sbs];
+    if (bias) v += load_float(bias, bias_dtype, j * bs);
+    if (result_scale) v *= *result_scale;
+    const int64_t at = i * ors + j * ocs;
+    switch (out_dtype) {
+      case kCudaOpFloat16: static_cast<__half*>(out)[at] = __float2half_rn(v); break;
+      case kCudaOpBFloat16: static_cast<__nv_bfloat16*>(out)[at] = __float2bfloat16_rn(v); break;
+      case kFloat8E4m3fn:
+        static_cast<__nv_fp8_storage_t*>(out)[at] = __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3);
+        break;
+      case kFloat8E5m2:
+        static_cast<__nv_fp8_storage_t*>(out)[at] = __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E5M2);
+        break;
+      default: static_cast<float*>(out)[at] = v; break;
+    }
+  }
+}
+
+// ---- int4 weights in torch's CUDA packing ----
+
+// Word |within| (0 .. 2 * ikt - 1) of weight row |n|'s run in super-tile
+// |ko|: its address in the packed tensor and the k of its nibble 0. A row's
+// words of one super-tile are contiguous: the four lanes (n % 8) * 4 + r,
+// each with ikt / 2 words.
+struct Int4Word {
+  int64_t index;
+  int64_t k_base;  // k of the first byte this word's lane reads in its tile pair
+};
+
+__device__ __forceinline__ Int4Word int4_word(int64_t n, int64_t ko, int64_t within, int64_t super_tiles, int ikt) {
+  const int half = ikt / 2;
+  const int64_t r = within / half, p = within % half;
+  Int4Word w;
+  w.index = ((n / 8) * super_tiles + ko) * 32 * half + (n % 8) * 4 * half + within;
+  // The lane's tile pair starts at k-tile ko * ikt + 2p; in each of its two
+  // k-tiles the lane holds bytes r and r + 4 (k = 2 * byte, 2 * byte + 1).
+  w.k_base = (ko * ikt + 2 * p) * 16 + 2 * r;
+  return w;
+}
+
+// The k of nibble |i| of a word whose lane starts at |k_base|: nibbles 0-3
+// are the high halves (even k) of the lane's four bytes, 4-7 the low halves;
+// byte v is at +8 k within the tile for v odd and in the second tile for
+// v >= 2.
+__device__ __forceinline__ int64_t int4_nibble_k(int64_t k_base, int i) {
+  const int v = i & 3;
+  return k_base + (v >> 1) * 16 + (v & 1) * 8 + (i >> 2);
+}
+
+__device__ __forceinline__ __nv_bfloat16 int4_dequant(uint32_t word, int i, __nv_bfloat16 scale, __nv_bfloat16 zero) {
+  const int q = static_cast<int>((word >> (4 * i)) & 0xFu) - 8;
+  return __hfma(__int2bfloat16_rn(q), scale, zero);
+}
+
+__global__ void int4pack_dequant_kernel(const int32_t* packed, const __nv_bfloat16* sz, __nv_bfloat16* w, int64_t n,
+                                        int64_t k, int ikt, int64_t group) {
+  // One thread per packed word, in storage order.
+  const int half = ikt / 2;
+  const int64_t super_tiles = k / (ikt * 16);
+  const int64_t words = (n / 8) * super_tiles * 32 * half;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < words; e += step) {
+    const int64_t p = e % half;
+    const int64_t lane = (e / half) % 32;
+    const int64_t ko = (e / (half * 32)) % super_tiles;
+    const int64_t nt = e / (half * 32 * super_tiles);
+    const int64_t row = nt * 8 + lane / 4;
+    const int64_t k_base = (ko * ikt + 2 * p) * 16 + 2 * (lane % 4);
+    const uint32_t word = static_cast<uint32_t>(packed[e]);
+    // The eight values lie in one pair of k-tiles (32 k), so in one group.
+    const int64_t g = k_base / group;
+    const __nv_bfloat16 scale = sz[(g * n + row) * 2], zero = sz[(g * n + row) * 2 + 1];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) w[row * k + int4_nibble_k(k_base, i)] = int4_dequant(word, i, scale, zero);
+  }
+}
+
+__global__ void int4pack_gemv_kernel(const __nv_bfloat16* x, const int32_t* packed, const __nv_bfloat16* sz,
+                                     __nv_bfloat16* out, int64_t m, int64_t n, int64_t k, int ikt, int64_t group) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+  const int64_t super_tiles = k / (ikt * 16);
+  const int64_t row_words = super_tiles * 2 * ikt;  // k / 8
+  for (int64_t col = warp; col < n; col += warps) {
+    for (int64_t r = 0; r < m; ++r) {
+      const __nv_bfloat16* xr = x + r * k;
+      float acc = 0.f;
+      for (int64_t w = lane; w < row_words; w += 32) {
+        const int64_t ko = w / (2 * ikt), within = w % (2 * ikt);
+        const Int4Word iw = int4_word(col, ko, within, super_tiles, ikt);
+        const uint32_t word = static_cast<uint32_t>(packed[iw.index]);
+        const int64_t g = iw.k_base / group;
+        const __nv_bfloat16 scale = sz[(g * n + col) * 2], zero = sz[(g * n + col) * 2 + 1];
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+          acc += __bfloat162float(int4_dequant(word, i, scale, zero)) *
+                 __bfloat162float(xr[int4_nibble_k(iw.k_base, i)]);
+      }
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+      if (lane == 0) out[r * n + col] = __float2bfloat16_rn(acc);
+    }
+  }
+}
+
+}  // namespace
+
+cudaError_t cuda_launch_int4pack_dequant(const int32_t* packed, const void* sz, void* w, int64_t n, int64_t k,
+                                         int ikt, int64_t group, cudaStream_t stream) {
+  const int64_t words = n * k / 8;
+  if (words <= 0) return cudaSuccess;
+  if (ikt != 2 && ikt != 4 && ikt != 8) return cudaErrorInvalidValue;
+  int4pack_dequant_kernel<<<blocks_for(words), kThreads, 0, stream>>>(
+      packed, static_cast<const __nv_bfloat16*>(sz), static_cast<__nv_bfloat16*>(w), n, k, ikt, group);
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, const void* sz, void* out, int64_t m,
+                                      int64_t n, int64_t k, int ikt, int64_t group, cudaStream_t stream) {
+  if (m <= 0 || n <= 0) return cudaSuccess;
+  if (ikt != 2 && ikt != 4 && ikt != 8) return cudaErrorInvalidValue;
+  int4pack_gemv_kernel<<<blocks_for(n, kThreads / 32), kThreads, 0, stream>>>(
+      static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),
+      static_cast<__nv_bfloat16*>(out), m, n, k, ikt, group);
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_scaled_epilogue(const float* acc, void* out, int out_dtype, int64_t ors, int64_t ocs,
+                                        int64_t m, int64_t n, const float* sa, int64_t sa_stride, const float* sb,
+                                        int64_t sb_stride, const void* bias, int bias_dtype, int64_t bias_stride,
+                                        const float* result_scale, cudaStream_t stream) {
+  const int64_t total = m * n;
+  if (total <= 0) return cudaSuccess;
+  switch (out_dtype) {
+    case kCudaOpFloat32:
+    case kCudaOpFloat16:
+    case kCudaOpBFloat16:
+    case kFloat8E4m3fn:
+    case kFloat8E5m2: break;
+    default: return cudaErrorInvalidValue;
+  }
+  scaled_epilogue_kernel<<<blocks_for(total), kThreads, 0, stream>>>(acc, out, out_dtype, ors, ocs, m, n, sa,
+                                                                     sa_stride, sb, sb_stride, bias, bias_dtype,
+                                                                     bias_stride, result_scale);
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_activation(void* x, int dtype, int64_t n, bool gelu, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  const unsigned g = blocks_for(n);
+  switch (dtype) {
+    case kCudaOpFloat32: activation_kernel<float><<<g, kThreads, 0, stream>>>(static_cast<float*>(x), n, gelu); break;
+    case kCudaOpFloat64: activation_kernel<double><<<g, kThreads, 0, stream>>>(static_cast<double*>(x), n, gelu); break;
+    case kCudaOpFloat16: activation_kernel<__half><<<g, kThreads, 0, stream>>>(static_cast<__half*>(x), n, gelu); break;
+    case kCudaOpBFloat16:
+      activation_kernel<__nv_bfloat16><<<g, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(x), n, gelu);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_cdist(const void* x1, const void* x2, void* out, int dtype, int64_t batch, int64_t rows1,
+                              int64_t rows2, int64_t cols, double p, cudaStream_t stream) {
+  const int64_t total = batch * rows1 * rows2;
+  if (total <= 0) return cudaSuccess;
+  const unsigned g = blocks_for(total);
+  if (dtype == kCudaOpFloat32)
+    cdist_kernel<float><<<g, kThreads, 0, stream>>>(static_cast<const float*>(x1), static_cast<const float*>(x2),
+                                                    static_cast<float*>(out), rows1, rows2, cols, total,
+                                                    static_cast<float>(p));
+  else if (dtype == kCudaOpFloat64)
+    cdist_kernel<double><<<g, kThreads, 0, stream>>>(static_cast<const double*>(x1), static_cast<const double*>(x2),
+                                                     static_cast<double*>(out), rows1, rows2, cols, total, p);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_row_sq_norms(const void* x, void* sq, int dtype, int64_t rows, int64_t cols,
+                                     cudaStream_t stream) {
+  if (rows <= 0) return cudaSuccess;
+  const unsigned g = blocks_for(rows);
+  if (dtype == kCudaOpFloat32)
+    row_sq_norms_kernel<float><<<g, kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(sq),
+                                                           rows, cols);
+  else if (dtype == kCudaOpFloat64)
+    row_sq_norms_kernel<double><<<g, kThreads, 0, stream>>>(static_cast<const double*>(x), static_cast<double*>(sq),
+                                                            rows, cols);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_euclid_finish(void* out, const void* n1, const void* n2, int dtype, int64_t batch,
+                                      int64_t rows1, int64_t rows2, cudaStream_t stream) {
+  const int64_t total = batch * rows1 * rows2;
+  if (total <= 0) return cudaSuccess;
+  const unsigned g = blocks_for(total);
+  if (dtype == kCudaOpFloat32)
+    euclid_finish_kernel<float><<<g, kThreads, 0, stream>>>(static_cast<float*>(out), static_cast<const float*>(n1),
+                                                            static_cast<const float*>(n2), rows1, rows2, total);
+  else if (dtype == kCudaOpFloat64)
+    euclid_finish_kernel<double><<<g, kThreads, 0, stream>>>(static_cast<double*>(out),
+                                                             static_cast<const double*>(n1),
+                                                             static_cast<const double*>(n2), rows1, rows2, total);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_pdist(const void* x, void* out, int dtype, int64_t rows, int64_t cols, double p,
+                              cudaStream_t stream) {
+  if (rows <= 1) return cudaSuccess;
+  const unsigned g = blocks_for(rows * rows);
+  if (dtype == kCudaOpFloat32)
+    pdist_kernel<float><<<g, kThreads, 0, stream>>>(static_cast<const float*>(x), static_cast<float*>(out), rows,
+                                                    cols, static_cast<float>(p));
+  else if (dtype == kCudaOpFloat64)
+    pdist_kernel<double><<<g, kThreads, 0, stream>>>(static_cast<const double*>(x), static_cast<double*>(out), rows,
+                                                     cols, p);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_trilinear(const void* i1, const void* i2, const void* i3, void* out, int dtype,
+                                  const CudaTrilinearShape& s, cudaStream_t stream) {
+  if (s.n_out <= 0) return cudaSuccess;
+  const unsigned g = blocks_for(s.n_out);
+  switch (dtype) {
+    case kCudaOpFloat32:
+      trilinear_kernel<float><<<g, kThreads, 0, stream>>>(static_cast<const float*>(i1), static_cast<const float*>(i2),
+                                                          static_cast<const float*>(i3), static_cast<float*>(out), s);
+      break;
+    case kCudaOpFloat64:
+      trilinear_kernel<double><<<g, kThreads, 0, stream>>>(static_cast<const double*>(i1),
+                                                           static_cast<const double*>(i2),
+                                                           static_cast<const double*>(i3), static_cast<double*>(out), s);
+      break;
+    case kCudaOpFloat16:
+      trilinear_kernel<__half><<<g, kThreads, 0, stream>>>(static_cast<const __half*>(i1),
+                                                           static_cast<const __half*>(i2),
+                                                           static_cast<const __half*>(i3), static_cast<__half*>(out), s);
+      break;
+    case kCudaOpBFloat16:
+      trilinear_kernel<__nv_bfloat16><<<g, kThreads, 0, stream>>>(
+          static_cast<const __nv_bfloat16*>(i1), static_cast<const __nv_bfloat16*>(i2),
+          static_cast<const __nv_bfloat16*>(i3), static_cast<__nv_bfloat16*>(out), s);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_int8_mm(const int8_t* a, int64_t as0, int64_t as1, const int8_t* b, int64_t bs0,
+                                int64_t bs1, int32_t* out, int64_t m, int64_t k, int64_t n, cudaStream_t stream) {
+  if (m <= 0 || n <= 0) return cudaSuccess;
+  const int64_t col_tiles = (n + kTile - 1) / kTile, row_tiles = (m + kTile - 1) / kTile;
+  if (col_tiles > INT32_MAX) return cudaErrorInvalidValue;
+  const dim3 grid(static_cast<unsigned>(col_tiles), static_cast<unsigned>(row_tiles < 65535 ? row_tiles : 65535));
+  int8_mm_kernel<<<grid, dim3(kTile, kTile), 0, stream>>>(a, as0, as1, b, bs0, bs1, out, m, k, n);
+  return cudaGetLastError();
+}
+
+cudaError_t cuda_launch_weight_int8_mm(const void* x, int64_t x_row_stride, const int8_t* w, const void* scales,
+                                       int64_t scale_stride, void* out, int dtype, int64_t m, int64_t k, int64_t n,
+                                       cudaStream_t stream) {
+  const int64_t total = m * n;
+  if (total <= 0) return cudaSuccess;
+  const unsigned g = blocks_for(total, kThreads / 32);
+  switch (dtype) {
+    case kCudaOpFloat32:
+      weight_int8_kernel<float><<<g, kThreads, 0, stream>>>(static_cast<const float*>(x), x_row_stride, w,
+                                                            static_cast<const float*>(scales), scale_stride,
+                                                            static_cast<float*>(out), m, k, n);
+      break;
+    case kCudaOpFloat16:
+      weight_int8_kernel<__half><<<g, kThreads, 0, stream>>>(static_cast<const __half*>(x), x_row_stride, w,
+                                                             static_cast<const __half*>(scales), scale_stride,
+                                                             static_cast<__half*>(out), m, k, n);
+      break;
+    case kCudaOpBFloat16:
+      weight_int8_kernel<__nv_bfloat16><<<g, kThreads, 0, stream>>>(
+          static_cast<const __nv_bfloat16*>(x), x_row_stride, w, static_cast<const __nv_bfloat16*>(scales),
+          scale_stride, static_cast<__nv_bfloat16*>(out), m, k, n);
+      break;
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace aotirt
