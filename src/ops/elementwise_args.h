@@ -80,6 +80,9 @@ struct BinaryArgs {
 
 // add.Tensor / sub.Tensor / mul.Tensor / pow.Tensor_Tensor / gcd / polar.
 Result<BinaryArgs> binary_args(EwOp op, AtenTensorHandle self, AtenTensorHandle other, double alpha);
+// What sub.Tensor refuses beyond add.Tensor's rules (bool operands), so a
+// subtraction can run as add.Tensor with alpha negated.
+Status check_subtract(AtenTensorHandle self, AtenTensorHandle other);
 // add.Scalar / mul.Scalar: |other| is a wrapped number.
 Result<BinaryArgs> binary_scalar_args(EwOp op, AtenTensorHandle self, double other, double alpha);
 

@@ -56,9 +56,6 @@ GENERIC_DEVICES = {
     "aoti_torch__fft_c2c": ("cpu",),
     "aoti_torch__scaled_mm": ("cpu",),
     "aoti_torch__scaled_mm_v2": ("cpu",),
-    "aoti_torch_aten_amax": ("cpu",),
-    "aoti_torch_aten_fill__Scalar": ("cpu",),
-    "aoti_torch_aten_subtract_Tensor": ("cpu",),
     "aoti_torch_nonzero": ("cpu",),
     "aoti_torch_repeat_interleave_Tensor": ("cpu",),
 }

@@ -2,7 +2,9 @@
 // shims of shim_deprecated.h): they serve a tensor on any device. Views are
 // metadata; new tensors come from the device registry and are filled with
 // the device's own zero and copy (ops/tensor_args.h), so nothing here names
-// a backend. mm/bmm/addmm/convolution forward to the device's own op.
+// a backend. mm/bmm/addmm/convolution, fill_, subtract and amax forward to
+// the device's own op (amax to aotirt's aoti_torch_<device>_aotirt_amax,
+// torch having no device amax).
 #include <dlfcn.h>
 
 #include <map>
@@ -12,8 +14,10 @@
 #include <vector>
 
 #include "device/device.h"
+#include "ops/elementwise_args.h"
 #include "ops/op_args.h"
 #include "ops/tensor_args.h"
+#include "shim/abi/cpu_elementwise.h"
 #include "shim/abi/cpu_tensor.h"
 #include "shim/abi/cpu_scaled_mm.h"
 #include "shim/abi/generic_attention.h"
@@ -92,6 +96,20 @@ using AddmmFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTenso
 using ConvFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*, const int64_t*, int64_t,
                                   const int64_t*, int64_t, const int64_t*, int64_t, int32_t, const int64_t*,
                                   int64_t, int64_t, AtenTensorHandle*);
+
+using FillFn = AOTITorchError (*)(AtenTensorHandle, double);
+using AddFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, double, AtenTensorHandle*);
+using AmaxFn = AOTITorchError (*)(AtenTensorHandle, const int64_t*, int64_t, int32_t, AtenTensorHandle*);
+
+// The operand whose device a binary op runs on: |self|, unless it is a 0-d
+// CPU tensor joining a tensor on another device (torch runs the op there).
+AtenTensorHandle binary_device_of(AtenTensorHandle self, AtenTensorHandle other) {
+  if (!self || !other) return self;
+  const TensorImpl* s = impl_of(self);
+  const TensorImpl* o = impl_of(other);
+  if (s->dim() == 0 && s->device().is_cpu() && !o->device().is_cpu()) return other;
+  return self;
+}
 
 template <class Fn>
 Status view_of(AtenTensorHandle self, AtenTensorHandle* ret, Fn&& fn) {
@@ -312,6 +330,24 @@ AOTITorchError aoti_torch_addmm_out(AtenTensorHandle out, AtenTensorHandle self,
                                     AtenTensorHandle mat2, float beta, float alpha) noexcept {
   return forward<AddmmFn>(__func__, mat1, "mat1", "addmm_out", out, self, mat1, mat2, static_cast<double>(beta),
                           static_cast<double>(alpha));
+}
+
+AOTITorchError aoti_torch_aten_fill__Scalar(AtenTensorHandle self, double value) noexcept {
+  return forward<FillFn>(__func__, self, "self", "fill__Scalar", self, value);
+}
+
+AOTITorchError aoti_torch_aten_subtract_Tensor(AtenTensorHandle self, AtenTensorHandle other, double alpha,
+                                               AtenTensorHandle* ret0) noexcept {
+  const AOTITorchError rc = shim_call(__func__, [&] { return ops::ew::check_subtract(self, other); });
+  if (rc != 0) return rc;
+  // Past sub's own refusals (bool operands), self - alpha * other is
+  // add.Tensor with alpha negated: the same dtypes, layout and values.
+  return forward<AddFn>(__func__, binary_device_of(self, other), "self", "add_Tensor", self, other, -alpha, ret0);
+}
+
+AOTITorchError aoti_torch_aten_amax(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_, int32_t keepdim,
+                                    AtenTensorHandle* ret0) noexcept {
+  return forward<AmaxFn>(__func__, self, "self", "aotirt_amax", self, dim, dim_len_, keepdim, ret0);
 }
 
 AOTITorchError aoti_torch_convolution(AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle bias,
