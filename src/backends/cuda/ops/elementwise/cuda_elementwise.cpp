@@ -61,11 +61,13 @@ Status set_space(CudaEwLaunch* l, const DimVector& shape, const DimVector& out, 
     if (mag(out[x]) != mag(out[y])) return mag(out[x]) > mag(out[y]);
     return mag(a[x]) > mag(a[y]);
   });
-  int n = 0;
   l->numel = 1;
+  for (int64_t d = 0; d < nd; ++d) l->numel *= shape[d];
+  l->ndim = 0;
+  if (l->numel == 0) return Status();  // nothing to walk, however many dims
+  int n = 0;
   for (int64_t d : order) {
     const int64_t size = shape[d];
-    l->numel *= size;
     if (size == 1) continue;
     if (n > 0) {
       const int p = n - 1;
