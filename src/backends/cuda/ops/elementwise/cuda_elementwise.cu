@@ -186,11 +186,17 @@ __device__ __forceinline__ Offsets<Index> offsets_of(Index linear, const CudaEwL
   return o;
 }
 
-// The address of an operand's element at |offset| (its held value when it
-// has no device data).
-__device__ __forceinline__ const char* operand_at(const CudaEwOperand& op, int64_t offset, int size) {
-  if (op.data == nullptr) return reinterpret_cast<const char*>(op.scalar);
-  return static_cast<const char*>(op.data) + offset * size;
+// The value an operand without device data holds, in the compute type.
+// add and mul take it unrounded for float16/bfloat16 results (in float, as
+// torch's CUDA kernels read a CPU scalar); the rest convert it to the
+// common dtype first, as any input.
+template <CudaEwOp Op, class T>
+__device__ __forceinline__ typename T::C held_value(const CudaEwOperand& op) {
+  const char* p = reinterpret_cast<const char*>(op.scalar);
+  if constexpr (kIsReduced<T> && (Op == CudaEwOp::kAdd || Op == CudaEwOp::kMul))
+    return load_as<Float>(p, op.dtype);
+  else
+    return load_as<T>(p, op.dtype);
 }
 
 template <CudaEwOp Op, class T, class O, class Index>
@@ -207,6 +213,15 @@ __global__ void __launch_bounds__(kThreads) elementwise_kernel(const __grid_cons
     else
       alpha = static_cast<C>(l.alpha);
   }
+  // Held values (Scalars, 0-d CPU tensors) are read once.
+  const char* const a_data = static_cast<const char*>(l.a.data);
+  const char* const b_data = static_cast<const char*>(l.b.data);
+  C held_a = C(), held_b = C();
+  if constexpr (Op != CudaEwOp::kFill) {
+    if (a_data == nullptr) held_a = held_value<Op, T>(l.a);
+    if constexpr (kBinary)
+      if (b_data == nullptr) held_b = held_value<Op, T>(l.b);
+  }
   const Index numel = static_cast<Index>(l.numel);
   const Index step = static_cast<Index>(gridDim.x) * blockDim.x;
   for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel; i += step) {
@@ -215,9 +230,9 @@ __global__ void __launch_bounds__(kThreads) elementwise_kernel(const __grid_cons
     if constexpr (Op == CudaEwOp::kFill) {
       O::store(po, O::load(reinterpret_cast<const char*>(l.a.scalar)));
     } else {
-      const C x = load_as<T>(operand_at(l.a, o.a, a_size), l.a.dtype);
+      const C x = a_data ? load_as<T>(a_data + static_cast<int64_t>(o.a) * a_size, l.a.dtype) : held_a;
       if constexpr (kBinary) {
-        const C y = load_as<T>(operand_at(l.b, o.b, b_size), l.b.dtype);
+        const C y = b_data ? load_as<T>(b_data + static_cast<int64_t>(o.b) * b_size, l.b.dtype) : held_b;
         O::store(po, binary<Op, T, O>(x, y, alpha));
       } else {
         O::store(po, unary<Op, T, O>(x, l.exponent));
