@@ -544,12 +544,6 @@ Result<AmaxArgs> amax_args(AtenTensorHandle self, const int64_t* dim, int64_t di
   return a;
 }
 
-Status check_generic_on_cpu(const TensorImpl& t, const char* op_name) {
-  AOTIRT_ENSURE(t.device().is_cpu(), kUnimplemented, "{} is not implemented for device {} (aotirt computes it for CPU "
-                "tensors only)", op_name, t.device().to_string());
-  return Status();
-}
-
 }  // namespace ew
 }  // namespace ops
 }  // namespace aotirt

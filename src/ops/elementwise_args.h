@@ -123,11 +123,6 @@ struct AmaxArgs {
 };
 Result<AmaxArgs> amax_args(AtenTensorHandle self, const int64_t* dim, int64_t dim_len, bool keepdim);
 
-// Fails with UNIMPLEMENTED naming |op_name| and the device unless |t| is on
-// the CPU: the device-generic aoti_torch_aten_* ops are computed for CPU
-// tensors only.
-Status check_generic_on_cpu(const TensorImpl& t, const char* op_name);
-
 }  // namespace ew
 }  // namespace ops
 }  // namespace aotirt
