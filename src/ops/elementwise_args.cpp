@@ -368,6 +368,12 @@ Result<BinaryArgs> binary_args(EwOp op, AtenTensorHandle self, AtenTensorHandle 
   return a;
 }
 
+Status check_subtract(AtenTensorHandle self, AtenTensorHandle other) {
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* s, elementwise_tensor(self, "self"));
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, elementwise_tensor(other, "other"));
+  return check_sub_inputs(s->dtype(), o->dtype());
+}
+
 Result<BinaryArgs> binary_scalar_args(EwOp op, AtenTensorHandle self, double other, double alpha) {
   BinaryArgs a;
   a.op = op;
@@ -478,9 +484,11 @@ Result<FillArgs> fill_args(AtenTensorHandle self, double value) {
       if (d == DType::kFloat16) max = 65504.0;
       if (d == DType::kBFloat16) max = 3.3895313892515355e38;  // 0x7f7f
       if (d == DType::kFloat32 || d == DType::kComplex64) max = std::numeric_limits<float>::max();
-      // A one-element float16/bfloat16 tensor takes torch's scalar_fill path,
-      // which converts without the check (past the range: infinity).
-      const bool unchecked = (d == DType::kFloat16 || d == DType::kBFloat16) && a.self->numel() == 1;
+      // A one-element float16/bfloat16 CPU tensor takes torch's scalar_fill
+      // path, which converts without the check (past the range: infinity);
+      // other devices always check.
+      const bool unchecked =
+          (d == DType::kFloat16 || d == DType::kBFloat16) && a.self->numel() == 1 && a.self->device().is_cpu();
       if (!unchecked && std::isfinite(value) && (value > max || value < -max)) return overflow();
       a.float_value = value;
       return a;
@@ -534,12 +542,6 @@ Result<AmaxArgs> amax_args(AtenTensorHandle self, const int64_t* dim, int64_t di
   a.out_sizes = DimVector(sizes);
   a.out_strides = torch_contiguous(a.out_sizes);
   return a;
-}
-
-Status check_generic_on_cpu(const TensorImpl& t, const char* op_name) {
-  AOTIRT_ENSURE(t.device().is_cpu(), kUnimplemented, "{} is not implemented for device {} (aotirt computes it for CPU "
-                "tensors only)", op_name, t.device().to_string());
-  return Status();
 }
 
 }  // namespace ew

@@ -80,6 +80,9 @@ struct BinaryArgs {
 
 // add.Tensor / sub.Tensor / mul.Tensor / pow.Tensor_Tensor / gcd / polar.
 Result<BinaryArgs> binary_args(EwOp op, AtenTensorHandle self, AtenTensorHandle other, double alpha);
+// What sub.Tensor refuses beyond add.Tensor's rules (bool operands), so a
+// subtraction can run as add.Tensor with alpha negated.
+Status check_subtract(AtenTensorHandle self, AtenTensorHandle other);
 // add.Scalar / mul.Scalar: |other| is a wrapped number.
 Result<BinaryArgs> binary_scalar_args(EwOp op, AtenTensorHandle self, double other, double alpha);
 
@@ -119,11 +122,6 @@ struct AmaxArgs {
   DimVector out_strides;
 };
 Result<AmaxArgs> amax_args(AtenTensorHandle self, const int64_t* dim, int64_t dim_len, bool keepdim);
-
-// Fails with UNIMPLEMENTED naming |op_name| and the device unless |t| is on
-// the CPU: the device-generic aoti_torch_aten_* ops are computed for CPU
-// tensors only.
-Status check_generic_on_cpu(const TensorImpl& t, const char* op_name);
 
 }  // namespace ew
 }  // namespace ops

@@ -50,12 +50,9 @@ EXCEPTION_LIMIT_PERCENT = 10
 # Device-generic entry points that aotirt implements for some devices only
 # (the CPU one, computed in the CPU backend), with no device op to forward to
 # on the others yet. Exported, they still fail on a CUDA tensor, so they
-# count as missing there.
-GENERIC_DEVICES = {
-    "aoti_torch_aten_amax": ("cpu",),
-    "aoti_torch_aten_fill__Scalar": ("cpu",),
-    "aoti_torch_aten_subtract_Tensor": ("cpu",),
-}
+# count as missing there. None today: every generic op forwards to the
+# device's own op.
+GENERIC_DEVICES: dict = {}
 
 
 @dataclass(frozen=True)

@@ -596,6 +596,12 @@ def test_set_source_tensor(shims, device):
     with pytest.raises(ShimError):
         shims.call(name, h, handle(shims, source))
     shims.fn("aoti_torch_delete_tensor_object")(h)
+    # A source on another device is refused, as torch refuses it.
+    if device != "cpu":
+        h, _ = owned(shims, (2, 3), torch.float32, device)
+        with pytest.raises(ShimError):
+            shims.call(name, h, handle(shims, source.cpu()))
+        shims.fn("aoti_torch_delete_tensor_object")(h)
 
 
 # ---------------------------------------------------------------- generic forwarders

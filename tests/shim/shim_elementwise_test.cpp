@@ -131,23 +131,27 @@ TEST(ShimElementwiseTest, AmaxDimsAreChecked) {
   EXPECT_EQ(out.h, nullptr);
 }
 
-TEST(ShimElementwiseTest, GenericOpsNameTheDeviceTheyDoNotRunOn) {
-  // A borrowed blob tagged cuda:0 (never dereferenced).
-  std::vector<float> data(4, 1.0f);
-  Handle gpu, cpu, out;
-  make(data.data(), {4}, kFloat32, &gpu, /*device_type=*/1);
-  make(data.data(), {4}, kFloat32, &cpu);
+TEST(ShimElementwiseTest, GenericOpsForwardToTheCpuOps) {
+  // aoti_torch_aten_* reach the tensor's device's own ops (the stand-in
+  // device without them: shim_tensor_ops_test.cpp).
+  std::vector<float> data = {1.0f, -2.0f, 3.0f, -4.0f}, ones(4, 1.0f);
+  Handle t, one, amax_out, sub_out;
+  make(data.data(), {4}, kFloat32, &t);
+  make(ones.data(), {4}, kFloat32, &one);
   const int64_t zero[] = {0};
-  expect_failure(aoti_torch_aten_amax(gpu, zero, 1, 0, out.out()), "amax is not implemented for device cuda:0");
-  expect_code(StatusCode::kUnimplemented);
-  expect_failure(aoti_torch_aten_subtract_Tensor(cpu, gpu, 1.0, out.out()),
-                 "subtract.Tensor is not implemented for device cuda:0");
-  expect_code(StatusCode::kUnimplemented);
-  expect_failure(aoti_torch_aten_fill__Scalar(gpu, 0.0), "fill_.Scalar is not implemented for device cuda:0");
-  expect_code(StatusCode::kUnimplemented);
-  // The CPU-only shims refuse a device tensor as a wrong argument.
+  ASSERT_EQ(aoti_torch_aten_amax(t, zero, 1, 0, amax_out.out()), 0) << get_last_error().to_string();
+  EXPECT_EQ(shim_test::data_of<float>(amax_out)[0], 3.0f);
+  ASSERT_EQ(aoti_torch_aten_subtract_Tensor(t, one, 2.0, sub_out.out()), 0) << get_last_error().to_string();
+  EXPECT_EQ(shim_test::data_of<float>(sub_out)[1], -4.0f);
+  ASSERT_EQ(aoti_torch_aten_fill__Scalar(one, 0.5), 0) << get_last_error().to_string();
+  EXPECT_EQ(ones[3], 0.5f);
+  // The CPU-only shims refuse a device tensor as a wrong argument (a
+  // borrowed blob tagged cuda:0, never dereferenced).
+  Handle gpu, out;
+  make(data.data(), {4}, kFloat32, &gpu, /*device_type=*/1);
   expect_failure(aoti_torch_cpu_abs(gpu, out.out()), "'self' is on cuda:0, expected a CPU tensor");
   expect_code(StatusCode::kInvalidArgument);
+  expect_failure(aoti_torch_cpu_aotirt_amax(gpu, zero, 1, 0, out.out()), "'self' is on cuda:0, expected a CPU tensor");
   EXPECT_EQ(out.h, nullptr);
 }
 

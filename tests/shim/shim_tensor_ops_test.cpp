@@ -12,6 +12,7 @@
 
 #include "core/host_copy.h"
 #include "device/device.h"
+#include "shim/abi/cpu_elementwise.h"
 #include "shim/abi/cpu_indexing.h"
 #include "shim/abi/cpu_selection.h"
 #include "shim/abi/cpu_tensor.h"
@@ -292,6 +293,14 @@ TEST(ShimTensorOpsTest, ForwardersNameADeviceWithoutTheOp) {
   expect_failure(aoti_torch_repeat_interleave_Tensor(r, nullptr, ret.out()),
                  "repeat_interleave_Tensor is not available for tensors on mps:11");
   expect_code(StatusCode::kUnimplemented);
+  // The elementwise forwarders: amax to aotirt's own device op, subtract to
+  // add_Tensor, fill_ to fill__Scalar.
+  const int64_t dim0[] = {0};
+  expect_failure(aoti_torch_aten_amax(a, dim0, 1, 0, ret.out()), "no aoti_torch_standin_aotirt_amax");
+  expect_code(StatusCode::kUnimplemented);
+  expect_failure(aoti_torch_aten_subtract_Tensor(a, a, 1.0, ret.out()), "add_Tensor is not available for tensors on mps:11");
+  expect_failure(aoti_torch_aten_fill__Scalar(a, 1.0), "no aoti_torch_standin_fill__Scalar");
+  EXPECT_EQ(ret.h, nullptr);
 }
 
 TEST(ShimTensorOpsTest, ForwardersReachTheCpuOps) {

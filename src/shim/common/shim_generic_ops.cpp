@@ -2,8 +2,9 @@
 // shims of shim_deprecated.h): they serve a tensor on any device. Views are
 // metadata; new tensors come from the device registry and are filled with
 // the device's own zero and copy (ops/tensor_args.h), so nothing here names
-// a backend. mm/bmm/addmm/convolution, nonzero and _fft_c2c forward to the
-// device's own op.
+// a backend. mm/bmm/addmm/convolution, nonzero, _fft_c2c, fill_, subtract
+// and amax forward to the device's own op (amax to aotirt's
+// aoti_torch_<device>_aotirt_amax, torch having no device amax).
 #include <dlfcn.h>
 
 #include <map>
@@ -13,8 +14,10 @@
 #include <vector>
 
 #include "device/device.h"
+#include "ops/elementwise_args.h"
 #include "ops/op_args.h"
 #include "ops/tensor_args.h"
+#include "shim/abi/cpu_elementwise.h"
 #include "shim/abi/cpu_indexing.h"
 #include "shim/abi/cpu_random.h"
 #include "shim/abi/cpu_tensor.h"
@@ -105,6 +108,20 @@ using FftC2cFn = AOTITorchError (*)(AtenTensorHandle, const int64_t*, int64_t, i
 using ConvFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, AtenTensorHandle*, const int64_t*, int64_t,
                                   const int64_t*, int64_t, const int64_t*, int64_t, int32_t, const int64_t*,
                                   int64_t, int64_t, AtenTensorHandle*);
+
+using FillFn = AOTITorchError (*)(AtenTensorHandle, double);
+using AddFn = AOTITorchError (*)(AtenTensorHandle, AtenTensorHandle, double, AtenTensorHandle*);
+using AmaxFn = AOTITorchError (*)(AtenTensorHandle, const int64_t*, int64_t, int32_t, AtenTensorHandle*);
+
+// The operand whose device a binary op runs on: |self|, unless it is a 0-d
+// CPU tensor joining a tensor on another device (torch runs the op there).
+AtenTensorHandle binary_device_of(AtenTensorHandle self, AtenTensorHandle other) {
+  if (!self || !other) return self;
+  const TensorImpl* s = impl_of(self);
+  const TensorImpl* o = impl_of(other);
+  if (s->dim() == 0 && s->device().is_cpu() && !o->device().is_cpu()) return other;
+  return self;
+}
 
 template <class Fn>
 Status view_of(AtenTensorHandle self, AtenTensorHandle* ret, Fn&& fn) {
@@ -352,6 +369,24 @@ AOTITorchError aoti_torch__fft_c2c(AtenTensorHandle self, const int64_t* dim_ptr
                                    int64_t normalization, int32_t forward_dir, AtenTensorHandle* ret) noexcept {
   return forward<FftC2cFn>(__func__, self, "self", "_fft_c2c", self, dim_ptr, dim_size, normalization, forward_dir,
                            ret);
+}
+
+AOTITorchError aoti_torch_aten_fill__Scalar(AtenTensorHandle self, double value) noexcept {
+  return forward<FillFn>(__func__, self, "self", "fill__Scalar", self, value);
+}
+
+AOTITorchError aoti_torch_aten_subtract_Tensor(AtenTensorHandle self, AtenTensorHandle other, double alpha,
+                                               AtenTensorHandle* ret0) noexcept {
+  const AOTITorchError rc = shim_call(__func__, [&] { return ops::ew::check_subtract(self, other); });
+  if (rc != 0) return rc;
+  // Past sub's own refusals (bool operands), self - alpha * other is
+  // add.Tensor with alpha negated: the same dtypes, layout and values.
+  return forward<AddFn>(__func__, binary_device_of(self, other), "self", "add_Tensor", self, other, -alpha, ret0);
+}
+
+AOTITorchError aoti_torch_aten_amax(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_, int32_t keepdim,
+                                    AtenTensorHandle* ret0) noexcept {
+  return forward<AmaxFn>(__func__, self, "self", "aotirt_amax", self, dim, dim_len_, keepdim, ret0);
 }
 
 AOTITorchError aoti_torch_convolution(AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle bias,

@@ -1,6 +1,7 @@
 // CPU elementwise fallback ops (c_shim_cpu.h): abs, add, sub, mul, pow (its
-// three forms), gcd, angle, polar and fill_, and the device-generic
-// aoti_torch_aten_subtract_Tensor and fill__Scalar for CPU tensors. The op
+// three forms), gcd, angle, polar and fill_; the device-generic
+// aoti_torch_aten_subtract_Tensor and fill__Scalar reach add and fill_ here
+// for CPU tensors (shim_generic_ops.cpp). The op
 // layer (ops/elementwise_args) fixes dtypes and layouts; here each input is
 // converted to the common dtype (a dense copy laid out like it, as
 // Tensor.to makes), scalars become 0-d tensors of that dtype, and
@@ -483,25 +484,6 @@ AOTITorchError aoti_torch_cpu_polar(AtenTensorHandle abs, AtenTensorHandle angle
 
 AOTITorchError aoti_torch_cpu_fill__Scalar(AtenTensorHandle self, double value) noexcept {
   return shim_call(__func__, [&] { return fill(self, value); });
-}
-
-AOTITorchError aoti_torch_aten_subtract_Tensor(AtenTensorHandle self, AtenTensorHandle other, double alpha,
-                                               AtenTensorHandle* ret0) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* s, require_tensor(self, "self"));
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* o, require_tensor(other, "other"));
-    AOTIRT_RETURN_IF_ERROR(ops::ew::check_generic_on_cpu(*s, "subtract.Tensor"));
-    AOTIRT_RETURN_IF_ERROR(ops::ew::check_generic_on_cpu(*o, "subtract.Tensor"));
-    return binary_to(ops::ew::binary_args(ops::ew::EwOp::kSub, self, other, alpha), ret0);
-  });
-}
-
-AOTITorchError aoti_torch_aten_fill__Scalar(AtenTensorHandle self, double value) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* s, require_tensor(self, "self"));
-    AOTIRT_RETURN_IF_ERROR(ops::ew::check_generic_on_cpu(*s, "fill_.Scalar"));
-    return fill(self, value);
-  });
 }
 
 }  // extern "C"

@@ -1,4 +1,5 @@
-// CPU amax (the device-generic aoti_torch_aten_amax, for CPU tensors): the
+// CPU amax (aoti_torch_cpu_aotirt_amax, aotirt's own op behind the
+// device-generic aoti_torch_aten_amax for CPU tensors): the
 // maximum over the listed dims (all when none are), NaN winning as in
 // torch. When the input's innermost dim is reduced, each output element
 // walks its reduced dims innermost-stride first (many outputs split over
@@ -207,7 +208,7 @@ void amax_kernel(const ops::ew::AmaxArgs& a, const TensorImpl& out) {
 Status amax(AtenTensorHandle self, const int64_t* dim, int64_t dim_len, int32_t keepdim, AtenTensorHandle* ret) {
   AOTIRT_REQUIRE_OUT(ret);
   AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* t, require_tensor(self, "self"));
-  AOTIRT_RETURN_IF_ERROR(ops::ew::check_generic_on_cpu(*t, "amax"));
+  AOTIRT_RETURN_IF_ERROR(check_cpu(*t, "self"));
   AOTIRT_ASSIGN_OR_RETURN(ops::ew::AmaxArgs a, ops::ew::amax_args(self, dim, dim_len, keepdim != 0));
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_strided(a.out_sizes, a.out_strides, a.self->dtype(), DeviceId{}));
   if (out.numel() > 0)
@@ -223,8 +224,8 @@ Status amax(AtenTensorHandle self, const int64_t* dim, int64_t dim_len, int32_t 
 
 extern "C" {
 
-AOTITorchError aoti_torch_aten_amax(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_, int32_t keepdim,
-                                    AtenTensorHandle* ret0) noexcept {
+AOTITorchError aoti_torch_cpu_aotirt_amax(AtenTensorHandle self, const int64_t* dim, int64_t dim_len_,
+                                          int32_t keepdim, AtenTensorHandle* ret0) noexcept {
   return shim_call(__func__, [&] { return amax(self, dim, dim_len_, keepdim, ret0); });
 }
 
