@@ -393,7 +393,9 @@ Result<UnaryArgs> abs_args(AtenTensorHandle self) {
   a.op = EwOp::kAbs;
   AOTIRT_ASSIGN_OR_RETURN(a.self, elementwise_tensor(self, "self"));
   const DType d = a.self->dtype();
-  AOTIRT_ENSURE(d != DType::kBool, kInvalidArgument, "abs is not implemented for bool tensors, as in torch");
+  // torch's CPU abs refuses bool; its CUDA abs takes it (the identity).
+  AOTIRT_ENSURE(d != DType::kBool || a.self->device().type != DeviceType::kCpu, kInvalidArgument,
+                "abs is not implemented for bool tensors on the CPU, as in torch");
   a.common = d;
   a.out_sizes = a.self->sizes();
   if (is_complex(d)) {
@@ -412,6 +414,9 @@ Result<UnaryArgs> angle_args(AtenTensorHandle self) {
   a.op = EwOp::kAngle;
   AOTIRT_ASSIGN_OR_RETURN(a.self, elementwise_tensor(self, "self"));
   const DType d = a.self->dtype();
+  AOTIRT_ENSURE(a.self->device().type == DeviceType::kCpu || (d != DType::kFloat16 && d != DType::kBFloat16),
+                kUnimplemented, "angle is not implemented for {} on {}, as in torch", dtype_name(d),
+                a.self->device().to_string());
   a.out_sizes = a.self->sizes();
   if (is_complex(d)) {
     // torch computes into a complex temporary and copies the real part into

@@ -570,10 +570,12 @@ Result<TensorImpl> pad(const TensorImpl& self, const int64_t* pads, int64_t n, c
                   "3-d, 4 for 3-d or 4-d, 6 for 4-d or 5-d)",
                   n, rank, mode_name);
     // torch's reflection and replication kernels refuse bool on both
-    // devices; the copies below would take it, but a package must not run
-    // here where it fails under torch.
-    AOTIRT_ENSURE(mode == PadMode::kCircular || self.dtype() != DType::kBool, kUnimplemented,
-                  "padding mode \"{}\" is not implemented for bool (as in torch)", mode_name);
+    // devices (its CUDA path returns before looking at the dtype when the
+    // input is empty); the copies below would take it, but a package must
+    // not run here where it fails under torch.
+    AOTIRT_ENSURE(mode == PadMode::kCircular || self.dtype() != DType::kBool ||
+                      (self.device().type != DeviceType::kCpu && self.numel() == 0),
+                  kUnimplemented, "padding mode \"{}\" is not implemented for bool (as in torch)", mode_name);
     // reflect and replicate need every dim but an optional batch dim
     // non-empty.
     for (int64_t i = rank == npad + 2 ? 1 : 0; mode != PadMode::kCircular && i < rank; ++i)

@@ -259,7 +259,13 @@ def test_int_mm_out(shims, device, shape, layout):
     out = torch.full((m, n), 7, dtype=torch.int32, device=device)
     try:
         want = A._int_mm(a, b)
-    except RuntimeError:
+    except RuntimeError as e:
+        if "CUBLAS_STATUS_NOT_SUPPORTED" in str(e):
+            # A cuBLAS limit on this layout, not a rule of the op: aotirt's
+            # own kernel takes it, and the product is exact.
+            shims.call(name, shims.handle(out), shims.handle(a), shims.handle(b))
+            assert torch.equal(out.cpu(), (a.cpu().long() @ b.cpu().long()).int())
+            return
         with pytest.raises(ShimError):
             shims.call(name, shims.handle(out), shims.handle(a), shims.handle(b))
         return
@@ -309,7 +315,13 @@ def test_weight_int8pack_mm(shims, device, dtype, shape):
     w = torch.randint(-128, 128, (n, k), generator=g, dtype=torch.int8).to(device)
     s = (torch.rand(n, generator=g) * 0.05).to(dtype).to(device)
     got = call1(shims, name, device, shims.handle(x), shims.handle(w), shims.handle(s))
-    check(got, A._weight_int8pack_mm(x, w, s), **({} if dtype != torch.float32 else dict(rtol=1e-4, atol=1e-4)))
+    if device == "cuda" and got.numel() == 0:
+        # torch's CUDA kernel launches an empty grid for an empty result and
+        # fails; its CPU op gives the empty result.
+        want = A._weight_int8pack_mm(x.cpu(), w.cpu(), s.cpu()).to(device)
+    else:
+        want = A._weight_int8pack_mm(x, w, s)
+    check(got, want, **({} if dtype != torch.float32 else dict(rtol=1e-4, atol=1e-4)))
 
 
 @pytest.mark.parametrize("device", ["cpu"])

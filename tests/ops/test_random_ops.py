@@ -234,8 +234,13 @@ def test_randint_low_out_fills_or_resizes(shims, device, strided):
 @pytest.mark.parametrize("dtype", INTS + FLOATS + [None])
 @pytest.mark.parametrize("n", [0, 1, 2, 100])
 def test_randperm_is_a_permutation(shims, device, dtype, n):
+    try:
+        want = torch.randperm(n, dtype=dtype or torch.int64, device=device)
+    except (RuntimeError, NotImplementedError):  # no kernel for the dtype on the device
+        with pytest.raises(ShimError):
+            factory(shims, device, "randperm", ctypes.c_int64(n), shape=None, dtype=dtype)
+        return
     got = factory(shims, device, "randperm", ctypes.c_int64(n), shape=None, dtype=dtype)
-    want = torch.randperm(n, dtype=dtype or torch.int64, device=device)
     assert_layout(got, want)
     assert torch.equal(got.sort().values, torch.arange(n, dtype=got.dtype, device=device))
 

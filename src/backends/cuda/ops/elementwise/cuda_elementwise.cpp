@@ -242,7 +242,8 @@ Status unary_to(Result<ew::UnaryArgs> args, CudaEwOp op, AtenTensorHandle* ret) 
   AOTIRT_ASSIGN_OR_RETURN(ew::UnaryArgs a, std::move(args));
   AOTIRT_ASSIGN_OR_RETURN(Output o, make_output(*a.self, "self", a.out_sizes, a.out_strides, a.out_dtype));
   CudaEwLaunch l;
-  l.op = op;
+  // abs of a bool is the bool itself.
+  l.op = op == CudaEwOp::kAbs && a.common == DType::kBool ? CudaEwOp::kCopy : op;
   l.common = dtype_code(a.common);
   l.exponent = a.scalar;
   DimVector sa = zeros(a.out_sizes.size());
@@ -443,7 +444,14 @@ AOTITorchError aoti_torch_cuda_pow_Tensor_Tensor(AtenTensorHandle self, AtenTens
 }
 
 AOTITorchError aoti_torch_cuda_gcd(AtenTensorHandle self, AtenTensorHandle other, AtenTensorHandle* ret0) noexcept {
-  return shim_call(__func__, [&] { return binary_to(ew::binary_args(ew::EwOp::kGcd, self, other, 1.0), ret0); });
+  return shim_call(__func__, [&]() -> Status {
+    AOTIRT_ASSIGN_OR_RETURN(ew::BinaryArgs a, ew::binary_args(ew::EwOp::kGcd, self, other, 1.0));
+    // torch's CUDA gcd takes no CPU scalar tensor, unlike add or mul.
+    for (const TensorImpl* t : {a.self, a.other})
+      AOTIRT_ENSURE(t == nullptr || t->device().type == DeviceType::kCuda, kInvalidArgument,
+                    "gcd needs every tensor on the GPU; got one on {}", t->device().to_string());
+    return binary_to(std::move(a), ret0);
+  });
 }
 
 AOTITorchError aoti_torch_cuda_angle(AtenTensorHandle self, AtenTensorHandle* ret0) noexcept {

@@ -369,14 +369,10 @@ cudaError_t cuda_launch_hann_window(void* out, int dtype, int64_t n, cudaStream_
   switch (dtype) {
     case kF64: hann_kernel<Double><<<blocks, kThreads, 0, stream>>>(o, n, step); break;
     case kF32: hann_kernel<Float><<<blocks, kThreads, 0, stream>>>(o, n, static_cast<float>(step)); break;
-    // The step, a Scalar operand of the multiply, is rounded to the dtype.
-    case kF16:
-      hann_kernel<Half><<<blocks, kThreads, 0, stream>>>(o, n, __half2float(__float2half_rn(static_cast<float>(step))));
-      break;
-    case kBF16:
-      hann_kernel<BFloat16><<<blocks, kThreads, 0, stream>>>(
-          o, n, __bfloat162float(__float2bfloat16_rn(static_cast<float>(step))));
-      break;
+    // The step, a Scalar operand of the multiply, stays in float: torch's
+    // CUDA kernels take a Scalar in their float op math.
+    case kF16: hann_kernel<Half><<<blocks, kThreads, 0, stream>>>(o, n, static_cast<float>(step)); break;
+    case kBF16: hann_kernel<BFloat16><<<blocks, kThreads, 0, stream>>>(o, n, static_cast<float>(step)); break;
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

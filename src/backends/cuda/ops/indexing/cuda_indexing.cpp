@@ -326,8 +326,9 @@ Status index_tensor(const ops::IndexArgs& a, AtenTensorHandle* ret0) {
   return Status();
 }
 
-// torch puts one value under a lone bool mask with masked_fill_: the value
-// is then a scalar of any dtype, converted (checked) to self's.
+// torch puts one value held on the host under a lone bool mask with
+// masked_fill_: the value is then a scalar of any dtype, converted (checked)
+// to self's. A value on the device takes index_put's own path.
 Result<TensorImpl> masked_fill_value(int device, cudaStream_t stream, const TensorImpl& self, const TensorImpl& v) {
   AOTIRT_ENSURE(ops::indexing_dtype(v.dtype()), kUnimplemented, "'values' has dtype {}, which index_put does not take",
                 dtype_name(v.dtype()));
@@ -361,7 +362,7 @@ Status index_put(const ops::IndexArgs& a, AtenTensorHandle values, bool accumula
   const int device = scope->device();
   cudaStream_t stream = scope->stream();
   TensorImpl v = *vp;
-  if (!accumulate && v.numel() == 1 && a.entries.size() == 1 && a.entries[0].is_mask) {
+  if (!accumulate && v.numel() == 1 && v.device().is_cpu() && a.entries.size() == 1 && a.entries[0].is_mask) {
     AOTIRT_ENSURE(a.entries[0].tensor->dtype() == DType::kBool, kInvalidArgument,
                   "masked_fill_ only supports boolean masks, but got mask with dtype {}",
                   dtype_name(a.entries[0].tensor->dtype()));
@@ -741,6 +742,11 @@ AOTITorchError aoti_torch_cuda_scatter_reduce_two_out(AtenTensorHandle out, Aten
     AOTIRT_ENSURE(reduce != nullptr, kInvalidArgument, "'reduce' is null");
     AOTIRT_ASSIGN_OR_RETURN(ops::ScatterArgs a,
                             ops::scatter_args(out, self, dim, index, src, reduce, include_self != 0));
+    // torch's CUDA kernels multiply and compare no bools (its CPU ones do).
+    const bool needs_arith = a.reduce == ops::ScatterReduce::kProd || a.reduce == ops::ScatterReduce::kAmax ||
+                             a.reduce == ops::ScatterReduce::kAmin;
+    AOTIRT_ENSURE(!(needs_arith && a.self->dtype() == DType::kBool), kUnimplemented,
+                  "scatter_reduce \"{}\" is not implemented for bool on CUDA, as in torch", reduce);
     return scatter_cuda(a, 0.0);
   });
 }

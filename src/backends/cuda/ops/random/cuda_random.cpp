@@ -231,6 +231,9 @@ Status randperm(int64_t n, int32_t* dtype, int32_t* layout, int32_t* device, int
   AOTIRT_ASSIGN_OR_RETURN(ops::FactoryArgs a, ops::factory_args(RandomKind::kRandperm, &size, 1, dtype,
                                                                 DType::kInt64, layout, pin_memory));
   AOTIRT_RETURN_IF_ERROR(ops::check_randperm_n(n, a.dtype));
+  // torch's CUDA randperm has no bfloat16 kernel (an empty one needs none).
+  AOTIRT_ENSURE(a.dtype != DType::kBFloat16 || n == 0, kUnimplemented,
+                "randperm is not implemented for bfloat16 on CUDA, as in torch");
   AOTIRT_ASSIGN_OR_RETURN(int dev, factory_device(device, device_index));
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, cuda_empty_contiguous(a.sizes, a.dtype, dev));
   AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(out, "out"));
