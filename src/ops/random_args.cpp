@@ -360,6 +360,12 @@ void cuda_fft_c2c_passes(std::vector<int64_t> pending, DimVector strides, const 
 
 }  // namespace
 
+bool fft_cuda_r2c_in_one_plan(const std::vector<int64_t>& dims) {
+  constexpr size_t kMaxDimsPerPlan = 3;
+  if (dims.size() > kMaxDimsPerPlan) return false;
+  return !(dims.size() >= 2 && dims[0] == 0 && dims[1] == 1);
+}
+
 FftCudaPasses fft_cuda_passes(const FftArgs& a, bool r2c, bool complex_aligned) {
   FftCudaPasses f;
   const TensorImpl& t = *a.self;
@@ -380,6 +386,15 @@ FftCudaPasses fft_cuda_passes(const FftArgs& a, bool r2c, bool complex_aligned) 
       if (d != last) order.push_back(d);
     order.push_back(last);
     strides = dense_strides_in_order(t.sizes(), order);
+  }
+  if (fft_cuda_r2c_in_one_plan(dims)) {
+    // One multi-dim r2c over |dims| in the caller's order (|last| halved,
+    // innermost), straight into the result's sizes: a two-sided result is
+    // laid out at full size by the pass itself and filled in place.
+    f.passes.push_back(cuda_fft_pass(strides, a.out_sizes, dims));
+    f.passes.back().r2c = true;
+    f.out_strides = f.passes.back().out_strides;
+    return f;
   }
   DimVector onesided = t.sizes();
   onesided[last] = onesided[last] / 2 + 1;

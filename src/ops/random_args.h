@@ -131,15 +131,24 @@ Result<FftArgs> fft_r2c_args(AtenTensorHandle self, const int64_t* dim, int64_t 
 // then its transformed dims in its order, densely. The final layout can
 // therefore differ from the CPU one in FftArgs. fft_cuda_passes replays
 // torch's choice of passes so a CUDA backend gives the same strides.
+//
+// An r2c over at most three dims, unless they begin with dims 0 then 1,
+// is one multi-dim r2c pass over all of them in the caller's order, whose
+// output takes the result's sizes (full size when two-sided: the pass
+// writes the one-sided half into it and the rest is filled in place).
+// Otherwise an r2c is a one-dim r2c pass over its last dim into the
+// one-sided sizes, then c2c passes (as _fft_c2c plans them) over the
+// others; a two-sided result is then copied into a contiguous full-size
+// tensor before the fill.
 struct FftPass {
   std::vector<int64_t> dims;   // transformed in this pass, slowest first
   std::vector<int64_t> order;  // every dim, slowest first: batch dims, then |dims|
-  bool r2c = false;            // real input (an r2c's first pass, over its last dim)
+  bool r2c = false;            // real input (an r2c's first pass; its last dim is halved)
   DimVector out_sizes, out_strides;
 };
 struct FftCudaPasses {
   std::vector<FftPass> passes;
-  // A two-sided r2c over several dims whose last dim has n > 2: the passes
+  // A two-sided r2c in several passes whose last dim has n > 2: the passes
   // give the one-sided half, which goes into a contiguous full-size output
   // (out_strides) before the other half is filled by symmetry.
   bool expand = false;
@@ -150,6 +159,9 @@ struct FftCudaPasses {
 // its element size (torch first copies a misaligned real input, which
 // changes the strides the passes see).
 FftCudaPasses fft_cuda_passes(const FftArgs& a, bool r2c, bool complex_aligned);
+// Whether torch's CUDA r2c over |dims| (the caller's order) is one cuFFT
+// plan: at most three dims, not beginning with dims 0 then 1.
+bool fft_cuda_r2c_in_one_plan(const std::vector<int64_t>& dims);
 
 // Strides of a tensor of |sizes| laid out densely with |order|'s dims from
 // slowest to fastest (sizes of 0 count as 1, as in contiguous strides).
