@@ -5,12 +5,13 @@
 // of cuda_sort.cu, and cuda_kth.cu picks one element per line straight into
 // the contiguous outputs.
 //
-// Which index torch's CUDA kernels report among equal values follows their
-// algorithms: kthvalue lets every thread that sees the k-th value store its
-// position (on a line within one warp the highest lane's store lands, the
-// largest index), mode's fused kernel keeps the index its block reduction
-// reaches last (the largest on lines up to 64) and its path for lines over
-// 2048 elements the smallest. aotirt reports the same (cuda_kth.cu).
+// Which element torch's CUDA kernels report among equal values follows
+// their algorithms: kthvalue lets every thread that sees the k-th value
+// store its position (a race; aotirt takes the smallest index, which is what
+// lands on lines within one warp), mode's fused kernel (lines up to 2048)
+// breaks ties in count by its block reduction's order and reports the
+// largest index, its path for longer lines the smallest value and index.
+// aotirt reports the same (cuda_kth.cu).
 #include <limits>
 #include <memory>
 #include <utility>
@@ -98,6 +99,17 @@ Result<Sorted> sort_lines(const CudaOpScope& scope, const TensorImpl& view, int6
   return r;
 }
 
+// Whether torch's mode takes its one-block kernel for |self|: lines up to
+// 2048 elements, and fewer than 2^31 - 1 elements with the last one's
+// offset below that too (32-bit index math).
+bool mode_takes_fused_kernel(const TensorImpl& self, int64_t n) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  if (n > 2048 || self.numel() >= kMax) return false;
+  int64_t offset = 0;
+  for (int64_t d = 0; d < self.dim(); ++d) offset += (self.sizes()[d] - 1) * self.strides()[d];
+  return offset < kMax;
+}
+
 // kthvalue and mode: one value and index per line, in the outputs' order
 // (contiguous, the other dimensions in order), which is the lines' order.
 Status pick_along(const ops::LineReduceArgs& a, CudaPickOp op, AtenTensorHandle* values, AtenTensorHandle* indices) {
@@ -112,7 +124,9 @@ Status pick_along(const ops::LineReduceArgs& a, CudaPickOp op, AtenTensorHandle*
     AOTIRT_ASSIGN_OR_RETURN(Sorted sorted, sort_lines(*scope, dim_last(self, a.dim), a.length));
     AOTIRT_CUDA_RETURN_IF_ERROR(cuda_pick_sorted(op, static_cast<int>(self.dtype()), sorted.values.data_ptr(),
                                                  static_cast<const int64_t*>(sorted.positions.data_ptr()),
-                                                 sorted.lines, a.length, a.k, vals.data_ptr(),
+                                                 sorted.lines, a.length, a.k,
+                                                 op == CudaPickOp::kMode && mode_takes_fused_kernel(self, a.length),
+                                                 vals.data_ptr(),
                                                  static_cast<int64_t*>(idx.data_ptr()), scope->stream()));
   }
   std::unique_ptr<TensorImpl> v(new TensorImpl(std::move(vals)));
@@ -159,7 +173,7 @@ Status median(AtenTensorHandle self, bool ignore_nan, const char* op, AtenTensor
     AOTIRT_CUDA_RETURN_IF_ERROR(cuda_pick_sorted(ignore_nan ? CudaPickOp::kNanMedian : CudaPickOp::kMedian,
                                                  static_cast<int>(t->dtype()), sorted.values.data_ptr(),
                                                  static_cast<const int64_t*>(sorted.positions.data_ptr()), 1, n, 1,
-                                                 out.data_ptr(), nullptr, scope->stream()));
+                                                 false, out.data_ptr(), nullptr, scope->stream()));
   }
   std::unique_ptr<TensorImpl> o(new TensorImpl(std::move(out)));
   *ret = handle_of(o.release());

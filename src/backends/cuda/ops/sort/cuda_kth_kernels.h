@@ -19,15 +19,17 @@ enum class CudaPickOp : int { kKth = 0, kMode = 1, kMedian = 2, kNanMedian = 3 }
 // one value per line to |values| ([lines], bit for bit from the element
 // picked) and, for kKth and kMode, its index to |indices|:
 //  - kKth: the k-th smallest (1-based |k|); among equal values (NaN equal
-//    to NaN) the largest index;
+//    to NaN) the smallest index;
 //  - kMode: the most frequent value (each NaN counts once) and an index
-//    holding it, chosen among ties as torch's two CUDA kernels choose (lines
-//    up to 2048 elements, and longer ones: see cuda_kth.cu);
+//    holding it, chosen among ties as torch's CUDA kernels choose: its
+//    one-block kernel when |mode_fused| (lines up to 2048 elements, 32-bit
+//    indexable), its sort and count path otherwise (see cuda_kth.cu);
 //  - kMedian: the lower middle element, NaN when the line holds one
 //    (|lines| 1);
 //  - kNanMedian: the lower middle of the non-NaN elements, NaN when there
 //    are none (|lines| 1).
 cudaError_t cuda_pick_sorted(CudaPickOp op, int dtype, const void* sorted, const int64_t* positions, int64_t lines,
-                             int64_t n, int64_t k, void* values, int64_t* indices, cudaStream_t stream);
+                             int64_t n, int64_t k, bool mode_fused, void* values, int64_t* indices,
+                             cudaStream_t stream);
 
 }  // namespace aotirt
