@@ -378,7 +378,7 @@ Result<WeightOnlyArgs> weight_int4pack_mm_args(AtenTensorHandle x, AtenTensorHan
   a.n = b.sizes()[0];
   AOTIRT_ENSURE(b.sizes()[1] * 2 == a.k, kInvalidArgument, "{} : expect B.size(1) to be K/2, got {} (K = {})", kOp,
                 b.sizes()[1], a.k);
-  // The packing pairs rows in blocks of 32, with at most one block of 16.
+  // torch's CPU packing and kernels take row blocks of 16, 32, 48 or 64.
   AOTIRT_ENSURE(a.n % 16 == 0, kInvalidArgument, "{} : expect N to be divisible by 16, got {}", kOp, a.n);
   AOTIRT_ENSURE(s.dim() == 3 && s.sizes()[1] == a.n && s.sizes()[2] == 2, kInvalidArgument,
                 "{}: expect qScaleAndZeros to be 3d tensor with sizes [:, {}, 2], got {}", kOp, a.n, shape_str(s));

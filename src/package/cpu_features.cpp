@@ -2,8 +2,15 @@
 
 #include <sys/utsname.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <vector>
+
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#endif
 
 #include "base/status.h"
 
@@ -114,6 +121,76 @@ Status check_cpu_isa(const std::string& isa) {
                            token, host_machine());
   }
   return Status();
+}
+
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+AtenCpuCapability detect_aten_capability() {
+  // torch asks cpuinfo for AVX512VL, BW, DQ and FMA3 (F is implied by VL).
+  if (__builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("fma"))
+    return AtenCpuCapability::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return AtenCpuCapability::kAvx2;
+  return AtenCpuCapability::kDefault;
+}
+#elif defined(__aarch64__) && defined(__linux__)
+// SVE with 256-bit vectors and BF16: what torch needs for its SVE256 kernels.
+bool has_sve256_bf16() {
+  constexpr unsigned long kHwcapSve = 1ul << 22, kHwcap2Bf16 = 1ul << 14;
+  if (!(getauxval(AT_HWCAP) & kHwcapSve) || !(getauxval(AT_HWCAP2) & kHwcap2Bf16)) return false;
+#if defined(PR_SVE_GET_VL)
+  const int vl = prctl(PR_SVE_GET_VL);  // bytes, in the low bits
+  return vl >= 0 && (vl & PR_SVE_VL_LEN_MASK) * 8 == 256;
+#else
+  return false;
+#endif
+}
+AtenCpuCapability detect_aten_capability() {
+  return has_sve256_bf16() ? AtenCpuCapability::kSve256 : AtenCpuCapability::kDefault;
+}
+#else
+AtenCpuCapability detect_aten_capability() { return AtenCpuCapability::kDefault; }
+#endif
+
+AtenCpuCapability compute_aten_capability() {
+  if (const char* env = std::getenv("ATEN_CPU_CAPABILITY")) {
+    if (std::strcmp(env, "default") == 0) return AtenCpuCapability::kDefault;
+#if defined(__x86_64__) || defined(__i386__)
+    // Taken as asked, without asking the CPU.
+    if (std::strcmp(env, "avx512") == 0) return AtenCpuCapability::kAvx512;
+    if (std::strcmp(env, "avx2") == 0) return AtenCpuCapability::kAvx2;
+#elif defined(__aarch64__) && defined(__linux__)
+    // Granted only where the CPU has it; DEFAULT otherwise.
+    if (std::strcmp(env, "sve256") == 0)
+      return has_sve256_bf16() ? AtenCpuCapability::kSve256 : AtenCpuCapability::kDefault;
+#endif
+    // torch warns about any other value and detects as if it were unset.
+  }
+  return detect_aten_capability();
+}
+
+}  // namespace
+
+AtenCpuCapability aten_cpu_capability() {
+  // Once per process, like torch: a layout must not change under a model
+  // whose weights were packed earlier in the same run.
+  static const AtenCpuCapability capability = compute_aten_capability();
+  return capability;
+}
+
+const char* aten_cpu_capability_name(AtenCpuCapability c) {
+  switch (c) {
+    case AtenCpuCapability::kAvx2:
+      return "AVX2";
+    case AtenCpuCapability::kAvx512:
+      return "AVX512";
+    case AtenCpuCapability::kSve256:
+      return "SVE256";
+    case AtenCpuCapability::kDefault:
+      break;
+  }
+  return "DEFAULT";
 }
 
 }  // namespace aotirt

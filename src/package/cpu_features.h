@@ -22,4 +22,22 @@ std::string host_machine();
 // package exported for this CPU. Empty when there is nothing to say.
 std::string scalar_package_warning(const std::string& device_key, const std::string& isa);
 
+// The kernel set torch's ATen picks on this machine ("CPU capability"). A few
+// ops' data formats depend on it, not only their speed: the int4 weights
+// written by _convert_weight_to_int4pack_for_cpu are laid out for the vector
+// width of the kernels that will read them. A package's weights are packed
+// by torch on the machine that loads them (or by aotirt itself mirroring
+// torch), so aotirt has to read them the way torch on this CPU would.
+enum class AtenCpuCapability { kDefault, kAvx2, kAvx512, kSve256 };
+
+// torch's rule, computed once per process as torch does: a recognised
+// ATEN_CPU_CAPABILITY value wins ("default", and "avx2" / "avx512" on x86,
+// "sve256" on AArch64; torch takes it even where the CPU lacks the ISA);
+// otherwise x86 gets AVX512 when the CPU has AVX512VL, AVX512BW, AVX512DQ
+// and FMA, AVX2 when it has AVX2 and FMA, and DEFAULT below that; AArch64
+// gets SVE256 when its SVE vectors are 256 bits long, DEFAULT otherwise.
+AtenCpuCapability aten_cpu_capability();
+// Its name as torch.backends.cpu.get_cpu_capability() spells it.
+const char* aten_cpu_capability_name(AtenCpuCapability c);
+
 }  // namespace aotirt

@@ -14,6 +14,10 @@ shim exists.
 from __future__ import annotations
 
 import ctypes
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -341,6 +345,55 @@ def test_weight_int4pack_mm_cpu_tensor(shims, device, dtype, shape):
     got = call1(shims, name, device, shims.handle(x), shims.handle(packed), shims.handle(gs), shims.handle(sz))
     want = torch.ops.quantized.int4mm_packed_weight_cpu(x, packed, gs, sz)
     check(got, want, **({} if dtype != torch.float32 else dict(rtol=1e-4, atol=1e-4)))
+
+
+# torch packs int4 CPU weights for the vector width of the kernels it runs
+# (its CPU capability: 64-row blocks with split halves under AVX512, 32-row
+# ones under AVX2, neighbour pairs under DEFAULT), and aotirt must read them
+# by the same rule. ATEN_CPU_CAPABILITY picks the capability for torch and
+# aotirt alike, once per process, so each runs in a fresh interpreter. The
+# packing itself is plain scalar code, so even AVX512's runs on a CPU
+# without AVX512; the reference is the dequantized weight, not torch's kernel
+# (which under AVX512 would need the instructions).
+INT4_LAYOUT_SCRIPT = r"""
+import ctypes, sys
+import torch
+sys.path.insert(0, sys.argv[2])
+from shim_harness import Shims, out_handles
+cap = torch.backends.cpu.get_cpu_capability()
+if cap != sys.argv[1]:
+    print("CAPABILITY", cap)
+    sys.exit(0)
+shims = Shims()
+m, k, group = 3, 128, 32
+for n in (16, 32, 48, 64, 80, 96, 112, 128, 144, 192):
+    g = torch.Generator().manual_seed(n)
+    w = torch.randint(0, 16, (n, k), generator=g, dtype=torch.int32)
+    packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(w, 1)
+    sz = torch.stack([torch.rand(k // group, n, generator=g) * 0.02 + 0.01,
+                      torch.randn(k // group, n, generator=g) * 0.01], dim=-1)
+    x = torch.rand(m, k, generator=g) * 2 - 1
+    deq = (w.double() - 8) * sz[..., 0].double().T.repeat_interleave(group, 1) \
+        + sz[..., 1].double().T.repeat_interleave(group, 1)
+    want = (x.double() @ deq.T).float()
+    (r,) = out_handles(1)
+    shims.call("aoti_torch_cpu__weight_int4pack_mm_cpu_tensor", shims.handle(x), shims.handle(packed),
+               shims.handle(torch.tensor(group)), shims.handle(sz), ctypes.byref(r))
+    torch.testing.assert_close(shims.tensor(r, "cpu"), want, rtol=1e-4, atol=1e-4, msg=lambda s: f"N={n}: {s}")
+print("OK")
+"""
+
+
+@pytest.mark.parametrize("device", ["cpu"])
+@pytest.mark.parametrize("capability", ["default", "avx2", "avx512"])
+def test_weight_int4pack_layout_follows_aten_capability(shims, device, capability):
+    need(shims, device, "_weight_int4pack_mm_cpu_tensor")
+    env = dict(os.environ, ATEN_CPU_CAPABILITY=capability, AOTIRT_BUILD_DIR=str(library_path().parents[1]))
+    p = subprocess.run([sys.executable, "-c", INT4_LAYOUT_SCRIPT, capability.upper(), str(Path(__file__).parent)],
+                       env=env, capture_output=True, text=True, timeout=300)
+    if "CAPABILITY" in p.stdout:
+        pytest.skip(f"torch here does not take ATEN_CPU_CAPABILITY={capability} ({p.stdout.strip()})")
+    assert p.returncode == 0 and "OK" in p.stdout, f"rc {p.returncode}\n{p.stdout}\n{p.stderr[-4000:]}"
 
 
 INT4_CUDA_CASES = [(1, 256, 64, 32, 8), (3, 512, 48, 64, 4), (16, 256, 80, 128, 2), (17, 256, 80, 128, 2),

@@ -2,6 +2,8 @@
 // /proc/cpuinfo (an independent view of what this CPU can run).
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -136,6 +138,33 @@ TEST(CpuFeaturesTest, ScalarCpuPackagesWarnOnVectorHosts) {
   EXPECT_EQ(scalar_package_warning("cpu", "AVX512 AVX512_VNNI"), "");
   EXPECT_EQ(scalar_package_warning("cuda", ""), "");
   EXPECT_EQ(scalar_package_warning("cuda", "INVALID_VEC_ISA"), "");
+}
+
+// torch's choice of kernel set (which fixes its int4 weight packing): the
+// ATEN_CPU_CAPABILITY value when it names one, else AVX512 with AVX512VL,
+// BW, DQ and FMA, AVX2 with AVX2 and FMA, DEFAULT below (x86).
+TEST(CpuFeaturesTest, AtenCapabilityFollowsTorchsRule) {
+  const std::string got = aten_cpu_capability_name(aten_cpu_capability());
+  EXPECT_EQ(aten_cpu_capability(), aten_cpu_capability()) << "the choice is made once";
+#if defined(__x86_64__)
+  const char* env = std::getenv("ATEN_CPU_CAPABILITY");
+  const std::string asked = env ? env : "";
+  if (asked == "default" || asked == "avx2" || asked == "avx512") {
+    std::string upper = asked;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    EXPECT_EQ(got, upper);
+    return;
+  }
+  std::set<std::string> f = cpuinfo_flags();
+  std::string expected = "DEFAULT";
+  if (f.count("avx512vl") && f.count("avx512bw") && f.count("avx512dq") && f.count("fma"))
+    expected = "AVX512";
+  else if (f.count("avx2") && f.count("fma"))
+    expected = "AVX2";
+  EXPECT_EQ(got, expected);
+#else
+  EXPECT_TRUE(got == "DEFAULT" || got == "SVE256") << got;
+#endif
 }
 
 }  // namespace

@@ -4,13 +4,28 @@
 // weights are dequantized to float32 a slab of output channels at a time
 // and multiplied with OpenBLAS; results are rounded once to A's dtype.
 //
-// The int4 packing (what torch's _convert_weight_to_int4pack_for_cpu
-// writes for an [N, K] int32 weight of values 0..15; learnt by experiment):
-// [N, K / 2] bytes, N in blocks of 32 rows, each block K * 16 bytes. In a
-// full block, byte (k * 16 + j) holds row j's value at k in its low nibble
-// and row j + 16's in its high nibble. A final block of 16 rows (N % 32 ==
-// 16) pairs neighbours instead: byte (k * 8 + j / 2), low nibble for even j.
-// A value q means (q - 8) * scale + zero.
+// The int4 packing (what torch's _convert_weight_to_int4pack_for_cpu writes
+// for an [N, K] int32 weight of values 0..15) depends on the kernel set
+// torch's ATen runs on this machine (aten_cpu_capability(): the CPU, or
+// ATEN_CPU_CAPABILITY), because it is laid out for that set's vector width.
+// [N, K / 2] bytes; N is cut into blocks of B rows, B = 4 float vectors:
+// 64 for AVX512, 32 for AVX2, DEFAULT on x86 and SVE256, 16 for DEFAULT on
+// AArch64 (NEON's 128-bit vectors). Block b starts at byte b * B * K / 2
+// and holds its K columns one after the other, each nb / 2 bytes, nb the
+// block's rows (B, or fewer in the last block). Within a column:
+//  - a full block under AVX512 or AVX2 splits its rows in halves: byte j
+//    (j < B / 2) holds row j in its low nibble and row j + B / 2 in its high
+//    one (AVX512: rows 0-15 with 32-47, then 16-31 with 48-63);
+//  - any other block (every block under DEFAULT or SVE256, and the last,
+//    shorter block under AVX512 or AVX2) pairs neighbours: byte j / 2, low
+//    nibble for even j.
+// torch's kernels read only the layout of the capability they run under,
+// so a weight packed under one capability is garbage under another; aotirt
+// follows the same choice. A value q means (q - 8) * scale + zero.
+//
+// _weight_int8pack_mm's int8 weight is a plain [N, K] matrix, and the
+// _dyn_quant_* pack below is the same on every x86 capability (torch's
+// reference path has no vector-width-dependent layout).
 //
 // _dyn_quant_pack_4bit_weight and _dyn_quant_matmul_4bit follow torch's
 // reference path (its CPU build without KleidiAI, as on x86): the pack is a
@@ -36,6 +51,7 @@
 #include "core/host_copy.h"
 #include "device/device.h"
 #include "ops/linalg_args.h"
+#include "package/cpu_features.h"
 #include "shim/abi/cpu_linalg.h"
 #include "shim/common/shim_util.h"
 
@@ -48,15 +64,44 @@ namespace {
 // weight while keeping each call large.
 constexpr int64_t kSlab = 256;
 
-// The 4-bit value of weight (n, k) in torch's CPU int4 packing.
-inline int int4_at(const uint8_t* packed, int64_t n_total, int64_t k_total, int64_t n, int64_t k) {
-  const int64_t block = n / 32, j = n % 32;
-  const uint8_t* base = packed + block * 32 * (k_total / 2);
-  if ((block + 1) * 32 <= n_total) {
-    const uint8_t byte = base[k * 16 + (j % 16)];
-    return j >= 16 ? byte >> 4 : byte & 0xf;
+// Where torch's CPU int4 packing puts each weight, for one capability
+// (see the top of the file).
+struct Int4Layout {
+  int64_t block_n = 32;
+  // Full blocks pair row j with row j + block_n / 2 in one byte.
+  bool split_halves = false;
+};
+
+Int4Layout int4_layout(AtenCpuCapability c) {
+  switch (c) {
+    case AtenCpuCapability::kAvx512:
+      return {64, true};
+    case AtenCpuCapability::kAvx2:
+      return {32, true};
+    case AtenCpuCapability::kSve256:
+      return {32, false};
+    case AtenCpuCapability::kDefault:
+      break;
   }
-  const uint8_t byte = base[k * 8 + j / 2];
+#if defined(__aarch64__)
+  return {16, false};
+#else
+  return {32, false};
+#endif
+}
+
+// The 4-bit value of weight (n, k).
+inline int int4_at(const Int4Layout& l, const uint8_t* packed, int64_t n_total, int64_t k_total, int64_t n,
+                   int64_t k) {
+  const int64_t block = n / l.block_n, j = n % l.block_n;
+  const int64_t rows = std::min(l.block_n, n_total - block * l.block_n);
+  const uint8_t* column = packed + block * l.block_n * (k_total / 2) + k * (rows / 2);
+  if (l.split_halves && rows == l.block_n) {
+    const int64_t half = l.block_n / 2;
+    const uint8_t byte = column[j % half];
+    return j >= half ? byte >> 4 : byte & 0xf;
+  }
+  const uint8_t byte = column[j / 2];
   return (j & 1) ? byte >> 4 : byte & 0xf;
 }
 
@@ -168,12 +213,13 @@ AOTITorchError aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(AtenTensorHandle X,
     const float* psz = static_cast<const float*>(sz.data_ptr());
     const uint8_t* pw = static_cast<const uint8_t*>(a.b->data_ptr());
     const int64_t n = a.n, k = a.k;
+    const Int4Layout layout = int4_layout(aten_cpu_capability());
     auto dequant = [&](int64_t n0, int64_t rows, float* dst) {
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t row = n0 + r;
         for (int64_t q = 0; q < k; ++q) {
           const float* g = psz + ((q / group) * n + row) * 2;
-          dst[r * k + q] = static_cast<float>(int4_at(pw, n, k, row, q) - 8) * g[0] + g[1];
+          dst[r * k + q] = static_cast<float>(int4_at(layout, pw, n, k, row, q) - 8) * g[0] + g[1];
         }
       }
     };
