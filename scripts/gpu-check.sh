@@ -14,7 +14,8 @@
 # blob through aotirt's pinned upload (src/backends/cuda/runtime/cuda_upload.h).
 # The architecture zoo (tests/models/arch_zoo.py) is exported for CUDA
 # beside them and run through the CLI; AOTIRT_GPU_ARCH=0 leaves it out.
-# Last, greedy generation on CUDA is compared with transformers'.
+# The op conformance suite (tests/ops) runs while they export; last,
+# greedy generation on CUDA is compared with transformers'.
 # AOTIRT_GPU_RECIPES="default" checks one recipe; AOTIRT_GPU_SKIP_UNIT=1 skips
 # the unit tests; AOTIRT_CUDA_ALLOW_TF32 defaults to 0 here (strict float32).
 set -uo pipefail
@@ -82,6 +83,16 @@ if [ "${AOTIRT_GPU_SKIP_UNIT:-0}" != 1 ]; then  # scripts/test.sh ran them throu
   grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure' "$LOG/cuda_conv_tf32.log" | head -10
   count_gtest "$LOG/cuda_conv_tf32.log"
 fi
+
+# The op conformance suite (tests/ops) on both devices against eager torch.
+echo "==== op conformance (CPU and CUDA vs eager) ===="
+xdist=$($PY -c 'import xdist' 2>/dev/null && echo "-n 8")
+$PY -m pytest -q -p no:cacheprovider $xdist tests/ops >"$LOG/ops.log" 2>&1
+grep -E '^FAILED' "$LOG/ops.log" | head -20
+line=$(tail -1 "$LOG/ops.log"); echo "ops: $line"
+p=$(echo "$line" | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+'); f=$(echo "$line" | grep -Eo '[0-9]+ (failed|errors?)' | awk '{s+=$1} END {print s+0}')
+[ -z "$p" ] && f=$((f + 1))
+passed=$((passed + ${p:-0})); failed=$((failed + ${f:-0}))
 wait
 
 for recipe in $RECIPES; do
