@@ -645,8 +645,11 @@ Result<TensorImpl> pad(const TensorImpl& self, const int64_t* pads, int64_t n, c
     if (value) AOTIRT_RETURN_IF_ERROR(check_scalar_fits(*value, self.dtype(), false));
   }
   // Output layout: torch keeps the input's suggested memory format, except
-  // circular padding, which builds a contiguous result.
-  const MemoryFormat format = mode == PadMode::kCircular ? MemoryFormat::kContiguous : suggest_memory_format(self);
+  // circular padding, which builds a contiguous result, and its CUDA
+  // reflection and replication kernels, which write a contiguous one.
+  const bool contiguous_out = mode == PadMode::kCircular ||
+                              (mode != PadMode::kConstant && self.device().type != DeviceType::kCpu);
+  const MemoryFormat format = contiguous_out ? MemoryFormat::kContiguous : suggest_memory_format(self);
   AOTIRT_ASSIGN_OR_RETURN(DimVector out_strides, strides_for_format(out_sizes, format));
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_strided(out_sizes, out_strides, self.dtype(), self.device()));
   if (out.numel() == 0) return out;

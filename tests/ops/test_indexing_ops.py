@@ -199,7 +199,7 @@ def test_index_put_lone_mask_scalar(shims, device):
                     run_index_put(shims, device, x, [mask], v, False)
                 continue
             check(run_index_put(shims, device, x, [mask], v, False), want)
-    v = v.to(device)
+    v = v.cpu()  # the masked_fill path again, for the mask refusal below
     with pytest.raises(ShimError):  # a uint8 mask there is refused, as torch refuses it
         run_index_put(shims, device, x, [mask.to(torch.uint8)], v.to(x.dtype), False)
     # Elsewhere a uint8 mask is a mask.
