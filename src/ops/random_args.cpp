@@ -1,9 +1,11 @@
 #include "ops/random_args.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cfloat>
 #include <cmath>
 #include <limits>
+#include <random>
 
 #include "base/status.h"
 #include "ops/layout.h"
@@ -114,6 +116,21 @@ Result<FactoryArgs> factory_args(RandomKind kind, const int64_t* size, int64_t s
   }
   AOTIRT_RETURN_IF_ERROR(check_random_dtype(kind, a.dtype, "dtype"));
   return a;
+}
+
+Result<uint64_t> parse_random_seed(const std::string& text) {
+  if (text.empty()) {
+    std::random_device rd;
+    return (static_cast<uint64_t>(rd()) << 32) | rd();
+  }
+  const char* end = text.data() + text.size();
+  uint64_t u = 0;
+  auto r = std::from_chars(text.data(), end, u);
+  if (r.ec == std::errc() && r.ptr == end) return u;
+  int64_t s = 0;
+  r = std::from_chars(text.data(), end, s);
+  if (r.ec == std::errc() && r.ptr == end) return static_cast<uint64_t>(s);
+  return AOTIRT_STATUS(kInvalidArgument, "AOTIRT_SEED='{}' is not a 64-bit integer", text);
 }
 
 Status check_no_generator(AtenGeneratorHandle* generator) {

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "aotirt/status.h"
@@ -81,6 +82,11 @@ Result<FactoryArgs> factory_args(RandomKind kind, const int64_t* size, int64_t s
 // pointing to a non-null handle): aotirt draws from its one process-wide
 // generator only.
 Status check_no_generator(AtenGeneratorHandle* generator);
+// The process-wide seed of the random ops from its text (AOTIRT_SEED, as a
+// backend's options hold it): an unsigned 64-bit integer, or a negative
+// int64 taken modulo 2^64 as torch's manual_seed does; empty: a seed from
+// std::random_device. INVALID_ARGUMENT names anything else.
+Result<uint64_t> parse_random_seed(const std::string& text);
 
 // randint's bounds: low < high, and low and high - 1 representable in
 // |dtype| (for floating dtypes, within its finite range), as torch checks.

@@ -153,30 +153,20 @@ AtenCpuCapability detect_aten_capability() {
 AtenCpuCapability detect_aten_capability() { return AtenCpuCapability::kDefault; }
 #endif
 
-AtenCpuCapability compute_aten_capability() {
-  if (const char* env = std::getenv("ATEN_CPU_CAPABILITY")) {
-    if (std::strcmp(env, "default") == 0) return AtenCpuCapability::kDefault;
-#if defined(__x86_64__) || defined(__i386__)
-    // Taken as asked, without asking the CPU.
-    if (std::strcmp(env, "avx512") == 0) return AtenCpuCapability::kAvx512;
-    if (std::strcmp(env, "avx2") == 0) return AtenCpuCapability::kAvx2;
-#elif defined(__aarch64__) && defined(__linux__)
-    // Granted only where the CPU has it; DEFAULT otherwise.
-    if (std::strcmp(env, "sve256") == 0)
-      return has_sve256_bf16() ? AtenCpuCapability::kSve256 : AtenCpuCapability::kDefault;
-#endif
-    // torch warns about any other value and detects as if it were unset.
-  }
-  return detect_aten_capability();
-}
-
 }  // namespace
 
-AtenCpuCapability aten_cpu_capability() {
-  // Once per process, like torch: a layout must not change under a model
-  // whose weights were packed earlier in the same run.
-  static const AtenCpuCapability capability = compute_aten_capability();
-  return capability;
+AtenCpuCapability aten_cpu_capability(const std::string& requested) {
+  if (requested == "default") return AtenCpuCapability::kDefault;
+#if defined(__x86_64__) || defined(__i386__)
+  // Taken as asked, without asking the CPU.
+  if (requested == "avx512") return AtenCpuCapability::kAvx512;
+  if (requested == "avx2") return AtenCpuCapability::kAvx2;
+#elif defined(__aarch64__) && defined(__linux__)
+  // Granted only where the CPU has it; DEFAULT otherwise.
+  if (requested == "sve256") return has_sve256_bf16() ? AtenCpuCapability::kSve256 : AtenCpuCapability::kDefault;
+#endif
+  // torch warns about any other value and detects as if it were unset.
+  return detect_aten_capability();
 }
 
 const char* aten_cpu_capability_name(AtenCpuCapability c) {

@@ -30,13 +30,14 @@ std::string scalar_package_warning(const std::string& device_key, const std::str
 // torch), so aotirt has to read them the way torch on this CPU would.
 enum class AtenCpuCapability { kDefault, kAvx2, kAvx512, kSve256 };
 
-// torch's rule, computed once per process as torch does: a recognised
-// ATEN_CPU_CAPABILITY value wins ("default", and "avx2" / "avx512" on x86,
-// "sve256" on AArch64; torch takes it even where the CPU lacks the ISA);
-// otherwise x86 gets AVX512 when the CPU has AVX512VL, AVX512BW, AVX512DQ
-// and FMA, AVX2 when it has AVX2 and FMA, and DEFAULT below that; AArch64
-// gets SVE256 when its SVE vectors are 256 bits long, DEFAULT otherwise.
-AtenCpuCapability aten_cpu_capability();
+// torch's rule, given the ATEN_CPU_CAPABILITY value (|requested|, empty
+// when unset; the CPU backend reads it once, in cpu_options): a recognised
+// value wins ("default", and "avx2" / "avx512" on x86, "sve256" on AArch64;
+// torch takes it even where the CPU lacks the ISA); otherwise x86 gets
+// AVX512 when the CPU has AVX512VL, AVX512BW, AVX512DQ and FMA, AVX2 when it
+// has AVX2 and FMA, and DEFAULT below that; AArch64 gets SVE256 when its SVE
+// vectors are 256 bits long, DEFAULT otherwise.
+AtenCpuCapability aten_cpu_capability(const std::string& requested);
 // Its name as torch.backends.cpu.get_cpu_capability() spells it.
 const char* aten_cpu_capability_name(AtenCpuCapability c);
 

@@ -16,6 +16,7 @@ CpuOptions& options_slot() {
     o.blas_library = env_or("AOTIRT_BLAS_LIBRARY", AOTIRT_BLAS_SONAME);
     o.onednn_library = env_or("AOTIRT_ONEDNN_LIBRARY", "libdnnl.so.3");
     o.random_seed = env_or("AOTIRT_SEED", "");
+    o.aten_cpu_capability = env_or("ATEN_CPU_CAPABILITY", "");
     return o;
   }();
   return options;

@@ -14,8 +14,12 @@ struct CpuOptions {
   // default libdnnl.so.3, found through libaotirt.so's RUNPATH).
   std::string onednn_library;
   // The seed of the random ops' process-wide generator, as given
-  // (AOTIRT_SEED; empty: a random seed). cpu_random.cpp parses it.
+  // (AOTIRT_SEED; empty: a random seed). ops::parse_random_seed reads it.
   std::string random_seed;
+  // torch's CPU capability as requested (ATEN_CPU_CAPABILITY; empty: torch
+  // detects it). It fixes the layout of torch's CPU int4 weight packing,
+  // which cpu_quant.cpp reads (package/cpu_features.h).
+  std::string aten_cpu_capability;
 };
 
 const CpuOptions& cpu_options();

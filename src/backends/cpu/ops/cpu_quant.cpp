@@ -45,6 +45,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/cpu_options.h"
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "base/status.h"
 #include "core/dtype.h"
@@ -213,7 +214,7 @@ AOTITorchError aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(AtenTensorHandle X,
     const float* psz = static_cast<const float*>(sz.data_ptr());
     const uint8_t* pw = static_cast<const uint8_t*>(a.b->data_ptr());
     const int64_t n = a.n, k = a.k;
-    const Int4Layout layout = int4_layout(aten_cpu_capability());
+    const Int4Layout layout = int4_layout(aten_cpu_capability(cpu_options().aten_cpu_capability));
     auto dequant = [&](int64_t n0, int64_t rows, float* dst) {
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t row = n0 + r;

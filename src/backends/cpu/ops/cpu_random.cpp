@@ -11,11 +11,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -41,28 +39,11 @@ namespace {
 class RandomState {
  public:
   RandomState() {
-    const std::string& text = cpu_options().random_seed;
-    if (text.empty()) {
-      std::random_device rd;
-      seed_ = (static_cast<uint64_t>(rd()) << 32) | rd();
-      return;
-    }
-    // Unsigned 64-bit, or a negative int64 taken modulo 2^64 as torch's
-    // manual_seed does.
-    const char* end = text.data() + text.size();
-    uint64_t u = 0;
-    auto r = std::from_chars(text.data(), end, u);
-    if (r.ec == std::errc() && r.ptr == end) {
-      seed_ = u;
-      return;
-    }
-    int64_t s = 0;
-    r = std::from_chars(text.data(), end, s);
-    if (r.ec == std::errc() && r.ptr == end) {
-      seed_ = static_cast<uint64_t>(s);
-      return;
-    }
-    status_ = AOTIRT_STATUS(kInvalidArgument, "AOTIRT_SEED='{}' is not a 64-bit integer", text);
+    Result<uint64_t> seed = ops::parse_random_seed(cpu_options().random_seed);
+    if (seed.ok())
+      seed_ = seed.value();
+    else
+      status_ = seed.status();
   }
 
   const Status& status() const { return status_; }

@@ -63,6 +63,7 @@ CudaOptions CudaOptions::parse(const char* (*get)(const char* name)) {
   if (const char* v = get("AOTIRT_CUFFT_LIBRARY"); v && *v) o.cufft_library = v;
   if (const char* v = get("AOTIRT_CUSOLVER_LIBRARY"); v && *v) o.cusolver_library = v;
   if (const char* v = get("AOTIRT_CUBLAS_LIBRARY"); v && *v) o.cublas_library = v;
+  if (const char* v = get("AOTIRT_SEED"); v && *v) o.random_seed = v;
   if (const char* v = get("AOTIRT_CUDA_DISABLE"); v && *v) {
     std::stringstream list(v);
     std::string item;

@@ -46,6 +46,9 @@ struct CudaOptions {
   // aotirt was built against (cuda_symbols.h).
   std::string cublaslt_library, cudnn_library, cufft_library, cusolver_library, cublas_library;
   uint32_t disabled = 0;  // AOTIRT_CUDA_DISABLE
+  // The random ops' seed as given (AOTIRT_SEED, the CPU backend's too;
+  // empty: a random one); ops::parse_random_seed reads it.
+  std::string random_seed;
 
   bool enabled(CudaFeature f) const { return (disabled & static_cast<uint32_t>(f)) == 0; }
 

@@ -13,18 +13,16 @@
 // draw), others through a contiguous temporary and a strided copy.
 #include <array>
 #include <atomic>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <string>
 #include <utility>
 
-#include "backends/cpu/cpu_options.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "backends/cuda/ops/random/cuda_random_kernels.h"
 #include "backends/cuda/runtime/cuda_copy.h"
+#include "backends/cuda/runtime/cuda_options.h"
 #include "backends/cuda/runtime/cuda_status.h"
 #include "backends/cuda/runtime/cuda_stream.h"
 #include "base/status.h"
@@ -54,28 +52,11 @@ class CudaRandomState {
  public:
   CudaRandomState() {
     for (auto& o : offsets_) o.store(0, std::memory_order_relaxed);
-    const std::string& text = cpu_options().random_seed;  // AOTIRT_SEED, read once for the process
-    if (text.empty()) {
-      std::random_device rd;
-      seed_ = (static_cast<uint64_t>(rd()) << 32) | rd();
-      return;
-    }
-    // Unsigned 64-bit, or a negative int64 taken modulo 2^64, as the CPU
-    // backend (and torch's manual_seed) reads it.
-    const char* end = text.data() + text.size();
-    uint64_t u = 0;
-    auto r = std::from_chars(text.data(), end, u);
-    if (r.ec == std::errc() && r.ptr == end) {
-      seed_ = u;
-      return;
-    }
-    int64_t s = 0;
-    r = std::from_chars(text.data(), end, s);
-    if (r.ec == std::errc() && r.ptr == end) {
-      seed_ = static_cast<uint64_t>(s);
-      return;
-    }
-    status_ = AOTIRT_STATUS(kInvalidArgument, "AOTIRT_SEED='{}' is not a 64-bit integer", text);
+    Result<uint64_t> seed = ops::parse_random_seed(cuda_options().random_seed);
+    if (seed.ok())
+      seed_ = seed.value();
+    else
+      status_ = seed.status();
   }
 
   // The counter range of one call on |device|.
