@@ -106,16 +106,7 @@ Result<std::unique_ptr<CublasLtApi>> load_cublaslt(const std::string& library) {
   Status st;
 #define AOTIRT_CUBLASLT_FN(fn) \
   if (st.ok()) st = resolve(handle, #fn, library, &api->fn);
-#define AOTIRT_CUDNN_FN(fn)
-#define AOTIRT_CUFFT_FN(fn)
-#define AOTIRT_CUSOLVER_FN(fn)
-#define AOTIRT_CUBLAS_FN(fn)
 #include "backends/cuda/runtime/cuda_symbols.inc"
-#undef AOTIRT_CUBLASLT_FN
-#undef AOTIRT_CUDNN_FN
-#undef AOTIRT_CUFFT_FN
-#undef AOTIRT_CUSOLVER_FN
-#undef AOTIRT_CUBLAS_FN
   if (!st.ok()) {
     dlclose(handle);
     return st;
@@ -135,18 +126,9 @@ Result<std::unique_ptr<CudnnApi>> load_cudnn(const std::string& library) {
   api->library = handle;
   api->name = library;
   Status st;
-#define AOTIRT_CUBLASLT_FN(fn)
 #define AOTIRT_CUDNN_FN(fn) \
   if (st.ok()) st = resolve(handle, #fn, library, &api->fn);
-#define AOTIRT_CUFFT_FN(fn)
-#define AOTIRT_CUSOLVER_FN(fn)
-#define AOTIRT_CUBLAS_FN(fn)
 #include "backends/cuda/runtime/cuda_symbols.inc"
-#undef AOTIRT_CUBLASLT_FN
-#undef AOTIRT_CUDNN_FN
-#undef AOTIRT_CUFFT_FN
-#undef AOTIRT_CUSOLVER_FN
-#undef AOTIRT_CUBLAS_FN
   if (!st.ok()) {
     dlclose(handle);
     return st;
@@ -166,18 +148,9 @@ Result<std::unique_ptr<CufftApi>> load_cufft(const std::string& library) {
   api->library = handle;
   api->name = library;
   Status st;
-#define AOTIRT_CUBLASLT_FN(fn)
-#define AOTIRT_CUDNN_FN(fn)
 #define AOTIRT_CUFFT_FN(fn) \
   if (st.ok()) st = resolve(handle, #fn, library, &api->fn);
-#define AOTIRT_CUSOLVER_FN(fn)
-#define AOTIRT_CUBLAS_FN(fn)
 #include "backends/cuda/runtime/cuda_symbols.inc"
-#undef AOTIRT_CUBLASLT_FN
-#undef AOTIRT_CUDNN_FN
-#undef AOTIRT_CUFFT_FN
-#undef AOTIRT_CUSOLVER_FN
-#undef AOTIRT_CUBLAS_FN
   if (!st.ok()) {
     dlclose(handle);
     return st;
@@ -194,18 +167,9 @@ Result<std::unique_ptr<CusolverApi>> load_cusolver(const std::string& library) {
   api->library = handle;
   api->name = library;
   Status st;
-#define AOTIRT_CUBLASLT_FN(fn)
-#define AOTIRT_CUDNN_FN(fn)
-#define AOTIRT_CUFFT_FN(fn)
 #define AOTIRT_CUSOLVER_FN(fn) \
   if (st.ok()) st = resolve(handle, #fn, library, &api->fn);
-#define AOTIRT_CUBLAS_FN(fn)
 #include "backends/cuda/runtime/cuda_symbols.inc"
-#undef AOTIRT_CUBLASLT_FN
-#undef AOTIRT_CUDNN_FN
-#undef AOTIRT_CUFFT_FN
-#undef AOTIRT_CUSOLVER_FN
-#undef AOTIRT_CUBLAS_FN
   if (!st.ok()) {
     dlclose(handle);
     return st;
@@ -222,18 +186,9 @@ Result<std::unique_ptr<CublasApi>> load_cublas(const std::string& library) {
   api->library = handle;
   api->name = library;
   Status st;
-#define AOTIRT_CUBLASLT_FN(fn)
-#define AOTIRT_CUDNN_FN(fn)
-#define AOTIRT_CUFFT_FN(fn)
-#define AOTIRT_CUSOLVER_FN(fn)
 #define AOTIRT_CUBLAS_FN(fn) \
   if (st.ok()) st = resolve(handle, #fn, library, &api->fn);
 #include "backends/cuda/runtime/cuda_symbols.inc"
-#undef AOTIRT_CUBLASLT_FN
-#undef AOTIRT_CUDNN_FN
-#undef AOTIRT_CUFFT_FN
-#undef AOTIRT_CUSOLVER_FN
-#undef AOTIRT_CUBLAS_FN
   if (!st.ok()) {
     dlclose(handle);
     return st;

@@ -20,81 +20,36 @@ namespace aotirt {
 
 struct CublasLtApi {
 #define AOTIRT_CUBLASLT_FN(name) decltype(&::name) name = nullptr;
-#define AOTIRT_CUDNN_FN(name)
-#define AOTIRT_CUFFT_FN(name)
-#define AOTIRT_CUSOLVER_FN(name)
-#define AOTIRT_CUBLAS_FN(name)
 #include "backends/cuda/runtime/cuda_symbols.inc"
-#undef AOTIRT_CUBLASLT_FN
-#undef AOTIRT_CUDNN_FN
-#undef AOTIRT_CUFFT_FN
-#undef AOTIRT_CUSOLVER_FN
-#undef AOTIRT_CUBLAS_FN
   void* library = nullptr;  // dlopen handle, kept open for the process lifetime
   std::string name;         // what was opened
 };
 
 struct CudnnApi {
-#define AOTIRT_CUBLASLT_FN(name)
 #define AOTIRT_CUDNN_FN(name) decltype(&::name) name = nullptr;
-#define AOTIRT_CUFFT_FN(name)
-#define AOTIRT_CUSOLVER_FN(name)
-#define AOTIRT_CUBLAS_FN(name)
 #include "backends/cuda/runtime/cuda_symbols.inc"
-#undef AOTIRT_CUBLASLT_FN
-#undef AOTIRT_CUDNN_FN
-#undef AOTIRT_CUFFT_FN
-#undef AOTIRT_CUSOLVER_FN
-#undef AOTIRT_CUBLAS_FN
   void* library = nullptr;
   std::string name;
 };
 
 // cuFFT, cuSOLVER (dense) and cuBLAS, for the FFT and linear-algebra ops.
 struct CufftApi {
-#define AOTIRT_CUBLASLT_FN(name)
-#define AOTIRT_CUDNN_FN(name)
 #define AOTIRT_CUFFT_FN(name) decltype(&::name) name = nullptr;
-#define AOTIRT_CUSOLVER_FN(name)
-#define AOTIRT_CUBLAS_FN(name)
 #include "backends/cuda/runtime/cuda_symbols.inc"
-#undef AOTIRT_CUBLASLT_FN
-#undef AOTIRT_CUDNN_FN
-#undef AOTIRT_CUFFT_FN
-#undef AOTIRT_CUSOLVER_FN
-#undef AOTIRT_CUBLAS_FN
   void* library = nullptr;
   std::string name;
 };
 
 struct CusolverApi {
-#define AOTIRT_CUBLASLT_FN(name)
-#define AOTIRT_CUDNN_FN(name)
-#define AOTIRT_CUFFT_FN(name)
 #define AOTIRT_CUSOLVER_FN(name) decltype(&::name) name = nullptr;
-#define AOTIRT_CUBLAS_FN(name)
 #include "backends/cuda/runtime/cuda_symbols.inc"
-#undef AOTIRT_CUBLASLT_FN
-#undef AOTIRT_CUDNN_FN
-#undef AOTIRT_CUFFT_FN
-#undef AOTIRT_CUSOLVER_FN
-#undef AOTIRT_CUBLAS_FN
   void* library = nullptr;
   std::string name;
 };
 
 struct CublasApi {
-#define AOTIRT_CUBLASLT_FN(name)
-#define AOTIRT_CUDNN_FN(name)
-#define AOTIRT_CUFFT_FN(name)
-#define AOTIRT_CUSOLVER_FN(name)
 #define AOTIRT_CUBLAS_FN(name) decltype(&::name) name = nullptr;
 #include "backends/cuda/runtime/cuda_symbols.inc"
-#undef AOTIRT_CUBLASLT_FN
-#undef AOTIRT_CUDNN_FN
-#undef AOTIRT_CUFFT_FN
-#undef AOTIRT_CUSOLVER_FN
-#undef AOTIRT_CUBLAS_FN
   void* library = nullptr;
   std::string name;
 };
