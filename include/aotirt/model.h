@@ -169,6 +169,16 @@ AOTIRT_API Result<PackageInfo> inspect_package(const std::string& path);
 // shim calls made by the model library), as "CODE: message". Empty if none.
 AOTIRT_API std::string last_error();
 
+}  // namespace aotirt
+
+// The same as aotirt::last_error(), for callers through a C foreign-function
+// interface (ctypes, cffi) that call aoti_torch_* shims directly: the
+// thread's last error as a NUL-terminated "CODE: message", empty if none.
+// The pointer stays valid until the next call of this function on the thread.
+extern "C" AOTIRT_API const char* aotirt_last_error_message(void) noexcept;
+
+namespace aotirt {
+
 // Host time spent inside the aoti_torch_* calls of model libraries, per
 // function: for finding where a run's time goes on the host (the device work
 // the calls queue is not included). Off by default.

@@ -188,6 +188,20 @@ std::string last_error() {
   }
 }
 
+}  // namespace aotirt
+
+extern "C" AOTIRT_API const char* aotirt_last_error_message(void) noexcept {
+  thread_local std::string text;
+  try {
+    text = aotirt::last_error();
+  } catch (...) {
+    text.clear();
+  }
+  return text.c_str();
+}
+
+namespace aotirt {
+
 void set_shim_profiling(bool on) { g_shim_profiling.store(on, std::memory_order_relaxed); }
 
 std::vector<ShimProfileEntry> shim_profile(bool reset) try {

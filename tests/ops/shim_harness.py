@@ -61,7 +61,7 @@ class Shims:
             ctypes.c_int32(DEVICE_CODES[t.device.type]), ctypes.c_int32(t.device.index or 0),
             ctypes.byref(out))
         if rc != 0:
-            raise ShimError("aoti_torch_create_tensor_from_blob failed")
+            raise ShimError(f"aoti_torch_create_tensor_from_blob failed: {self.last_error()}")
         return out
 
     def tensor(self, h: Handle, device: str = "cpu") -> torch.Tensor:
@@ -98,10 +98,17 @@ class Shims:
         self.fn("aoti_torch_delete_tensor_object")(h)
         return out
 
+    def last_error(self) -> str:
+        """aotirt's message for the last failure on this thread."""
+        f = self.lib.aotirt_last_error_message
+        f.restype = ctypes.c_char_p
+        return (f() or b"").decode("utf-8", "replace")
+
     def call(self, name: str, *args) -> None:
-        """Calls shim |name|; ShimError when it reports failure."""
+        """Calls shim |name|; ShimError, with aotirt's message, when it
+        reports failure."""
         if self.fn(name)(*args) != 0:
-            raise ShimError(f"{name} failed")
+            raise ShimError(f"{name} failed: {self.last_error()}")
 
     def _check(self, name, *args):
         self.call(name, *args)

@@ -18,10 +18,12 @@
 #include <iterator>
 #include <new>
 #include <string>
+#include <thread>
 
 #include "../zoo_test_util.h"
 #include "aotirt/aotirt.h"
 #include "core/tensor.h"
+#include "shim/shim_abi.h"
 #include "file_test_util.h"
 #include "package/cpu_features.h"
 #include "failing_operator_new.h"
@@ -233,6 +235,19 @@ TEST_F(ModelHardeningTest, ZooRunsRefusedByTheLibrarysChecksDoNotLeak) {
   EXPECT_NE(out.status().message().find("input checks are on"), std::string::npos) << out.status().message();
   EXPECT_EQ(storage_refs(*wrong), 1) << "handles of refused runs were left alive";
   EXPECT_EQ(std::getenv("AOTI_RUNTIME_CHECK_INPUTS"), nullptr);
+}
+
+// The C entry gives foreign-function callers of the shims the same message as
+// aotirt::last_error(), per thread.
+TEST(LastErrorMessageTest, CEntryCarriesTheShimsMessage) {
+  int64_t dim = 0;
+  ASSERT_EQ(aoti_torch_get_dim(nullptr, &dim), 1);
+  std::string text = aotirt_last_error_message();
+  EXPECT_EQ(text, last_error());
+  EXPECT_NE(text.find("aoti_torch_get_dim"), std::string::npos) << text;
+  std::string other = "unset";
+  std::thread([&] { other = aotirt_last_error_message(); }).join();
+  EXPECT_EQ(other, "");
 }
 
 }  // namespace
