@@ -38,6 +38,23 @@ std::mutex& library_lock() {
   return lock;
 }
 
+// A model library linked against a static libstdc++ (g++ does that where
+// only libstdc++.a is installed, as on some build machines) carries its own
+// copy of the C++ runtime, whose constructor mallocs an emergency pool for
+// exceptions that nothing frees: every load and unload of such a library
+// would leak it. libstdc++ (GCC 13 and newer) exports __gnu_cxx::__freeres to
+// free that pool; call the library's own copy, never the process's (whose
+// pool is still in use), just before the library is unloaded.
+void free_private_cxx_runtime(void* handle) {
+  void* freeres = dlsym(handle, "_ZN9__gnu_cxx9__freeresEv");
+  void* anchor = dlsym(handle, "AOTInductorModelContainerDelete");
+  if (!freeres || !anchor) return;
+  Dl_info in_copy{}, in_library{};
+  if (!dladdr(freeres, &in_copy) || !dladdr(anchor, &in_library)) return;
+  if (in_copy.dli_fbase == nullptr || in_copy.dli_fbase != in_library.dli_fbase) return;
+  reinterpret_cast<void (*)()>(freeres)();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& bytes, const std::string& name,
@@ -98,6 +115,7 @@ ModelLibrary::~ModelLibrary() {
   if (!handle_) return;
   resources_.release_all();
   std::lock_guard<std::mutex> hold(library_lock());
+  free_private_cxx_runtime(handle_);
   dlclose(handle_);
   // Libraries with STB_GNU_UNIQUE symbols (libstdc++ templates emit them)
   // can never be unloaded. glibc finds loaded libraries by path, so if this

@@ -9,7 +9,8 @@ needed); an op counts as provided when libaotirt.so exports its symbol.
     op_inventory.py                 regenerate docs/ops.md
     op_inventory.py --check         exit 1 if docs/ops.md is not what it would write
     op_inventory.py --json OUT      also write the inventory as JSON
-    op_inventory.py --results FILE  fill "tested dtypes" from a conformance run
+    op_inventory.py --results F..   fill "tested dtypes" from conformance runs
+                                    (default: the committed tests/ops/results-*.json)
 
 Exit status: 0 done, 1 the doc is stale (--check), 2 bad input (headers,
 library, exceptions or results file missing or malformed).
@@ -32,6 +33,9 @@ from typing import Dict, Iterable, List, Optional, Set
 REPO = Path(__file__).resolve().parent.parent.parent
 DEFAULT_DOC = REPO / "docs" / "ops.md"
 DEFAULT_EXCEPTIONS = REPO / "tests" / "ops" / "exceptions.json"
+# What the conformance suite recorded on each device (AOTIRT_OP_RESULTS, see
+# tests/ops/conftest.py); committed, so the doc's dtype column is reproducible.
+DEFAULT_RESULTS = sorted((REPO / "tests" / "ops").glob("results-*.json"))
 SCRIPT = "tests/ops/op_inventory.py"
 
 # Relative to a torch include root (site-packages/torch/include).
@@ -249,21 +253,29 @@ def validate_exceptions(exceptions: Dict[str, Dict[str, str]], ops: Dict[str, Di
         raise InventoryError("exceptions: " + "; ".join(problems))
 
 
-def load_results(path: Optional[Path]) -> Dict[str, dict]:
-    """symbol -> {"dtypes": [...], "status": "pass"|"fail"} from a conformance run."""
-    if path is None:
+def load_results(paths) -> Dict[str, dict]:
+    """symbol -> {"dtypes": [...], "status": "pass"|"fail"}, merged over the
+    conformance runs in |paths| (one per device): the dtypes are the union,
+    and a failure in any run is a failure."""
+    if paths is None:
         return {}
-    data = _load_json(path, "results file")
-    if not isinstance(data, dict):
-        raise InventoryError(f"{path}: expected an object mapping op symbol -> result")
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
     results: Dict[str, dict] = {}
-    for symbol, entry in data.items():
-        if (not isinstance(entry, dict) or entry.get("status") not in ("pass", "fail")
-                or not isinstance(entry.get("dtypes"), list)
-                or not all(isinstance(d, str) for d in entry["dtypes"])):
-            raise InventoryError(f"{path}: {symbol}: expected "
-                                 '{"dtypes": [names], "status": "pass" or "fail"}')
-        results[symbol] = {"dtypes": list(entry["dtypes"]), "status": entry["status"]}
+    for path in paths:
+        data = _load_json(path, "results file")
+        if not isinstance(data, dict):
+            raise InventoryError(f"{path}: expected an object mapping op symbol -> result")
+        for symbol, entry in data.items():
+            if (not isinstance(entry, dict) or entry.get("status") not in ("pass", "fail")
+                    or not isinstance(entry.get("dtypes"), list)
+                    or not all(isinstance(d, str) for d in entry["dtypes"])):
+                raise InventoryError(f"{path}: {symbol}: expected "
+                                     '{"dtypes": [names], "status": "pass" or "fail"}')
+            merged = results.setdefault(symbol, {"dtypes": [], "status": "pass"})
+            merged["dtypes"] = sorted(set(merged["dtypes"]) | set(entry["dtypes"]))
+            if entry["status"] == "fail":
+                merged["status"] = "fail"
     return results
 
 
@@ -377,7 +389,9 @@ def render_markdown(inv: dict, results_name: Optional[str] = None) -> str:
         d = devs[device]
         lines.append(f"| {DEVICE_TITLES[device]} | {d['surface']} | {d['provided']} | "
                      f"{d['exceptions']} | {d['missing']} | {d['backward_excluded']} |")
-    lines += ["", "Tested dtypes: " + (f"from `{results_name}`." if results_name else
+    lines += ["", "Tested dtypes: " + (f"the dtypes of the calls that passed in the conformance runs, "
+                                       f"from {results_name}; (fail) marks an op with a failing test."
+                                       if results_name else
                                        "no conformance results were given, so the column is empty."),
               ""]
 
@@ -451,7 +465,7 @@ def run(args: argparse.Namespace) -> int:
     results = load_results(args.results)
     inv = build_inventory(ops, exported, exceptions, results, torch_version(aoti_dir))
     # Only the file's name goes into the doc: a path would differ per machine.
-    text = render_markdown(inv, args.results.name if args.results else None)
+    text = render_markdown(inv, ", ".join(f"`{p.name}`" for p in args.results) if args.results else None)
 
     if args.json:
         Path(args.json).write_text(json.dumps(inv, indent=2, sort_keys=True) + "\n")
@@ -492,8 +506,10 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--check", action="store_true",
                    help="regenerate in memory; exit 1 if the doc differs")
     p.add_argument("--json", type=Path, metavar="OUT", help="write the inventory as JSON")
-    p.add_argument("--results", type=Path, metavar="FILE",
-                   help='conformance results: {symbol: {"dtypes": [...], "status": "pass"|"fail"}}')
+    p.add_argument("--results", type=Path, nargs="*", metavar="FILE", default=DEFAULT_RESULTS,
+                   help='conformance results, merged: {symbol: {"dtypes": [...], "status": '
+                        '"pass"|"fail"}} (default: tests/ops/results-*.json; none: --results '
+                        'with no file)')
     p.add_argument("--library", type=Path, metavar="PATH",
                    help="read the provided shims from this libaotirt.so's exports instead of "
                         "python/aotirt/provided_shims*.txt")

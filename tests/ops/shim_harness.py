@@ -43,6 +43,12 @@ class Shims:
         self.path = Path(path or library_path())
         self.lib = ctypes.CDLL(str(self.path), mode=os.RTLD_LOCAL | os.RTLD_NOW)
         self._keep = []  # torch tensors whose memory live handles borrow
+        # For the results the suite records (conftest.py): the dtype of each
+        # handle made here, and symbol -> dtypes of the calls that succeeded
+        # since the last take_calls().
+        self._dtype_of = {}
+        self._calls = {}
+        self._last_without_inputs = None
 
     def fn(self, name: str):
         return getattr(self.lib, name)
@@ -62,6 +68,7 @@ class Shims:
             ctypes.byref(out))
         if rc != 0:
             raise ShimError(f"aoti_torch_create_tensor_from_blob failed: {self.last_error()}")
+        self._dtype_of[out.value] = str(t.dtype).replace("torch.", "")
         return out
 
     def tensor(self, h: Handle, device: str = "cpu") -> torch.Tensor:
@@ -80,6 +87,8 @@ class Shims:
         sizes = [sizes_p[i] for i in range(ndim.value)]
         strides = [strides_p[i] for i in range(ndim.value)]
         dtype = CODE_DTYPES[code.value]
+        if self._last_without_inputs in self._calls:
+            self._calls[self._last_without_inputs].add(str(dtype).replace("torch.", ""))
         # Elements from the first to the last the view reaches.
         span = 1 + sum((s - 1) * st for s, st in zip(sizes, strides)) if all(sizes) else 0
         flat = torch.empty(span, dtype=dtype, device=device)
@@ -95,6 +104,7 @@ class Shims:
         # preserves them); an empty one gets them directly.
         out = (torch.as_strided(flat, sizes, strides).clone() if span
                else torch.empty_strided(sizes, strides, dtype=dtype, device=device))
+        self._dtype_of.pop(h.value, None)
         self.fn("aoti_torch_delete_tensor_object")(h)
         return out
 
@@ -109,12 +119,37 @@ class Shims:
         reports failure."""
         if self.fn(name)(*args) != 0:
             raise ShimError(f"{name} failed: {self.last_error()}")
+        dtypes = self._arg_dtypes(args)
+        self._calls.setdefault(name, set()).update(dtypes)
+        # A factory (or a call whose inputs were not made here) is known by
+        # the dtypes of the results read back after it.
+        self._last_without_inputs = None if dtypes else name
+
+    def take_calls(self) -> dict:
+        """symbol -> dtypes of its input handles, for the calls that
+        succeeded since the last take_calls()."""
+        calls, self._calls = self._calls, {}
+        self._last_without_inputs = None
+        return calls
+
+    def _arg_dtypes(self, args):
+        found = set()
+        for a in args:
+            a = getattr(a, "_obj", a)  # ctypes.byref(x) -> x
+            items = a if isinstance(a, ctypes.Array) else [a]
+            for item in items:
+                value = item.value if isinstance(item, ctypes.c_void_p) else item
+                if isinstance(value, int) and value in self._dtype_of:
+                    found.add(self._dtype_of[value])
+        return found
 
     def _check(self, name, *args):
-        self.call(name, *args)
+        if self.fn(name)(*args) != 0:
+            raise ShimError(f"{name} failed: {self.last_error()}")
 
     def release(self):
         self._keep.clear()
+        self._dtype_of.clear()
 
 
 def out_handles(n: int):
