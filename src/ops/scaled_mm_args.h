@@ -37,5 +37,46 @@ Result<ScaledMmArgs> scaled_mm_args(AtenTensorHandle self, AtenTensorHandle mat2
 // float8_e5m2, and a bfloat16 output for row-wise scales.
 Status check_scaled_mm_cuda(const ScaledMmArgs& a);
 
+// _scaled_grouped_mm (torch's CUDA op, sm_90 and sm_100): float8_e4m3fn
+// self and mat2, each 2-D or 3-D, self row-major and mat2 column-major in
+// their last two dims (16-byte aligned, leading strides multiples of 16
+// bytes), K and N multiples of 16, row-wise float32 scales and a bfloat16
+// output. The layouts, with G groups:
+//  - k2d3d: self [total_M, K], mat2 [G, K, N], offs [G] ends rows of self:
+//    out [total_M, N], group g's rows are self's rows of that range;
+//    scale_a [total_M], scale_b [G, N];
+//  - k3d2d: self [G, M, K], mat2 [K, total_N], offs [G] ends columns of
+//    mat2: out [M, total_N]; scale_a [G, M], scale_b [total_N];
+//  - k2d2d: self [M, total_K], mat2 [total_K, N], offs [G] ends the shared
+//    K: out [G, M, N]; scale_a [G * M], scale_b [G * N];
+//  - k3d3d: self [G, M, K], mat2 [G, K, N], no offs: out [G, M, N];
+//    scale_a [G, M], scale_b [G, N].
+// offs (int32) holds each group's end; a group starts where the previous
+// one ends (group 0 at 0). Its values live on the device, so the backend
+// reads and checks them.
+enum class GroupedMmKind { k2d3d, k3d2d, k2d2d, k3d3d };
+
+struct ScaledGroupedMmArgs {
+  const TensorImpl* self = nullptr;
+  const TensorImpl* mat2 = nullptr;
+  const TensorImpl* scale_a = nullptr;
+  const TensorImpl* scale_b = nullptr;
+  const TensorImpl* offs = nullptr;  // null for k3d3d
+  GroupedMmKind kind = GroupedMmKind::k3d3d;
+  int64_t groups = 0;
+  // How far offs may reach: total_M, total_N or total_K (0 for k3d3d).
+  int64_t offs_limit = 0;
+  DType out_dtype = DType::kBFloat16;
+  DimVector out_sizes, out_strides;  // torch's: last dim padded to 16 bytes
+};
+
+// INVALID_ARGUMENT where torch's op raises, with its reasons; bias and
+// scale_result, which torch's op refuses as not supported yet, are
+// UNIMPLEMENTED.
+Result<ScaledGroupedMmArgs> scaled_grouped_mm_args(AtenTensorHandle self, AtenTensorHandle mat2,
+                                                   AtenTensorHandle scale_a, AtenTensorHandle scale_b,
+                                                   AtenTensorHandle* offs, AtenTensorHandle* bias,
+                                                   AtenTensorHandle* scale_result, const int32_t* out_dtype);
+
 }  // namespace ops
 }  // namespace aotirt

@@ -279,8 +279,12 @@ def test_int_mm_out(shims, device, shape, layout):
 
 # ---- _fused_rms_norm ----
 
+# The longer rows take CUDA's block-per-row kernel (rows past 1024
+# elements), the others its warp-per-row one.
 RMS_CASES = [((2, 3, 8), [8], True, None), ((2, 3, 8), [3, 8], True, 1e-5), ((4, 16), [16], False, None),
-             ((5, 0), [0], False, None), ((0, 4), [4], True, 1e-6), ((7,), [7], True, 0.1)]
+             ((5, 0), [0], False, None), ((0, 4), [4], True, 1e-6), ((7,), [7], True, 0.1),
+             ((3, 4100), [4100], True, None), ((6, 2, 33), [2, 33], False, 1e-3), ((1000, 40), [40], True, None),
+             ((2, 1025), [1025], False, None)]
 
 
 @pytest.mark.parametrize("device", devices())
@@ -304,6 +308,49 @@ def test_fused_rms_norm(shims, device, dtype, transposed, case):
     want_o, want_r = A._fused_rms_norm(x, ns, w, eps)
     check(got_o, want_o)
     check(got_r, want_r, **tol(want_r.dtype))
+
+
+def rms_call(shims, name, device, x, ns, w=None, eps=None):
+    ns_arr, ns_len = i64s(ns)
+    wh = ctypes.byref(shims.handle(w)) if w is not None else None
+    eps_p = None if eps is None else ctypes.byref(ctypes.c_double(eps))
+    o, r = out_handles(2)
+    shims.call(name, shims.handle(x), ns_arr, ns_len, wh, eps_p, ctypes.byref(o), ctypes.byref(r))
+    return shims.tensor(o, device).to(device), shims.tensor(r, device).to(device)
+
+
+@pytest.mark.parametrize("rows_n", [(600000, 4), (66000, 1040)])
+def test_fused_rms_norm_cuda_many_rows(shims, rows_n):
+    """More rows than either CUDA kernel's grid holds at once, so the
+    kernels stride over rows."""
+    if "cuda" not in devices():
+        pytest.skip("no GPU")
+    name = need(shims, "cuda", "_fused_rms_norm")
+    rows, n = rows_n
+    x = rand((rows, n), torch.bfloat16, "cuda")
+    w = rand((n,), torch.bfloat16, "cuda", seed=3)
+    got_o, got_r = rms_call(shims, name, "cuda", x, [n], w)
+    want_o, want_r = A._fused_rms_norm(x, [n], w, None)
+    check(got_o, want_o)
+    check(got_r, want_r, **tol(want_r.dtype))
+
+
+@pytest.mark.parametrize("device", devices())
+def test_fused_rms_norm_errors(shims, device):
+    name = need(shims, device, "_fused_rms_norm")
+    x = rand((3, 8), torch.float32, device)
+    # A normalized_shape the input does not end in (torch's CPU composite
+    # lets some through, its CUDA kernel checks), then a weight of the wrong shape.
+    for ns, w in [([4], None), ([3, 8, 1], None), ([8], rand((4,), torch.float32, device))]:
+        with pytest.raises(ShimError):
+            rms_call(shims, name, device, x, ns, w)
+    with pytest.raises(RuntimeError):  # torch refuses it too
+        A._fused_rms_norm(x, [8], rand((4,), torch.float32, device), None)
+    with pytest.raises(ShimError):  # an integer input
+        rms_call(shims, name, device, x.to(torch.int32), [8])
+    if device == "cuda":  # torch's CUDA kernel reads the weight in the input's dtype
+        with pytest.raises(ShimError):
+            rms_call(shims, name, device, x, [8], rand((8,), torch.float16, device))
 
 
 # ---- weight-only quantized GEMMs ----

@@ -4,7 +4,9 @@ _scaled_mm_v2 entry points, against eager torch._scaled_mm on the CPU. Every
 output dtype torch's CPU op gives, float8_e4m3fn and float8_e5m2 operands,
 a bias, and mat2 in either memory order. On a GPU the CUDA op likewise
 against eager CUDA torch._scaled_mm, with tensor-wise and row-wise scales,
-in the layout torch's CUDA op takes (mat2 column-major), and its refusals.
+in the layout torch's CUDA op takes (mat2 column-major), and its refusals;
+and the CUDA _scaled_grouped_mm (row-wise scales, bfloat16 output) in its
+four layouts against eager CUDA torch._scaled_grouped_mm, with its refusals.
 """
 from __future__ import annotations
 
@@ -216,3 +218,124 @@ def test_cuda_scaled_mm_refusals(shims):
     a, b, sa, sb = cuda_operands(rowwise=True)
     with pytest.raises(ShimError):  # row-wise scales give bfloat16 only
         cuda_scaled_mm(shims, a, b, sa, sb, out_dtype=torch.float32)
+
+
+# ---- CUDA _scaled_grouped_mm ----
+
+GROUPED = "aoti_torch_cuda__scaled_grouped_mm"
+
+
+def need_grouped(shims):
+    need_cuda(shims, GROUPED)
+    if torch.cuda.get_device_capability() not in ((9, 0), (10, 0)):
+        pytest.skip("torch's _scaled_grouped_mm runs on sm_90 and sm_100 only")
+
+
+def f8_rows(shape, g):
+    """A row-major float8 operand on the GPU."""
+    return torch.randn(shape, generator=g).to(F8).cuda()
+
+
+def f8_cols(shape, g):
+    """A float8 operand column-major in its last two dims (a transposed weight)."""
+    s = list(shape)
+    s[-1], s[-2] = s[-2], s[-1]
+    return torch.randn(s, generator=g).to(F8).cuda().transpose(-2, -1)
+
+
+def scales(shape, g):
+    return (torch.rand(shape, generator=g) + 0.5).cuda()
+
+
+def grouped_operands(kind, ends=(5, 5, 40), m=24, k=64, n=48, seed=0):
+    """Operands of one of torch's four layouts; |ends| are the offs (the
+    groups' ends along the grouped dimension)."""
+    g = torch.Generator().manual_seed(seed)
+    groups = len(ends)
+    offs = torch.tensor(ends, dtype=torch.int32).cuda()
+    if kind == "2d3d":
+        total = ends[-1]
+        return f8_rows((total, k), g), f8_cols((groups, k, n), g), scales(total, g), scales((groups, n), g), offs
+    if kind == "3d2d":
+        total = ends[-1]
+        return f8_rows((groups, m, k), g), f8_cols((k, total), g), scales((groups, m), g), scales(total, g), offs
+    if kind == "2d2d":
+        total = ends[-1]
+        return f8_rows((m, total), g), f8_cols((total, n), g), scales(groups * m, g), scales(groups * n, g), offs
+    return (f8_rows((groups, m, k), g), f8_cols((groups, k, n), g), scales((groups, m), g),
+            scales((groups, n), g), None)
+
+
+def cuda_grouped_mm(shims, a, b, sa, sb, offs=None, bias=None, scale_result=None, out_dtype=None, fast=0):
+    (r,) = out_handles(1)
+    shims.call(GROUPED, shims.handle(a), shims.handle(b), shims.handle(sa), shims.handle(sb),
+               ctypes.byref(shims.handle(offs)) if offs is not None else None,
+               ctypes.byref(shims.handle(bias)) if bias is not None else None,
+               ctypes.byref(shims.handle(scale_result)) if scale_result is not None else None,
+               int32_ptr(None if out_dtype is None else DTYPE_CODES[out_dtype]), ctypes.c_int32(fast),
+               ctypes.byref(r))
+    return shims.tensor(r, "cuda")
+
+
+# Group boundaries: an empty group where torch's layout allows one, and
+# multiples of 16 along N and K (cuBLASLt's float8 alignment). 3d x 3d
+# takes only the number of groups from |ends|.
+GROUPED_CASES = [
+    ("2d2d", dict(ends=(32, 64, 128))),
+    ("2d3d", dict(ends=(5, 5, 40))),
+    ("2d3d", dict(ends=(100, 130, 131, 300), k=128, n=256)),
+    ("3d2d", dict(ends=(16, 16, 64))),
+    ("3d2d", dict(ends=(128, 256), m=70, k=96)),
+    ("2d2d", dict(ends=(16, 48), m=33, n=80)),
+    ("3d3d", dict(ends=(0, 0, 0))),
+    ("3d3d", dict(ends=(0,), m=130, k=160, n=112)),
+]
+
+
+@pytest.mark.parametrize("kind,opts", GROUPED_CASES, ids=[f"{k}-{i}" for i, (k, _) in enumerate(GROUPED_CASES)])
+@pytest.mark.parametrize("fast", [0, 1])
+def test_cuda_scaled_grouped_mm(shims, kind, opts, fast):
+    need_grouped(shims)
+    a, b, sa, sb, offs = grouped_operands(kind, **opts)
+    want = torch._scaled_grouped_mm(a, b, sa, sb, offs=offs, out_dtype=torch.bfloat16, use_fast_accum=bool(fast))
+    cuda_close(cuda_grouped_mm(shims, a, b, sa, sb, offs, out_dtype=torch.bfloat16, fast=fast), want)
+    if fast == 0:  # out_dtype absent means bfloat16
+        cuda_close(cuda_grouped_mm(shims, a, b, sa, sb, offs), want)
+
+
+def test_cuda_scaled_grouped_mm_empty(shims):
+    need_grouped(shims)
+    a, b, sa, sb, offs = grouped_operands("2d3d", ends=(0, 0))
+    got = cuda_grouped_mm(shims, a, b, sa, sb, offs)
+    assert got.shape == (0, 48) and got.dtype == torch.bfloat16
+
+
+def test_cuda_scaled_grouped_mm_refusals(shims):
+    need_grouped(shims)
+    a, b, sa, sb, offs = grouped_operands("2d3d")
+    for args, kw, why in [
+        ((a, b.contiguous(), sa, sb), dict(offs=offs), "mat2 row-major"),
+        ((a[:, :40], b[:, :40], sa, sb), dict(offs=offs), "K not a multiple of 16"),
+        ((a, b, sa, sb), dict(), "no offs for a 2d operand"),
+        ((a, b, sa, sb), dict(offs=offs.long()), "int64 offs"),
+        ((a, b, sa, sb), dict(offs=offs, out_dtype=torch.float32), "a float32 output"),
+        ((a.float(), b, sa, sb), dict(offs=offs), "not float8"),
+        ((a, b, sa.double(), sb), dict(offs=offs), "float64 scale"),
+        ((a, b, sa[:10], sb), dict(offs=offs), "scale_a of the wrong length"),
+        ((a, b, sa, sb), dict(offs=offs[:2]), "offs not one per group"),
+    ]:
+        with pytest.raises(ShimError):
+            cuda_grouped_mm(shims, *args, **kw)
+        with pytest.raises((RuntimeError, ValueError)):  # torch refuses it too
+            torch._scaled_grouped_mm(*args, **kw)
+    bias = torch.zeros(48, dtype=torch.bfloat16, device="cuda")
+    with pytest.raises(ShimError):  # torch's op does not support a bias yet
+        cuda_grouped_mm(shims, a, b, sa, sb, offs, bias=bias)
+    with pytest.raises(ShimError):  # nor scale_result
+        cuda_grouped_mm(shims, a, b, sa, sb, offs, scale_result=torch.tensor(1.0, device="cuda"))
+    with pytest.raises(ShimError):  # an offset past self's rows
+        cuda_grouped_mm(shims, a, b, sa, sb, torch.tensor([5, 5, 41], dtype=torch.int32, device="cuda"))
+    with pytest.raises(ShimError):  # decreasing offsets
+        cuda_grouped_mm(shims, a, b, sa, sb, torch.tensor([9, 5, 40], dtype=torch.int32, device="cuda"))
+    with pytest.raises(ShimError):  # tensor-wise scales: aotirt has the row-wise kind only
+        cuda_grouped_mm(shims, a, b, torch.tensor(0.5, device="cuda"), torch.tensor(2.0, device="cuda"), offs)

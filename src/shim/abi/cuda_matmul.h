@@ -1,7 +1,7 @@
 // Declarations of the CUDA matmul extras of c_shim_cuda.h beyond mm, addmm,
 // bmm and baddbmm: addmv, addbmm, _addmm_activation, mm.dtype_out, the
 // distances, _trilinear, the integer and weight-only quantized GEMMs and
-// the float8 _scaled_mm.
+// the float8 _scaled_mm and _scaled_grouped_mm.
 // Defined only in CUDA builds (src/backends/cuda/ops/matmul).
 #pragma once
 
@@ -37,5 +37,9 @@ AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda__scaled_mm(AtenTensorHandle se
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda__scaled_mm_out(AtenTensorHandle out, AtenTensorHandle self,
     AtenTensorHandle mat2, AtenTensorHandle scale_a, AtenTensorHandle scale_b, AtenTensorHandle* bias,
     AtenTensorHandle* scale_result, int32_t* out_dtype, int32_t use_fast_accum) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda__scaled_grouped_mm(AtenTensorHandle self, AtenTensorHandle mat2,
+    AtenTensorHandle scale_a, AtenTensorHandle scale_b, AtenTensorHandle* offs, AtenTensorHandle* bias,
+    AtenTensorHandle* scale_result, int32_t* out_dtype, int32_t use_fast_accum, AtenTensorHandle* ret0)
+    AOTIRT_NOEXCEPT;
 
 }  // extern "C"
