@@ -1,5 +1,6 @@
-// The three CUDA SDPA fallbacks AOTInductor emits (flash, efficient, cuDNN),
-// all on aotirt's own attention kernel (cuda_attention.cu).
+// The three CUDA SDPA fallbacks AOTInductor emits (flash, efficient, cuDNN)
+// and torch's flash and memory-efficient attention forwards, all on aotirt's
+// own attention kernel (cuda_attention.cu).
 //
 // Each returns its tensors with exactly the sizes, strides and dtypes of
 // torch's meta function for the op, because the generated code reinterprets
@@ -10,6 +11,12 @@
 // [B, H, L, 1]. The philox seed/offset outputs are zero host tensors of the
 // meta dtypes (no dropout: only dropout_p == 0 is supported); unused
 // optional outputs are undefined tensors.
+//
+// _flash_attention_forward and _efficient_attention_forward take
+// [B, L, H, E] tensors, which the kernel reads through a stride swap. Their
+// causal masks may start at the bottom-right corner (a causal offset of
+// S - L). Flash's rng_state and unused outputs are zeroed device tensors, as
+// torch allocates them on the device.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -611,36 +618,15 @@ Status flash_forward(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHan
   return Status();
 }
 
-// The memory-efficient forward's bias as [B, H, L, S] sizes and strides:
-// a 2-d bias is [L, S], a 3-d one [B, L, S] (torch unsqueezes the heads),
-// and each then broadcasts.
-Result<TensorImpl> efficient_bias_view(const TensorImpl& bias, const DimVector& full) {
-  const DimVector& s = bias.sizes();
-  const DimVector& st = bias.strides();
-  DimVector sizes, strides;
-  switch (bias.dim()) {
-    case 2:
-      sizes = DimVector{1, 1, s[0], s[1]};
-      strides = DimVector{0, 0, st[0], st[1]};
-      break;
-    case 3:
-      sizes = DimVector{s[0], 1, s[1], s[2]};
-      strides = DimVector{st[0], 0, st[1], st[2]};
-      break;
-    case 4:
-      sizes = s;
-      strides = st;
-      break;
-    default:
-      return AOTIRT_STATUS(kInvalidArgument, "bias must have 2, 3 or 4 dims, not {} ({})", bias.dim(),
-                           shape_str(bias));
-  }
-  for (int i = 0; i < 4; ++i) {
-    AOTIRT_ENSURE(sizes[i] == full[i] || sizes[i] == 1, kInvalidArgument,
-                  "bias {} does not broadcast to [B, H, L, S] = {}", shape_str(bias),
-                  dims_to_string(full.data(), full.size()));
-  }
-  return TensorImpl(bias.storage(), bias.dtype(), sizes, strides, bias.storage_offset());
+// torch's memory-efficient forward takes its bias as [B, H, L, S] exactly
+// (an expanded view broadcasts with zero strides); no implicit broadcasting.
+Status check_efficient_bias(const TensorImpl& bias, const TensorImpl& q, const DimVector& full) {
+  AOTIRT_ENSURE(bias.dtype() == q.dtype(), kInvalidArgument, "bias has dtype {}, which should match query's {}",
+                dtype_name(bias.dtype()), dtype_name(q.dtype()));
+  AOTIRT_ENSURE(bias.dim() == 4 && bias.sizes() == full, kInvalidArgument,
+                "bias {} must be [B, H, L, S] = {} (expand it to broadcast)", shape_str(bias),
+                dims_to_string(full.data(), full.size()));
+  return check_last_dim_contiguous(bias, "bias");
 }
 
 Status efficient_forward(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
@@ -672,8 +658,9 @@ Status efficient_forward(AtenTensorHandle query, AtenTensorHandle key, AtenTenso
   const DimVector& vs = v->sizes();
   AOTIRT_ENSURE(ks[0] == qs[0] && vs[0] == qs[0] && vs[1] == ks[1] && ks[2] == qs[2] && vs[2] == qs[2] &&
                     ks[3] == qs[3],
-                kInvalidArgument, "query {}, key {} and value {} do not fit [B, L, H, E], [B, S, H, E], [B, S, H, Ev]",
-                shape_str(*q), shape_str(*k), shape_str(*v));
+                kInvalidArgument,
+                "query {}, key {} and value {} do not fit [B, L, H, E], [B, S, H, E], [B, S, H, Ev]", shape_str(*q),
+                shape_str(*k), shape_str(*v));
   AOTIRT_RETURN_IF_ERROR(check_last_dim_contiguous(*q, "query"));
   AOTIRT_RETURN_IF_ERROR(check_last_dim_contiguous(*k, "key"));
   AOTIRT_RETURN_IF_ERROR(check_last_dim_contiguous(*v, "value"));
@@ -685,13 +672,9 @@ Status efficient_forward(AtenTensorHandle query, AtenTensorHandle key, AtenTenso
   a.k = &kv;
   a.v = &vv;
   a.scale = scale;
-  TensorImpl bias4;
   if (bias) {
-    AOTIRT_ENSURE(bias->dtype() == q->dtype(), kInvalidArgument, "bias has dtype {}, which should match query's {}",
-                  dtype_name(bias->dtype()), dtype_name(q->dtype()));
-    AOTIRT_RETURN_IF_ERROR(check_last_dim_contiguous(*bias, "bias"));
-    AOTIRT_ASSIGN_OR_RETURN(bias4, efficient_bias_view(*bias, DimVector{B, H, L, S}));
-    a.mask = &bias4;
+    AOTIRT_RETURN_IF_ERROR(check_efficient_bias(*bias, *q, DimVector{B, H, L, S}));
+    a.mask = bias;
   }
   AOTIRT_RETURN_IF_ERROR(check_args(a, *scope));
 
