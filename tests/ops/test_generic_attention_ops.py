@@ -192,6 +192,7 @@ FLASH_SHAPES = [
     (2, 130, 130, 2, 2, 40, False),
     (2, 20, 50, 2, 1, 72, True),
     (1, 200, 1000, 2, 2, 64, False),
+    (1, 5, 600, 2, 2, 96, False),  # the general kernel with the keys split across blocks
 ]
 
 
@@ -330,6 +331,7 @@ EFFICIENT_SHAPES = [
     (1, 3, 300, 4, 128, 128, False),
     (2, 130, 130, 2, 40, 40, False),
     (3, 1, 45, 2, 16, 24, True),
+    (1, 24, 70, 2, 32, 32, False),  # float32: two GEMMs around the softmax kernel
 ]
 
 
