@@ -14,6 +14,7 @@
 #include "shim/abi/cpu_scaled_mm.h"
 #include "shim/abi/cpu_selection.h"
 #include "shim/abi/cpu_tensor.h"
+#include "shim/abi/cuda_attention.h"
 #include "shim/abi/cuda_elementwise.h"
 #include "shim/abi/cuda_fft.h"
 #include "shim/abi/cuda_indexing.h"

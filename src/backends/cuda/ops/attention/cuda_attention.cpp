@@ -1,5 +1,6 @@
-// The three CUDA SDPA fallbacks AOTInductor emits (flash, efficient, cuDNN),
-// all on aotirt's own attention kernel (cuda_attention.cu).
+// The three CUDA SDPA fallbacks AOTInductor emits (flash, efficient, cuDNN)
+// and torch's flash and memory-efficient attention forwards, all on aotirt's
+// own attention kernel (cuda_attention.cu).
 //
 // Each returns its tensors with exactly the sizes, strides and dtypes of
 // torch's meta function for the op, because the generated code reinterprets
@@ -10,6 +11,12 @@
 // [B, H, L, 1]. The philox seed/offset outputs are zero host tensors of the
 // meta dtypes (no dropout: only dropout_p == 0 is supported); unused
 // optional outputs are undefined tensors.
+//
+// _flash_attention_forward and _efficient_attention_forward take
+// [B, L, H, E] tensors, which the kernel reads through a stride swap. Their
+// causal masks may start at the bottom-right corner (a causal offset of
+// S - L). Flash's rng_state and unused outputs are zeroed device tensors, as
+// torch allocates them on the device.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -22,6 +29,7 @@
 #include "core/host_copy.h"
 #include "ops/layout.h"
 #include "ops/op_args.h"
+#include "backends/cuda/runtime/cuda_copy.h"
 #include "backends/cuda/runtime/cuda_device.h"
 #include "backends/cuda/runtime/cuda_options.h"
 #include "backends/cuda/runtime/cuda_status.h"
@@ -31,6 +39,7 @@
 #include "base/status.h"
 #include "device/device.h"
 #include "shim/common/shim_profile.h"
+#include "shim/abi/cuda_attention.h"
 #include "shim/common/shim_util.h"
 
 namespace aotirt {
@@ -113,6 +122,7 @@ struct AttentionArgs {
   const TensorImpl* mask = nullptr;  // bool (keep) or additive
   double dropout_p = 0.0;
   bool causal = false;
+  int64_t causal_offset = 0;  // see CudaAttentionParams::causal_offset
   const double* scale = nullptr;
 };
 
@@ -177,6 +187,7 @@ Status run_attention(const AttentionArgs& a, const CudaOpScope& scope, const Ten
   copy4(out.strides(), p.out_strides);
   p.scale = static_cast<float>(a.scale ? *a.scale : 1.0 / std::sqrt(static_cast<double>(p.head_dim)));
   p.causal = a.causal;
+  p.causal_offset = a.causal_offset;
   if (a.mask) {
     DimVector full{p.batch, p.heads_q, p.len_q, p.len_kv};
     AOTIRT_ASSIGN_OR_RETURN(DimVector ms, broadcast_strides(a.mask->sizes(), a.mask->strides(), full));
@@ -401,6 +412,306 @@ Status cudnn_attention(AtenTensorHandle query, AtenTensorHandle key, AtenTensorH
   return Status();
 }
 
+// [B, L, H, E] (the layout of torch's flash and memory-efficient forwards)
+// viewed as the kernel's [B, H, L, E]: dims 1 and 2 swap, nothing moves.
+TensorImpl swap_seq_heads(const TensorImpl& t) {
+  const DimVector& s = t.sizes();
+  const DimVector& st = t.strides();
+  return TensorImpl(t.storage(), t.dtype(), DimVector{s[0], s[2], s[1], s[3]}, DimVector{st[0], st[2], st[1], st[3]},
+                    t.storage_offset());
+}
+
+// torch's fused kernels read features with unit stride and refuse anything
+// else; aotirt's would not mind, but the errors stay torch's.
+Status check_last_dim_contiguous(const TensorImpl& t, const char* what) {
+  AOTIRT_ENSURE(t.dim() > 0 && t.strides()[t.dim() - 1] == 1, kInvalidArgument,
+                "{} ({}) must have a contiguous last dimension", what, ops::layout_str(t));
+  return Status();
+}
+
+// Flash attention's causal mask is aligned to the bottom-right corner: query
+// i of |len_q| sees keys up to i + len_kv - len_q. aotirt's kernels take that
+// offset when it is not negative; with more queries than keys the first ones
+// would see no key at all, which aotirt does not implement.
+Result<int64_t> bottom_right_offset(int64_t len_q, int64_t len_kv, const char* what) {
+  AOTIRT_ENSURE(len_kv >= len_q, kUnimplemented,
+                "{} with more queries ({}) than keys ({}) is not supported (the first queries would see no key)",
+                what, len_q, len_kv);
+  return len_kv - len_q;
+}
+
+// Zeroed device tensors standing in for flash attention's rng_state (uint64
+// [2]) and unused (uint64 []) outputs: no dropout, so no generator state.
+Status flash_rng_outputs(const CudaOpScope& scope, TensorImpl* rng_state, TensorImpl* unused) {
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl buf, cuda_empty_contiguous(DimVector{3}, DType::kUInt64, scope.device()));
+  AOTIRT_RETURN_IF_ERROR(cuda_zero(scope.device(), scope.stream(), buf));
+  *rng_state = TensorImpl(buf.storage(), DType::kUInt64, DimVector{2}, DimVector{1}, buf.storage_offset());
+  *unused = TensorImpl(buf.storage(), DType::kUInt64, DimVector{}, DimVector{}, buf.storage_offset() + 2);
+  return Status();
+}
+
+// Reads a [B + 1] int32 offsets tensor of the packed layout into host memory.
+Result<std::vector<int32_t>> read_offsets(const TensorImpl& t, const char* what, const CudaOpScope& scope) {
+  AOTIRT_RETURN_IF_ERROR(scope.check_same_device(t, what));
+  AOTIRT_ENSURE(t.dtype() == DType::kInt32, kInvalidArgument, "{} must have dtype int32, not {}", what,
+                dtype_name(t.dtype()));
+  AOTIRT_ENSURE(t.dim() == 1 && t.numel() >= 1 && t.strides()[0] == 1, kInvalidArgument,
+                "{} must be a contiguous 1-d tensor of batch + 1 offsets, not {}", what, ops::layout_str(t));
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl host, empty_contiguous(t.sizes(), DType::kInt32, DeviceId{}));
+  // Synchronises the stream: the host needs the offsets to cut the packed
+  // tensors into sequences.
+  AOTIRT_RETURN_IF_ERROR(cuda_copy(scope.device(), scope.stream(), host, t, false));
+  const int32_t* h = static_cast<const int32_t*>(host.data_ptr());
+  return std::vector<int32_t>(h, h + t.numel());
+}
+
+// torch's rules for the mask of its flash forward: windows at least the key
+// length are none; causal means no right window; one query row is never
+// masked by the diagonal. Sliding windows are not implemented.
+Result<bool> flash_causal(int32_t is_causal, const int64_t* window_size_left, const int64_t* window_size_right,
+                          int64_t max_q, int64_t max_k) {
+  int64_t left = window_size_left ? *window_size_left : -1;
+  int64_t right = window_size_right ? *window_size_right : -1;
+  if (left >= max_k) left = -1;
+  if (right >= max_k) right = -1;
+  const bool causal = is_causal != 0 && max_q != 1;
+  if (causal) right = 0;
+  AOTIRT_ENSURE(left < 0, kUnimplemented, "window_size_left={} (sliding-window attention) is not supported", left);
+  AOTIRT_ENSURE(right <= 0, kUnimplemented, "window_size_right={} (sliding-window attention) is not supported",
+                right);
+  // A right window of 0 without a left one is the causal mask.
+  return right == 0;
+}
+
+Status flash_forward(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+                     AtenTensorHandle* cum_seq_q, AtenTensorHandle* cum_seq_k, int64_t max_q, int64_t max_k,
+                     double dropout_p, int32_t is_causal, int32_t return_debug_mask, double* scale,
+                     int64_t* window_size_left, int64_t* window_size_right, AtenTensorHandle* seqused_k,
+                     AtenTensorHandle* alibi_slopes, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+                     AtenTensorHandle* ret2, AtenTensorHandle* ret3, AtenTensorHandle* ret4) {
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* q, ops::require_tensor(query, "query"));
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* k, ops::require_tensor(key, "key"));
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* v, ops::require_tensor(value, "value"));
+  const TensorImpl* cq = ops::optional_tensor(cum_seq_q);
+  const TensorImpl* ck = ops::optional_tensor(cum_seq_k);
+  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*q, "query"));
+  AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*k, "key"));
+  AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*v, "value"));
+  AOTIRT_ENSURE(dropout_p == 0.0, kUnimplemented,
+                "dropout_p={} is not supported: aotirt runs inference graphs (dropout_p must be 0)", dropout_p);
+  AOTIRT_ENSURE(!return_debug_mask, kInvalidArgument,
+                "return_debug_mask=true needs dropout_p > 0 (torch returns the softmax only with dropout)");
+  AOTIRT_ENSURE(ops::optional_tensor(seqused_k) == nullptr, kUnimplemented, "seqused_k is not supported");
+  AOTIRT_ENSURE(ops::optional_tensor(alibi_slopes) == nullptr, kUnimplemented, "alibi_slopes is not supported");
+  AOTIRT_ENSURE((cq == nullptr) == (ck == nullptr), kInvalidArgument,
+                "cum_seq_q and cum_seq_k are given together or not at all (cum_seq_q {}, cum_seq_k {})",
+                cq ? "given" : "absent", ck ? "given" : "absent");
+  const bool packed = cq != nullptr;
+  const DType dt = q->dtype();
+  AOTIRT_ENSURE(dt == DType::kFloat16 || dt == DType::kBFloat16, kInvalidArgument,
+                "flash attention supports float16 and bfloat16, not query dtype {}", dtype_name(dt));
+  AOTIRT_RETURN_IF_ERROR(ops::check_same_dtype(*q, "query", *k, "key"));
+  AOTIRT_RETURN_IF_ERROR(ops::check_same_dtype(*q, "query", *v, "value"));
+  const int64_t rank = packed ? 3 : 4;
+  AOTIRT_RETURN_IF_ERROR(ops::check_dim(*q, rank, "query"));
+  AOTIRT_RETURN_IF_ERROR(ops::check_dim(*k, rank, "key"));
+  AOTIRT_RETURN_IF_ERROR(ops::check_dim(*v, rank, "value"));
+  AOTIRT_RETURN_IF_ERROR(check_last_dim_contiguous(*q, "query"));
+  AOTIRT_RETURN_IF_ERROR(check_last_dim_contiguous(*k, "key"));
+  AOTIRT_RETURN_IF_ERROR(check_last_dim_contiguous(*v, "value"));
+  // Dense: [B, L, H, E]; packed: [total, H, E]. Heads and features are the
+  // last two dims either way.
+  const int64_t H = q->sizes()[rank - 2], E = q->sizes()[rank - 1];
+  const int64_t Hk = k->sizes()[rank - 2];
+  AOTIRT_ENSURE(k->sizes()[rank - 1] == E && v->sizes()[rank - 1] == E && v->sizes()[rank - 2] == Hk &&
+                    v->sizes()[rank - 3] == k->sizes()[rank - 3] && (packed || k->sizes()[0] == q->sizes()[0]),
+                kInvalidArgument, "query {}, key {} and value {} do not fit flash attention's {}",
+                shape_str(*q), shape_str(*k), shape_str(*v),
+                packed ? "[Tq, H, E], [Tk, Hk, E], [Tk, Hk, E]" : "[B, L, H, E], [B, S, Hk, E], [B, S, Hk, E]");
+  AOTIRT_ENSURE(E <= 256, kInvalidArgument, "flash attention supports head dims up to 256, not {}", E);
+  AOTIRT_ENSURE(Hk > 0 && H % Hk == 0, kInvalidArgument,
+                "query has {} heads, which is not a multiple of key/value's {}", H, Hk);
+  AOTIRT_ASSIGN_OR_RETURN(bool causal, flash_causal(is_causal, window_size_left, window_size_right,
+                                                    packed ? max_q : q->sizes()[1],
+                                                    packed ? max_k : k->sizes()[1]));
+
+  const int dev = scope->device();
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, cuda_empty(q->sizes(), ops::empty_like_strides(*q), dt, dev));
+  TensorImpl lse;
+  if (!packed) {
+    const int64_t B = q->sizes()[0], L = q->sizes()[1], S = k->sizes()[1];
+    AOTIRT_ASSIGN_OR_RETURN(lse, cuda_empty_contiguous(DimVector{B, H, L}, DType::kFloat32, dev));
+    if (B * H * L > 0) {
+      AOTIRT_ENSURE(S > 0, kUnimplemented, "flash attention without keys (key {}) is not supported",
+                    shape_str(*k));
+      const TensorImpl qv = swap_seq_heads(*q), kv = swap_seq_heads(*k), vv = swap_seq_heads(*v);
+      AttentionArgs a;
+      a.q = &qv;
+      a.k = &kv;
+      a.v = &vv;
+      a.causal = causal;
+      if (causal) {
+        AOTIRT_ASSIGN_OR_RETURN(a.causal_offset, bottom_right_offset(L, S, "is_causal"));
+      }
+      a.scale = scale;
+      AOTIRT_RETURN_IF_ERROR(check_args(a, *scope));
+      const int64_t lse_strides[3] = {H * L, L, 1};
+      AOTIRT_RETURN_IF_ERROR(
+          run_attention(a, *scope, swap_seq_heads(out), static_cast<float*>(lse.data_ptr()), lse_strides));
+    }
+  } else {
+    const int64_t Tq = q->sizes()[0], Tk = k->sizes()[0];
+    AOTIRT_ENSURE(cq->numel() == ck->numel(), kInvalidArgument,
+                  "cum_seq_q ({} offsets) and cum_seq_k ({} offsets) disagree on the batch", cq->numel(),
+                  ck->numel());
+    AOTIRT_ASSIGN_OR_RETURN(std::vector<int32_t> oq, read_offsets(*cq, "cum_seq_q", *scope));
+    AOTIRT_ASSIGN_OR_RETURN(std::vector<int32_t> ok, read_offsets(*ck, "cum_seq_k", *scope));
+    AOTIRT_ASSIGN_OR_RETURN(lse, cuda_empty_contiguous(DimVector{H, Tq}, DType::kFloat32, dev));
+    float* lse_base = static_cast<float*>(lse.data_ptr());
+    const DimVector& qs = q->strides();
+    const DimVector& ks = k->strides();
+    const DimVector& vs = v->strides();
+    const DimVector& os = out.strides();
+    // One kernel launch per sequence, each on [1, H, len, E] views of the
+    // packed tensors.
+    for (size_t b = 0; b + 1 < oq.size(); ++b) {
+      const int64_t q0 = oq[b], q1 = oq[b + 1], k0 = ok[b], k1 = ok[b + 1];
+      AOTIRT_ENSURE(0 <= q0 && q0 <= q1 && q1 <= Tq, kInvalidArgument,
+                    "cum_seq_q's offsets {} and {} of sequence {} do not lie in order within query's {} rows", q0,
+                    q1, b, Tq);
+      AOTIRT_ENSURE(0 <= k0 && k0 <= k1 && k1 <= Tk, kInvalidArgument,
+                    "cum_seq_k's offsets {} and {} of sequence {} do not lie in order within key's {} rows", k0, k1,
+                    b, Tk);
+      const int64_t lq = q1 - q0, lk = k1 - k0;
+      if (lq == 0 || H == 0) continue;
+      AOTIRT_ENSURE(lk > 0, kUnimplemented, "sequence {} has {} queries and no keys (cum_seq_k), not supported", b,
+                    lq);
+      auto seq_view = [](const TensorImpl& t, const DimVector& st, int64_t first, int64_t len) {
+        return TensorImpl(t.storage(), t.dtype(), DimVector{1, t.sizes()[1], len, t.sizes()[2]},
+                          DimVector{st[0], st[1], st[0], st[2]}, t.storage_offset() + first * st[0]);
+      };
+      const TensorImpl qv = seq_view(*q, qs, q0, lq), kv = seq_view(*k, ks, k0, lk), vv = seq_view(*v, vs, k0, lk);
+      AttentionArgs a;
+      a.q = &qv;
+      a.k = &kv;
+      a.v = &vv;
+      a.causal = causal;
+      if (causal) {
+        AOTIRT_ASSIGN_OR_RETURN(a.causal_offset, bottom_right_offset(lq, lk, "is_causal"));
+      }
+      a.scale = scale;
+      AOTIRT_RETURN_IF_ERROR(check_args(a, *scope));
+      const int64_t lse_strides[3] = {H * Tq, Tq, 1};
+      AOTIRT_RETURN_IF_ERROR(run_attention(a, *scope, seq_view(out, os, q0, lq), lse_base + q0, lse_strides));
+    }
+  }
+  TensorImpl rng_state, unused;
+  AOTIRT_RETURN_IF_ERROR(flash_rng_outputs(*scope, &rng_state, &unused));
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl debug, cuda_empty_contiguous(DimVector{0}, dt, dev));
+  Outputs outs;
+  outs.add(ret0, std::move(out));
+  outs.add(ret1, std::move(lse));
+  outs.add(ret2, std::move(rng_state));
+  outs.add(ret3, std::move(unused));
+  outs.add(ret4, std::move(debug));
+  outs.commit();
+  return Status();
+}
+
+// torch's memory-efficient forward takes its bias as [B, H, L, S] exactly
+// (an expanded view broadcasts with zero strides); no implicit broadcasting.
+Status check_efficient_bias(const TensorImpl& bias, const TensorImpl& q, const DimVector& full) {
+  AOTIRT_ENSURE(bias.dtype() == q.dtype(), kInvalidArgument, "bias has dtype {}, which should match query's {}",
+                dtype_name(bias.dtype()), dtype_name(q.dtype()));
+  AOTIRT_ENSURE(bias.dim() == 4 && bias.sizes() == full, kInvalidArgument,
+                "bias {} must be [B, H, L, S] = {} (expand it to broadcast)", shape_str(bias),
+                dims_to_string(full.data(), full.size()));
+  return check_last_dim_contiguous(bias, "bias");
+}
+
+Status efficient_forward(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value,
+                         AtenTensorHandle* bias_handle, AtenTensorHandle* cu_seqlens_q,
+                         AtenTensorHandle* cu_seqlens_k, double dropout_p, int64_t custom_mask_type,
+                         int32_t compute_log_sumexp, double* scale, AtenTensorHandle* seqlen_k,
+                         int64_t* window_size, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+                         AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5) {
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* q, ops::require_tensor(query, "query"));
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* k, ops::require_tensor(key, "key"));
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* v, ops::require_tensor(value, "value"));
+  const TensorImpl* bias = ops::optional_tensor(bias_handle);
+  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*q, "query"));
+  AOTIRT_ENSURE(ops::optional_tensor(cu_seqlens_q) == nullptr && ops::optional_tensor(cu_seqlens_k) == nullptr,
+                kUnimplemented, "cu_seqlens_q/cu_seqlens_k (packed variable-length sequences) are not supported");
+  AOTIRT_ENSURE(ops::optional_tensor(seqlen_k) == nullptr, kUnimplemented, "seqlen_k is not supported");
+  AOTIRT_ENSURE(!window_size || *window_size <= 0, kUnimplemented,
+                "window_size={} (sliding-window attention) is not supported", window_size ? *window_size : 0);
+  AOTIRT_ENSURE(dropout_p == 0.0, kUnimplemented,
+                "dropout_p={} is not supported: aotirt runs inference graphs (dropout_p must be 0)", dropout_p);
+  AOTIRT_ENSURE(custom_mask_type >= 0 && custom_mask_type <= 2, kInvalidArgument,
+                "custom_mask_type must be 0 (none), 1 (causal from the top-left) or 2 (from the bottom-right), "
+                "not {}", custom_mask_type);
+  AOTIRT_RETURN_IF_ERROR(ops::check_dim(*q, 4, "query"));
+  AOTIRT_RETURN_IF_ERROR(ops::check_dim(*k, 4, "key"));
+  AOTIRT_RETURN_IF_ERROR(ops::check_dim(*v, 4, "value"));
+  const DimVector& qs = q->sizes();
+  const DimVector& ks = k->sizes();
+  const DimVector& vs = v->sizes();
+  AOTIRT_ENSURE(ks[0] == qs[0] && vs[0] == qs[0] && vs[1] == ks[1] && ks[2] == qs[2] && vs[2] == qs[2] &&
+                    ks[3] == qs[3],
+                kInvalidArgument,
+                "query {}, key {} and value {} do not fit [B, L, H, E], [B, S, H, E], [B, S, H, Ev]", shape_str(*q),
+                shape_str(*k), shape_str(*v));
+  AOTIRT_RETURN_IF_ERROR(check_last_dim_contiguous(*q, "query"));
+  AOTIRT_RETURN_IF_ERROR(check_last_dim_contiguous(*k, "key"));
+  AOTIRT_RETURN_IF_ERROR(check_last_dim_contiguous(*v, "value"));
+  const int64_t B = qs[0], L = qs[1], H = qs[2], S = ks[1], Ev = vs[3];
+  const int dev = scope->device();
+  const TensorImpl qv = swap_seq_heads(*q), kv = swap_seq_heads(*k), vv = swap_seq_heads(*v);
+  AttentionArgs a;
+  a.q = &qv;
+  a.k = &kv;
+  a.v = &vv;
+  a.scale = scale;
+  if (bias) {
+    AOTIRT_RETURN_IF_ERROR(check_efficient_bias(*bias, *q, DimVector{B, H, L, S}));
+    a.mask = bias;
+  }
+  AOTIRT_RETURN_IF_ERROR(check_args(a, *scope));
+
+  const DimVector out_sizes{B, L, H, Ev};
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, cuda_empty_contiguous(out_sizes, q->dtype(), dev));
+  const int64_t lse_len = compute_log_sumexp ? (L + 31) / 32 * 32 : 0;
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl lse, cuda_empty_contiguous(DimVector{B, H, lse_len}, DType::kFloat32, dev));
+  if (B * H * L > 0) {
+    AOTIRT_ENSURE(S > 0, kUnimplemented, "memory-efficient attention without keys (key {}) is not supported",
+                  shape_str(*k));
+    // 1: query i sees keys 0..i; 2: keys 0..i + S - L.
+    a.causal = custom_mask_type != 0;
+    if (custom_mask_type == 2) {
+      AOTIRT_ASSIGN_OR_RETURN(a.causal_offset, bottom_right_offset(L, S, "custom_mask_type=2"));
+    }
+    const int64_t lse_strides[3] = {H * lse_len, lse_len, 1};
+    float* lse_ptr = compute_log_sumexp ? static_cast<float*>(lse.data_ptr()) : nullptr;
+    AOTIRT_RETURN_IF_ERROR(run_attention(a, *scope, swap_seq_heads(out), lse_ptr, lse_strides));
+  }
+  if (B * H * lse_len > 0) {
+    // Padding past L; with a bias, the rows it masks out entirely.
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention_lse_finish(static_cast<float*>(lse.data_ptr()), B * H, L,
+                                                                lse_len, bias != nullptr, scope->stream()));
+  }
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl seed, host_zeros(DimVector{}, DType::kInt64));
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl offset, host_zeros(DimVector{}, DType::kInt64));
+  Outputs outs;
+  outs.add(ret0, std::move(out));
+  outs.add(ret1, std::move(lse));
+  outs.add(ret2, std::move(seed));
+  outs.add(ret3, std::move(offset));
+  outs.commit();
+  if (ret4) *ret4 = L;
+  if (ret5) *ret5 = S;
+  return Status();
+}
+
 }  // namespace
 }  // namespace aotirt
 
@@ -437,6 +748,35 @@ AOTITorchError aoti_torch_cuda__scaled_dot_product_cudnn_attention(
   return shim_call(__func__, [&]() -> Status {
     return cudnn_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p, is_causal, return_debug_mask,
                            scale, ret0, ret1, ret2, ret3, ret4, ret5, ret6, ret7, ret8);
+  });
+}
+
+AOTITorchError aoti_torch_cuda__flash_attention_forward(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* cum_seq_q,
+    AtenTensorHandle* cum_seq_k, int64_t max_q, int64_t max_k, double dropout_p, int32_t is_causal,
+    int32_t return_debug_mask, double* scale, int64_t* window_size_left, int64_t* window_size_right,
+    AtenTensorHandle* seqused_k, AtenTensorHandle* alibi_slopes, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+    AtenTensorHandle* ret2, AtenTensorHandle* ret3, AtenTensorHandle* ret4) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    return flash_forward(query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal,
+                         return_debug_mask, scale, window_size_left, window_size_right, seqused_k, alibi_slopes, ret0,
+                         ret1, ret2, ret3, ret4);
+  });
+}
+
+AOTITorchError aoti_torch_cuda__efficient_attention_forward(
+    AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value, AtenTensorHandle* bias,
+    AtenTensorHandle* cu_seqlens_q, AtenTensorHandle* cu_seqlens_k, int64_t* max_seqlen_q, int64_t* max_seqlen_k,
+    double dropout_p, int64_t custom_mask_type, int32_t compute_log_sumexp, double* scale,
+    AtenTensorHandle* seqlen_k, int64_t* window_size, AtenTensorHandle* ret0, AtenTensorHandle* ret1,
+    AtenTensorHandle* ret2, AtenTensorHandle* ret3, int64_t* ret4, int64_t* ret5) noexcept {
+  // max_seqlen_q/k size only the packed layout, which is not implemented;
+  // the dense one takes the lengths from the tensors, as torch does.
+  (void)max_seqlen_q;
+  (void)max_seqlen_k;
+  return shim_call(__func__, [&]() -> Status {
+    return efficient_forward(query, key, value, bias, cu_seqlens_q, cu_seqlens_k, dropout_p, custom_mask_type,
+                             compute_log_sumexp, scale, seqlen_k, window_size, ret0, ret1, ret2, ret3, ret4, ret5);
   });
 }
 

@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t kv_begin = split * per_split;
   int64_t kv_end = min(p.len_kv, kv_begin + per_split);
   const int64_t last_row = min(row0 + kBlockRows, p.len_q) - 1;
-  if (p.causal) kv_end = min(kv_end, last_row + 1);
+  if (p.causal) kv_end = min(kv_end, last_row + 1 + p.causal_offset);
 
   for (int idx = threadIdx.x; idx < kBlockRows * E; idx += kThreads) {
     const int r = idx / E, e = idx % E;
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(kThreads)
       const int64_t i = row0 + br;
       if (i >= p.len_q) continue;  // uniform across the warp
       const int64_t key = t0 + lane;
-      bool valid = key < kv_end && (!p.causal || key <= i);
+      bool valid = key < kv_end && (!p.causal || key <= i + p.causal_offset);
       float s = -INFINITY;
       if (valid) {
         const float* qr = q_s + br * es;
@@ -313,7 +313,7 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_kernel(CudaAttentionPar
   const int64_t per = (p.len_kv + p.num_splits - 1) / p.num_splits;
   const int64_t kb = blockIdx.y * per;
   int64_t ke = min(p.len_kv, kb + per);
-  if (p.causal) ke = min(ke, i + 1);
+  if (p.causal) ke = min(ke, i + 1 + p.causal_offset);
 
   float q[V];
   {
@@ -462,7 +462,7 @@ __global__ void attention_softmax_kernel(CudaAttentionParams p, float* scores, i
   const int64_t i = row % p.len_q, bh = row / p.len_q;
   const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
   float* s = scores + row * ld;
-  const int64_t n = p.causal ? min(p.len_kv, i + 1) : p.len_kv;
+  const int64_t n = p.causal ? min(p.len_kv, i + 1 + p.causal_offset) : p.len_kv;
   const float qk_scale = p.scale * kLog2e;
   const char* mp = static_cast<const char*>(p.mask);
   const int64_t mrow = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2];

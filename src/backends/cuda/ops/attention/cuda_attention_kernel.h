@@ -32,7 +32,11 @@ struct CudaAttentionParams {
   // Element strides of [batch, head, position, feature].
   int64_t q_strides[4] = {}, k_strides[4] = {}, v_strides[4] = {}, out_strides[4] = {};
   float scale = 1.f;
-  bool causal = false;  // query i sees keys 0..i
+  bool causal = false;  // query i sees keys 0..i + causal_offset
+  // 0: the diagonal from the top-left corner (SDPA's is_causal); len_kv -
+  // len_q: from the bottom-right one (flash attention's). Never negative, so
+  // every query sees at least one key.
+  int64_t causal_offset = 0;
   int mask_kind = kCudaMaskNone;
   int mask_dtype = 6;  // additive masks: float32, float16 or bfloat16
   const void* mask = nullptr;
@@ -89,8 +93,9 @@ constexpr int64_t kCudaAttentionTcMinQueries = 16;
 
 // Whether the tensor-core kernel takes |p| on a GPU of compute capability
 // |compute_major|.x: float16 or bfloat16, head_dim == head_dim_v in {64, 128},
-// no key splits, at least kCudaAttentionTcMinQueries queries, and q, k, v
-// with contiguous features and 16-byte aligned rows.
+// no key splits, at least kCudaAttentionTcMinQueries queries, at most 65535
+// (batch, head) pairs (grid y), and q, k, v with contiguous features and
+// 16-byte aligned rows.
 bool cuda_attention_tc_eligible(const CudaAttentionParams& p, int compute_major);
 // |sm_count| sizes the blocks (smaller when few query tiles would leave SMs idle).
 cudaError_t cuda_launch_attention_tc(const CudaAttentionParams& p, int sm_count, size_t max_smem,
@@ -102,5 +107,12 @@ cudaError_t cuda_launch_attention_tc(const CudaAttentionParams& p, int sm_count,
 // rows with contiguous features, compute capability 8.0 or newer.
 bool cuda_attention_f32_tc_eligible(const CudaAttentionParams& p, int compute_major);
 cudaError_t cuda_launch_attention_f32_tc(const CudaAttentionParams& p, size_t max_smem, cudaStream_t stream);
+
+// Over a contiguous float32 logsumexp of |rows| rows of |padded_len|, whose
+// first |len| entries the attention wrote: sets the rest to +inf and, with
+// |masked_to_zero|, the -inf of fully masked queries to 0, as torch's
+// memory-efficient kernel leaves them (cuda_attention_lse.cu).
+cudaError_t cuda_launch_attention_lse_finish(float* lse, int64_t rows, int64_t len, int64_t padded_len,
+                                             bool masked_to_zero, cudaStream_t stream);
 
 }  // namespace aotirt

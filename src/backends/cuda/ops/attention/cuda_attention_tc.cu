@@ -95,7 +95,7 @@ struct BlockRows {
     // Causal rows near the end see the most keys: their tiles go first.
     const int64_t tile = p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
     row0 = tile * rows;
-    kv_end = p.causal ? min(p.len_kv, min(row0 + rows, p.len_q)) : p.len_kv;
+    kv_end = p.causal ? min(p.len_kv, min(row0 + rows, p.len_q) + p.causal_offset) : p.len_kv;
     q = static_cast<const T*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1];
     k = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
     v = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
@@ -200,7 +200,7 @@ __device__ __forceinline__ void softmax_tile(const CudaAttentionParams& p, float
       if (kMasked) {
         const int key = j0 + n * 8 + 2 * t + (e & 1);
         const int i = e < 2 ? i0 : i1;
-        if (key >= kv_end || (p.causal && key > i)) x = -INFINITY;
+        if (key >= kv_end || (p.causal && key > i + static_cast<int>(p.causal_offset))) x = -INFINITY;
         else if (p.mask_kind != kCudaMaskNone && i < p.len_q) x += mask_value(p, b, h, i, key);
       }
       s[n][e] = x;
@@ -250,7 +250,8 @@ __device__ __forceinline__ void softmax_step(const CudaAttentionParams& p, float
                                              int64_t kv_end, int64_t b, int64_t h, int64_t i0, int64_t i1,
                                              int64_t first_row, float qk_scale, int t, TcRowState<D>& st) {
   const bool plain =
-      p.mask_kind == kCudaMaskNone && j0 + kKeysT <= kv_end && (!p.causal || j0 + kKeysT - 1 <= first_row);
+      p.mask_kind == kCudaMaskNone && j0 + kKeysT <= kv_end &&
+      (!p.causal || j0 + kKeysT - 1 <= first_row + p.causal_offset);
   if (plain)
     softmax_tile<D, kKeysT, false>(p, s, 0, 0, b, h, 0, 0, qk_scale, t, st);
   else
@@ -750,7 +751,8 @@ bool aligned16(const void* ptr, const int64_t* strides) {
 bool cuda_attention_tc_eligible(const CudaAttentionParams& p, int compute_major) {
   return compute_major >= 8 && (p.dtype == 5 || p.dtype == 15) && p.head_dim == p.head_dim_v && lengths_fit_int(p) &&
          (p.head_dim == 64 || p.head_dim == 128) && p.len_q >= kCudaAttentionTcMinQueries && p.num_splits == 1 &&
-         aligned16(p.q, p.q_strides) && aligned16(p.k, p.k_strides) && aligned16(p.v, p.v_strides);
+         p.batch * p.heads_q <= 65535 && aligned16(p.q, p.q_strides) && aligned16(p.k, p.k_strides) &&
+         aligned16(p.v, p.v_strides);
 }
 
 bool cuda_attention_f32_tc_eligible(const CudaAttentionParams& p, int compute_major) {
