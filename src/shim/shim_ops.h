@@ -22,6 +22,7 @@
 #include "shim/abi/cuda_matmul.h"
 #include "shim/abi/cuda_pooling.h"
 #include "shim/abi/cuda_random.h"
+#include "shim/abi/cuda_rnn.h"
 #include "shim/abi/cuda_scan_sort.h"
 #include "shim/abi/cuda_selection.h"
 #include "shim/abi/cuda_tensor.h"
