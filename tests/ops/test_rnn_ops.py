@@ -268,6 +268,7 @@ def test_errors(shims):
     fails("weight\\[1\\]", weights=[weights[0], weights[0]] + weights[2:], weight_buf=None)
     fails("weight_buf has", weight_buf=wb[: wb.numel() - 1])
     fails("3-D", x=x[0])
+    fails("UNIMPLEMENTED.*sequence length 0", x=torch.empty(0, 3, 6, device="cuda"))
     fails("proj_size", proj=8)
     fails("batch_sizes", x=x[0], batch_sizes=(2, 3))          # increasing
     fails("batch_sizes", x=x[0], batch_sizes=(2, 2))          # sum is 4, input has 3 rows

@@ -88,6 +88,13 @@ Status fits_int(int64_t v, const char* what) {
   return Status();
 }
 
+// cuDNN answers BAD_PARAM where its RNNs lack a dtype; bfloat16 is the one
+// that depends on the cuDNN release, so its refusal is reported as such.
+Status dtype_refusal(Status s, cudnnDataType_t type) {
+  if (s.ok() || type != CUDNN_DATA_BFLOAT16 || s.code() != StatusCode::kInvalidArgument) return s;
+  return AOTIRT_STATUS(kUnimplemented, "bfloat16 RNNs are not supported by this cuDNN ({})", s.message());
+}
+
 // A dense, fully packed 3-d state descriptor [layers * directions, batch, n].
 Status set_state_desc(const CudnnApi& api, cudnnTensorDescriptor_t* d, cudnnDataType_t type, int64_t l, int64_t b,
                       int64_t n) {
@@ -191,9 +198,78 @@ Status fill_weight_space(const CudaOpScope& scope, const CudnnApi& api, cudnnHan
   return Status();
 }
 
+// The RNN descriptor (and the no-dropout descriptor it holds) of |a|.
+Status set_rnn_desc(const CudnnApi& api, cudnnHandle_t handle, const RnnArgs& a, cudnnDataType_t type,
+                    RnnDescs& d) {
+  const cudnnDataType_t math_prec = type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  // torch's choice: tensor cores for half, TF32 for float32 only where
+  // cuDNN convolutions may use it, cuDNN's default otherwise.
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  if (type == CUDNN_DATA_HALF) math = CUDNN_TENSOR_OP_MATH;
+  if (type == CUDNN_DATA_FLOAT && !cuda_conv_allow_tf32()) math = CUDNN_FMA_MATH;
+  static_assert(CUDNN_RNN_RELU == 0 && CUDNN_RNN_TANH == 1 && CUDNN_LSTM == 2 && CUDNN_GRU == 3,
+                "torch passes cuDNN's RNN mode numbers");
+  // No dropout (inference), said as torch says it: probability 0, no states.
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnCreateDropoutDescriptor(&d.dropout));
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetDropoutDescriptor(d.dropout, handle, 0.0f, nullptr, 0, 0));
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnCreateRNNDescriptor(&d.rnn));
+  // The standard algorithm: the persistent ones are a speed choice with
+  // limits of their own (no projections, no packed batches, some sizes).
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetRNNDescriptor_v8(
+      d.rnn, CUDNN_RNN_ALGO_STANDARD, static_cast<cudnnRNNMode_t>(a.mode), CUDNN_RNN_DOUBLE_BIAS,
+      a.directions == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, type, math_prec, math,
+      static_cast<int32_t>(a.input_size), static_cast<int32_t>(a.hidden_size),
+      static_cast<int32_t>(a.proj_size > 0 ? a.proj_size : a.hidden_size), static_cast<int32_t>(a.num_layers),
+      d.dropout, a.packed ? CUDNN_RNN_PADDED_IO_DISABLED : CUDNN_RNN_PADDED_IO_ENABLED));
+  return Status();
+}
+
 struct RnnOutputs {
   std::unique_ptr<TensorImpl> output, hy, cy, reserve, weight_buf;
 };
+
+// Queues cudnnRNNForward of |a| on the scope's stream: dense time-major |x|
+// into |r|'s output, hy and cy, with the parameters in |space|.
+Status queue_forward(const CudnnApi& api, cudnnHandle_t handle, const CudaOpScope& scope, const RnnArgs& a,
+                     cudnnDataType_t type, RnnDescs& d, const TensorImpl& x, const TensorImpl& space,
+                     size_t weight_bytes, const RnnOutputs& r) {
+  const int device = scope.device();
+  cudaStream_t stream = scope.stream();
+  std::vector<int> seq_lengths(static_cast<size_t>(a.mini_batch), a.packed ? 0 : static_cast<int>(a.seq_length));
+  if (a.packed) {
+    // A step of n entries advances sequences 0..n-1 (batch_sizes never grow).
+    for (int64_t bs : a.batch_sizes)
+      for (int64_t b = 0; b < bs; ++b) ++seq_lengths[static_cast<size_t>(b)];
+  }
+  const cudnnRNNDataLayout_t layout =
+      a.packed ? CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED : CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED;
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnCreateRNNDataDescriptor(&d.x));
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetRNNDataDescriptor(d.x, type, layout, static_cast<int>(a.seq_length),
+                                                             static_cast<int>(a.mini_batch),
+                                                             static_cast<int>(a.input_size), seq_lengths.data(),
+                                                             nullptr));
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnCreateRNNDataDescriptor(&d.y));
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetRNNDataDescriptor(
+      d.y, type, layout, static_cast<int>(a.seq_length), static_cast<int>(a.mini_batch),
+      static_cast<int>(a.directions * a.out_size), seq_lengths.data(), nullptr));
+  const int64_t states = a.num_layers * a.directions;
+  AOTIRT_RETURN_IF_ERROR(set_state_desc(api, &d.h, type, states, a.mini_batch, a.out_size));
+  AOTIRT_RETURN_IF_ERROR(set_state_desc(api, &d.c, type, states, a.mini_batch, a.hidden_size));
+
+  size_t work_bytes = 0, reserve_bytes = 0;
+  AOTIRT_CUDNN_RETURN_IF_ERROR(
+      api.cudnnGetRNNTempSpaceSizes(handle, d.rnn, CUDNN_FWD_MODE_INFERENCE, d.x, &work_bytes, &reserve_bytes));
+  TensorImpl hold;
+  void* work = nullptr;
+  if (work_bytes > 0) {
+    AOTIRT_ASSIGN_OR_RETURN(work, cuda_op_workspace(device, stream, work_bytes, &hold));
+  }
+  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnRNNForward(
+      handle, d.rnn, CUDNN_FWD_MODE_INFERENCE, /*devSeqLengths=*/nullptr, d.x, x.data_ptr(), d.y,
+      r.output->data_ptr(), d.h, a.hx->data_ptr(), r.hy->data_ptr(), d.c, a.cx ? a.cx->data_ptr() : nullptr,
+      a.cx ? r.cy->data_ptr() : nullptr, weight_bytes, space.data_ptr(), work_bytes, work, 0, nullptr));
+  return Status();
+}
 
 Result<RnnOutputs> run_rnn(const RnnArgs& a, const TensorImpl* dropout_state) {
   AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*a.input, "input"));
@@ -235,26 +311,7 @@ Result<RnnOutputs> run_rnn(const RnnArgs& a, const TensorImpl* dropout_state) {
   const CudnnApi& api = *api_ptr;
   AOTIRT_ASSIGN_OR_RETURN(cudnnHandle_t handle, rnn_handle(api, device, stream));
   RnnDescs d(api);
-  const cudnnDataType_t math_prec = type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  // torch's choice: tensor cores for half, TF32 for float32 only where
-  // cuDNN convolutions may use it, cuDNN's default otherwise.
-  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-  if (type == CUDNN_DATA_HALF) math = CUDNN_TENSOR_OP_MATH;
-  if (type == CUDNN_DATA_FLOAT && !cuda_conv_allow_tf32()) math = CUDNN_FMA_MATH;
-  static_assert(CUDNN_RNN_RELU == 0 && CUDNN_RNN_TANH == 1 && CUDNN_LSTM == 2 && CUDNN_GRU == 3,
-                "torch passes cuDNN's RNN mode numbers");
-  // No dropout (inference), said as torch says it: probability 0, no states.
-  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnCreateDropoutDescriptor(&d.dropout));
-  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetDropoutDescriptor(d.dropout, handle, 0.0f, nullptr, 0, 0));
-  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnCreateRNNDescriptor(&d.rnn));
-  // The standard algorithm: the persistent ones are a speed choice with
-  // limits of their own (no projections, no packed batches, some sizes).
-  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetRNNDescriptor_v8(
-      d.rnn, CUDNN_RNN_ALGO_STANDARD, static_cast<cudnnRNNMode_t>(a.mode), CUDNN_RNN_DOUBLE_BIAS,
-      a.directions == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, type, math_prec, math,
-      static_cast<int32_t>(a.input_size), static_cast<int32_t>(a.hidden_size),
-      static_cast<int32_t>(a.proj_size > 0 ? a.proj_size : a.hidden_size), static_cast<int32_t>(a.num_layers),
-      d.dropout, a.packed ? CUDNN_RNN_PADDED_IO_DISABLED : CUDNN_RNN_PADDED_IO_ENABLED));
+  AOTIRT_RETURN_IF_ERROR(dtype_refusal(set_rnn_desc(api, handle, a, type, d), type));
   size_t weight_bytes = 0;
   AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnGetRNNWeightSpaceSize(handle, d.rnn, &weight_bytes));
   const size_t esize = dtype_size(dtype);
@@ -292,42 +349,8 @@ Result<RnnOutputs> run_rnn(const RnnArgs& a, const TensorImpl* dropout_state) {
     x = std::move(dense);
   }
 
-  std::vector<int> seq_lengths(static_cast<size_t>(a.mini_batch), static_cast<int>(a.seq_length));
-  if (a.packed) {
-    // Sequence b runs for as many steps as have more than b entries.
-    for (int64_t b = 0; b < a.mini_batch; ++b) {
-      int n = 0;
-      for (int64_t bs : a.batch_sizes) n += bs > b ? 1 : 0;
-      seq_lengths[b] = n;
-    }
-  }
-  const cudnnRNNDataLayout_t layout =
-      a.packed ? CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED : CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED;
-  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnCreateRNNDataDescriptor(&d.x));
-  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetRNNDataDescriptor(d.x, type, layout, static_cast<int>(a.seq_length),
-                                                             static_cast<int>(a.mini_batch),
-                                                             static_cast<int>(a.input_size), seq_lengths.data(),
-                                                             nullptr));
-  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnCreateRNNDataDescriptor(&d.y));
-  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnSetRNNDataDescriptor(
-      d.y, type, layout, static_cast<int>(a.seq_length), static_cast<int>(a.mini_batch),
-      static_cast<int>(a.directions * a.out_size), seq_lengths.data(), nullptr));
-  const int64_t states = a.num_layers * a.directions;
-  AOTIRT_RETURN_IF_ERROR(set_state_desc(api, &d.h, type, states, a.mini_batch, a.out_size));
-  AOTIRT_RETURN_IF_ERROR(set_state_desc(api, &d.c, type, states, a.mini_batch, a.hidden_size));
-
-  size_t work_bytes = 0, reserve_bytes = 0;
-  AOTIRT_CUDNN_RETURN_IF_ERROR(
-      api.cudnnGetRNNTempSpaceSizes(handle, d.rnn, CUDNN_FWD_MODE_INFERENCE, d.x, &work_bytes, &reserve_bytes));
-  TensorImpl hold;
-  void* work = nullptr;
-  if (work_bytes > 0) {
-    AOTIRT_ASSIGN_OR_RETURN(work, cuda_op_workspace(device, stream, work_bytes, &hold));
-  }
-  AOTIRT_CUDNN_RETURN_IF_ERROR(api.cudnnRNNForward(
-      handle, d.rnn, CUDNN_FWD_MODE_INFERENCE, /*devSeqLengths=*/nullptr, d.x, x.data_ptr(), d.y,
-      r.output->data_ptr(), d.h, a.hx->data_ptr(), r.hy->data_ptr(), d.c, a.cx ? a.cx->data_ptr() : nullptr,
-      a.cx ? r.cy->data_ptr() : nullptr, weight_bytes, space.data_ptr(), work_bytes, work, 0, nullptr));
+  AOTIRT_RETURN_IF_ERROR(dtype_refusal(
+      queue_forward(api, handle, *scope, a, type, d, x, space, weight_bytes, r), type));
   return r;
 }
 
