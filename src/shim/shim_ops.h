@@ -24,6 +24,7 @@
 #include "shim/abi/cuda_norm.h"
 #include "shim/abi/cuda_pooling.h"
 #include "shim/abi/cuda_random.h"
+#include "shim/abi/cuda_cudnn_rnn.h"
 #include "shim/abi/cuda_rnn.h"
 #include "shim/abi/cuda_scan_sort.h"
 #include "shim/abi/cuda_selection.h"
