@@ -562,6 +562,7 @@ Status ModelState::borrow_constants(const std::vector<Borrowed>& borrowed, const
     entries.push_back(ConstantMapEntry{table[b.index].name.c_str(), handle_of(views.back().get())});
   }
   borrowed_handles_.reserve(borrowed_handles_.size() + borrowed.size());
+  const size_t before = borrowed_handles_.size();
   BorrowedHandleWatch watch(&borrowed_handles_);
   clear_last_error();
   bool failed = false;
@@ -573,7 +574,14 @@ Status ModelState::borrow_constants(const std::vector<Borrowed>& borrowed, const
     failed = library_->api().update_user_managed_constants(container_, entries.data(), entries.size(),
                                                            /*use_inactive=*/false, /*validate_full_update=*/all) != 0;
   }
-  if (failed) return run_error("handing the group's shared weights to the model library");
+  if (failed)
+    return run_error("handing the group's shared weights to the model library",
+                     "a weight on another device than the model's is the usual cause");
+  // The library takes one handle per weight and does not check that it got
+  // it: one missing means a constant it would run with a null handle.
+  if (borrowed_handles_.size() - before != entries.size())
+    return run_error("handing the group's shared weights to the model library",
+                     "it could not take a handle on each of them");
   for (const Borrowed& b : borrowed) {
     weight_stats_.shared_constants++;
     weight_stats_.shared_bytes += b.held->nbytes;
