@@ -3,6 +3,7 @@
 
 #include "aotirt/generate.h"
 #include "aotirt/model.h"
+#include "aotirt/model_group.h"
 #include "aotirt/status.h"
 #include "aotirt/tensor.h"
 #include "aotirt/types.h"

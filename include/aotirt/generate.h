@@ -3,6 +3,7 @@
 // (one token) and llm.json, in one directory. The KV cache is a set of
 // inputs that both packages update in place; the Generator owns it on the
 // model's device and passes the same tensors to each run, without copies.
+// The two packages load as one ModelGroup, so their weights are held once.
 //
 //   auto gen = aotirt::Generator::load("llm/");
 //   aotirt::GenerateOptions opts;
@@ -86,6 +87,10 @@ class AOTIRT_API Generator {
 
   const LlmConfig& config() const;
   DeviceId device() const;
+  // Bytes of weights held for both packages (each shared weight once), and
+  // what the two would hold loaded apart (ModelGroup).
+  size_t weight_bytes() const;
+  size_t unshared_weight_bytes() const;
 
   // Generates after |prompt| (token ids; not returned) until a stop token,
   // |options.max_new_tokens| or a full cache. Each call starts from an empty

@@ -119,7 +119,17 @@ struct GraphStats {
   std::string last_failure;   // why the last recording failed
 };
 
+// How a model holds its weights: the constants its package loads (folded
+// constants, which the model computes at its first run, are not counted).
+struct WeightStats {
+  size_t constants = 0;         // weights the package has
+  size_t held_bytes = 0;        // bytes of them this model's library keeps in memory
+  size_t shared_constants = 0;  // weights borrowed from an earlier package of its ModelGroup
+  size_t shared_bytes = 0;      // their bytes (held once, by the package that loaded them)
+};
+
 class ModelState;
+class ModelGroup;
 
 class AOTIRT_API Model {
  public:
@@ -155,7 +165,11 @@ class AOTIRT_API Model {
   // Counters of the CUDA-graph mode (all zero without it).
   GraphStats graph_stats() const;
 
+  // The weights this model holds and those it borrows (ModelGroup).
+  WeightStats weight_stats() const;
+
  private:
+  friend class ModelGroup;
   explicit Model(std::unique_ptr<ModelState> state);
   std::unique_ptr<ModelState> state_;
 };

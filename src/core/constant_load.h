@@ -4,6 +4,11 @@
 // observer on its own thread for the duration of that call, so it learns
 // which storages are the model's constants (to mark the immutable ones) and
 // how far through the blob the copy has come (to release what it has read).
+//
+// When the loader hands a library weights it does not own (a ModelGroup's
+// shared weights, as user-managed constants), the library takes a handle of
+// its own on each and never deletes it; the observer hears of those handles
+// too, so the loader can delete them once the library's container is gone.
 #pragma once
 
 #include "base/status.h"
@@ -17,6 +22,12 @@ class ConstantLoadObserver {
   // |t| is the constant just created, in the library's constant order.
   // An error fails the shim call that created it, and with it the load.
   virtual Status on_constant(const TensorImpl& t) = 0;
+  // |handle| was just made by aoti_torch_new_tensor_handle. An error fails
+  // that call (and the handle is deleted). By default: nothing to do.
+  virtual Status on_new_handle(TensorImpl* handle) {
+    (void)handle;
+    return Status();
+  }
 };
 
 // The calling thread's observer, or null.

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "aotirt/model_group.h"
 #include "base/status.h"
 #include "llm/sampler.h"
 
@@ -17,7 +18,10 @@ namespace aotirt {
 class GeneratorState {
  public:
   LlmConfig config;
-  std::unique_ptr<Model> prefill, decode;
+  // Both packages, each weight held once; prefill and decode point into it.
+  std::unique_ptr<ModelGroup> group;
+  Model* prefill = nullptr;
+  Model* decode = nullptr;
   DeviceId device;
 };
 
@@ -182,19 +186,25 @@ Generator::~Generator() = default;
 
 const LlmConfig& Generator::config() const { return state_->config; }
 DeviceId Generator::device() const { return state_->device; }
+size_t Generator::weight_bytes() const { return state_->group->weight_bytes(); }
+size_t Generator::unshared_weight_bytes() const { return state_->group->unshared_weight_bytes(); }
 
 Result<std::unique_ptr<Generator>> Generator::load(const std::string& dir, const LoadOptions& options) {
   try {
     auto state = std::make_unique<GeneratorState>();
     AOTIRT_ASSIGN_OR_RETURN(state->config, read_config(dir));
     const LlmConfig& c = state->config;
-    Result<std::unique_ptr<Model>> prefill = Model::load(c.prefill_package, options);
-    if (!prefill.ok())
-      return Status(prefill.status().code(), "the prefill package: " + prefill.status().message());
-    Result<std::unique_ptr<Model>> decode = Model::load(c.decode_package, options);
-    if (!decode.ok()) return Status(decode.status().code(), "the decode package: " + decode.status().message());
-    state->prefill = std::move(prefill).value();
-    state->decode = std::move(decode).value();
+    // One group: the decode package borrows the prefill package's weights.
+    size_t failed = 0;
+    Result<std::unique_ptr<ModelGroup>> group = ModelGroup::load({c.prefill_package, c.decode_package}, options,
+                                                                 &failed);
+    if (!group.ok())
+      return Status(group.status().code(),
+                    std::string(failed == 0 ? "the prefill package: " : "the decode package: ") +
+                        group.status().message());
+    state->group = std::move(group).value();
+    state->prefill = &state->group->model(0);
+    state->decode = &state->group->model(1);
     AOTIRT_RETURN_IF_ERROR(check_package(*state->prefill, c, "prefill"));
     AOTIRT_RETURN_IF_ERROR(check_package(*state->decode, c, "decode"));
     AOTIRT_ENSURE(state->prefill->device() == state->decode->device(), kIncompatible,

@@ -71,7 +71,8 @@ Status run_error(const char* what, const char* hint = nullptr) {
 
 }  // namespace
 
-Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, const LoadOptions& options) {
+Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, const LoadOptions& options,
+                                                     ConstantPool* pool) {
   std::unique_ptr<ModelState> m(new ModelState());
   LoadTrace trace(path);
 
@@ -222,7 +223,7 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
     return run_error("creating the model container");
   }
   trace.mark("container created");
-  AOTIRT_RETURN_IF_ERROR(m->load_weights());
+  AOTIRT_RETURN_IF_ERROR(m->load_weights(pool));
   trace.mark("weights loaded");
 
   // Names and specs of inputs and outputs.
@@ -293,6 +294,7 @@ class WeightLoad : public ConstantLoadObserver {
     if (!t.storage()) return Status();
     const size_t k = storages_.size();
     storages_.push_back(t.storage());
+    tensors_.push_back(t);
     // The library reads its constants in blob order, each right before it
     // wraps it. A prepacked weight's storage size is nominal, so the
     // library's own sizes go first; a wrong guess only costs a re-read
@@ -305,6 +307,7 @@ class WeightLoad : public ConstantLoadObserver {
     return read_ahead(k + 1);
   }
   std::vector<StorageRef>& storages() { return storages_; }
+  const std::vector<TensorImpl>& tensors() const { return tensors_; }
 
  private:
   // Reads constant |k|'s bytes in before the library copies them: a read
@@ -323,7 +326,26 @@ class WeightLoad : public ConstantLoadObserver {
   std::vector<size_t> sizes_;
   std::string what_;
   std::vector<StorageRef> storages_;
+  std::vector<TensorImpl> tensors_;  // the constants themselves, for a ModelGroup
   size_t read_ = 0, released_ = 0;
+};
+
+// Collects the handles a library takes on the user-managed constants it is
+// given (aoti_torch_new_tensor_handle), which it never deletes.
+class BorrowedHandleWatch : public ConstantLoadObserver {
+ public:
+  // |out| has room reserved for every handle expected: taking more fails.
+  explicit BorrowedHandleWatch(std::vector<TensorImpl*>* out) : out_(out) {}
+  Status on_constant(const TensorImpl&) override { return Status(); }
+  Status on_new_handle(TensorImpl* h) override {
+    AOTIRT_ENSURE(out_->size() < out_->capacity(), kInternal,
+                  "the model library took more handles on its shared weights than it was given weights");
+    out_->push_back(h);
+    return Status();
+  }
+
+ private:
+  std::vector<TensorImpl*>* out_;
 };
 
 }  // namespace
@@ -336,9 +358,19 @@ Status resolve_imported_shims(Pt2Package& p) {
   return Status();
 }
 
-Status ModelState::load_weights() {
+Status ModelState::load_weights(ConstantPool* pool) {
   const ZipEntry* w = package_.weights;
-  if (!w) return Status();
+  if (!w) {
+    // Weights compiled into the library, copied as its container was made:
+    // too late to share them.
+    const std::vector<size_t> sizes = constant_blob_sizes();
+    weight_stats_.constants = sizes.size();
+    for (size_t b : sizes) weight_stats_.held_bytes += b;
+    if (pool)
+      AOTIRT_LOG(kInfo, "'{}' has its weights compiled into its library: it shares none with its group",
+                 package_.info.path);
+    return Status();
+  }
   const ContainerApi& api = library_->api();
   if (!api.update_constants_from_blob)
     return AOTIRT_STATUS(kIncompatible,
@@ -356,6 +388,32 @@ Status ModelState::load_weights() {
                          "'{}': the weights blob {} is {} bytes, but the model library expects {} bytes (the "
                          "package is truncated or its blob belongs to another model)",
                          package_.info.path, w->name, w->size, *expected);
+  // What a ModelGroup holds already. When that is every weight, the blob
+  // is not read at all.
+  std::optional<std::vector<ConstantInfo>> table;
+  std::vector<Borrowed> borrowed;
+  if (pool) {
+    table = constant_table();
+    if (!table) {
+      AOTIRT_LOG(kInfo, "the model library of '{}' cannot list its constants: it shares no weights with its group",
+                 package_.info.path);
+    } else {
+      AOTIRT_ASSIGN_OR_RETURN(borrowed, match_pool(*pool, *table));
+    }
+  }
+  size_t loaded = 0, loaded_bytes = 0;
+  if (table)
+    for (const ConstantInfo& c : *table)
+      if (!c.folded) {
+        ++loaded;
+        loaded_bytes += c.nbytes;
+      }
+  if (!borrowed.empty() && borrowed.size() == loaded) {
+    AOTIRT_RETURN_IF_ERROR(borrow_constants(borrowed, *table, true));
+    weight_stats_.constants = loaded;
+    return Status();
+  }
+
   // PyTorch stores package entries uncompressed, so the blob is mapped
   // straight out of the .pt2; the model copies it into its own buffers.
   MappedRegion mapped;
@@ -399,7 +457,154 @@ Status ModelState::load_weights() {
   if (failed) return run_error("loading the weights");
   release_pages_before(mapped, mapped.size());
   mark_immutable_constants(watch.storages());
+  if (table) {
+    weight_stats_.constants = loaded;
+    weight_stats_.held_bytes = loaded_bytes;
+  } else {
+    const std::vector<size_t> sizes = constant_blob_sizes();
+    weight_stats_.constants = sizes.size();
+    for (size_t b : sizes) weight_stats_.held_bytes += b;
+  }
+  if (!pool || !table) return Status();
+  const std::vector<TensorImpl>& tensors = watch.tensors();
+  if (tensors.size() != loaded) {
+    AOTIRT_LOG(kInfo, "the model library of '{}' created {} constants for {} in its list: it shares no weights "
+               "with its group", package_.info.path, tensors.size(), loaded);
+    return Status();
+  }
+  // The library copied every weight; those its group holds already are
+  // read from the group's copy instead, so that all packages see one state.
+  // A shape or layout the size check could not see is caught here.
+  for (const Borrowed& b : borrowed) {
+    const TensorImpl& own = tensors[b.loaded];
+    const TensorImpl& held = b.held->tensor;
+    AOTIRT_ENSURE(own.sizes() == held.sizes() && own.strides() == held.strides() &&
+                      own.storage_offset() == held.storage_offset(),
+                  kIncompatible,
+                  "'{}': weight '{}' has shape {} (strides {}) but {} (strides {}) in '{}': the packages are not "
+                  "one model's",
+                  package_.info.path, (*table)[b.index].fqn, dims_to_string(own.sizes().data(), own.dim()),
+                  dims_to_string(own.strides().data(), own.dim()), dims_to_string(held.sizes().data(), held.dim()),
+                  dims_to_string(held.strides().data(), held.dim()), b.held->package);
+  }
+  if (!borrowed.empty()) AOTIRT_RETURN_IF_ERROR(borrow_constants(borrowed, *table, false));
+  share_constants(*pool, *table, tensors, borrowed);
   return Status();
+}
+
+std::optional<std::vector<ModelState::ConstantInfo>> ModelState::constant_table() const {
+  const ContainerApi& api = library_->api();
+  size_t n = 0;
+  if (!api.get_num_constants || !api.get_constant_name || !api.get_constant_original_fqn ||
+      !api.get_constant_from_folded || !api.get_constant_dtype || !api.get_constant_data_size ||
+      api.get_num_constants(container_, &n) != 0)
+    return std::nullopt;
+  std::vector<ConstantInfo> table(n);
+  for (size_t i = 0; i < n; ++i) {
+    ConstantInfo& c = table[i];
+    const char* name = nullptr;
+    const char* fqn = nullptr;
+    if (api.get_constant_name(container_, i, &name) != 0 || !name ||
+        api.get_constant_original_fqn(container_, i, &fqn) != 0 ||
+        api.get_constant_from_folded(container_, i, &c.folded) != 0 ||
+        api.get_constant_dtype(container_, i, &c.dtype) != 0 ||
+        api.get_constant_data_size(container_, i, &c.nbytes) != 0)
+      return std::nullopt;
+    c.name = name;
+    if (fqn) c.fqn = fqn;
+  }
+  return table;
+}
+
+Result<std::vector<ModelState::Borrowed>> ModelState::match_pool(const ConstantPool& pool,
+                                                                 const std::vector<ConstantInfo>& table) const {
+  std::vector<Borrowed> borrowed;
+  if (!library_->api().update_user_managed_constants) {
+    AOTIRT_LOG(kInfo, "the model library of '{}' lacks AOTInductorModelContainerUpdateUserManagedConstantBufferPairs "
+               "(built by torch older than 2.8?): it shares no weights with its group", package_.info.path);
+    return borrowed;
+  }
+  size_t loaded = 0;
+  for (size_t i = 0; i < table.size(); ++i) {
+    const ConstantInfo& c = table[i];
+    if (c.folded) continue;
+    const size_t k = loaded++;
+    if (c.fqn.empty()) continue;
+    const PooledConstant* held = pool.find(c.fqn);
+    if (!held) continue;
+    const DType dtype = held->tensor.dtype();
+    AOTIRT_ENSURE(dtype_is_valid(c.dtype) && static_cast<DType>(c.dtype) == dtype, kIncompatible,
+                  "'{}': weight '{}' is {} but {} in '{}': the packages are not one model's",
+                  package_.info.path, c.fqn,
+                  dtype_is_valid(c.dtype) ? dtype_name(static_cast<DType>(c.dtype)) : "of an unknown dtype",
+                  dtype_name(dtype), held->package);
+    AOTIRT_ENSURE(c.nbytes == held->nbytes, kIncompatible,
+                  "'{}': weight '{}' takes {} bytes but {} in '{}': the packages are not one model's",
+                  package_.info.path, c.fqn, c.nbytes, held->nbytes, held->package);
+    // A model's constants on another device (the host constants of a CUDA
+    // model) are its own: the container takes user-managed constants only
+    // on its own device.
+    if (held->tensor.device() != device_id_) continue;
+    borrowed.push_back(Borrowed{i, k, held});
+  }
+  return borrowed;
+}
+
+Status ModelState::borrow_constants(const std::vector<Borrowed>& borrowed, const std::vector<ConstantInfo>& table,
+                                    bool all) {
+  // Handles for the call only: the library takes handles of its own.
+  std::vector<std::unique_ptr<TensorImpl>> views;
+  std::vector<ConstantMapEntry> entries;
+  views.reserve(borrowed.size());
+  entries.reserve(borrowed.size());
+  for (const Borrowed& b : borrowed) {
+    views.push_back(std::make_unique<TensorImpl>(b.held->tensor));
+    entries.push_back(ConstantMapEntry{table[b.index].name.c_str(), handle_of(views.back().get())});
+  }
+  borrowed_handles_.reserve(borrowed_handles_.size() + borrowed.size());
+  const size_t before = borrowed_handles_.size();
+  BorrowedHandleWatch watch(&borrowed_handles_);
+  clear_last_error();
+  bool failed = false;
+  {
+    ScopedConstantLoadObserver scope(&watch);
+    ScopedLibraryResources resources(&library_->resources());
+    // Every weight is given when |all|: the library then checks that
+    // none is missing.
+    failed = library_->api().update_user_managed_constants(container_, entries.data(), entries.size(),
+                                                           /*use_inactive=*/false, /*validate_full_update=*/all) != 0;
+  }
+  if (failed)
+    return run_error("handing the group's shared weights to the model library",
+                     "a weight on another device than the model's is the usual cause");
+  // The library takes one handle per weight and does not check that it got
+  // it: one missing means a constant it would run with a null handle.
+  if (borrowed_handles_.size() - before != entries.size())
+    return run_error("handing the group's shared weights to the model library",
+                     "it could not take a handle on each of them");
+  for (const Borrowed& b : borrowed) {
+    weight_stats_.shared_constants++;
+    weight_stats_.shared_bytes += b.held->nbytes;
+  }
+  AOTIRT_LOG(kDebug, "'{}' borrows {} weights ({} bytes) from its group", package_.info.path, borrowed.size(),
+             weight_stats_.shared_bytes);
+  return Status();
+}
+
+void ModelState::share_constants(ConstantPool& pool, const std::vector<ConstantInfo>& table,
+                                 const std::vector<TensorImpl>& tensors, const std::vector<Borrowed>& borrowed) const {
+  size_t loaded = 0, next = 0;
+  for (size_t i = 0; i < table.size(); ++i) {
+    const ConstantInfo& c = table[i];
+    if (c.folded) continue;
+    const size_t k = loaded++;
+    if (next < borrowed.size() && borrowed[next].index == i) {
+      ++next;
+      continue;
+    }
+    if (c.fqn.empty() || !tensors[k].defined() || tensors[k].device() != device_id_) continue;
+    pool.add(c.fqn, PooledConstant{tensors[k], c.nbytes, package_.info.path});
+  }
 }
 
 std::vector<size_t> ModelState::constant_blob_sizes() const {
@@ -484,9 +689,14 @@ ModelState::~ModelState() {
   graphs_.clear();
   if (container_ && library_) {
     ScopedLibraryResources resources(&library_->resources());
-    if (library_->api().destroy(container_) != 0)
+    if (library_->api().destroy(container_) != 0) {
       AOTIRT_LOG(kWarning, "deleting the model container failed: {}", get_last_error().to_string());
+      // It may still hold them: a leak beats a use after free.
+      borrowed_handles_.clear();
+    }
   }
+  for (TensorImpl* h : borrowed_handles_) delete h;
+  borrowed_handles_.clear();
   container_ = nullptr;
   library_.reset();
   kernel_dir_.remove();

@@ -90,6 +90,14 @@ Result<std::unique_ptr<ModelLibrary>> ModelLibrary::open(const std::string& byte
       resolve(lib->handle_, "AOTInductorModelContainerGetConstantDataSize", false, &a.get_constant_data_size));
   AOTIRT_RETURN_IF_ERROR(
       resolve(lib->handle_, "AOTInductorModelContainerGetConstantsBlobSize", false, &a.get_constants_blob_size));
+  AOTIRT_RETURN_IF_ERROR(
+      resolve(lib->handle_, "AOTInductorModelContainerGetConstantName", false, &a.get_constant_name));
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerGetConstantOriginalFQN", false,
+                                 &a.get_constant_original_fqn));
+  AOTIRT_RETURN_IF_ERROR(
+      resolve(lib->handle_, "AOTInductorModelContainerGetConstantDtype", false, &a.get_constant_dtype));
+  AOTIRT_RETURN_IF_ERROR(resolve(lib->handle_, "AOTInductorModelContainerUpdateUserManagedConstantBufferPairs",
+                                 false, &a.update_user_managed_constants));
 
   // Before anything runs in the library (its constructors ran in dlopen,
   // and they do not run a model).

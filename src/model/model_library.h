@@ -23,6 +23,12 @@ struct AOTInductorModelContainerOpaque;
 using ContainerHandle = AOTInductorModelContainerOpaque*;
 using RuntimeError = int32_t;  // AOTIRuntimeError: 0 success, 1 failure
 
+// AOTInductorConstantMapEntry: a constant's name and the tensor to use for it.
+struct ConstantMapEntry {
+  const char* name;
+  AtenTensorHandle handle;
+};
+
 // Function pointers resolved from the library. Required ones are never null.
 struct ContainerApi {
   RuntimeError (*create_with_device)(ContainerHandle*, size_t num_models, const char* device,
@@ -43,6 +49,12 @@ struct ContainerApi {
   RuntimeError (*get_constant_type)(ContainerHandle, size_t, int32_t*) = nullptr;         // optional
   RuntimeError (*get_constant_data_size)(ContainerHandle, size_t, size_t*) = nullptr;     // optional
   RuntimeError (*get_constants_blob_size)(ContainerHandle, uint64_t*) = nullptr;          // optional
+  // For sharing weights between the packages of a ModelGroup (all optional).
+  RuntimeError (*get_constant_name)(ContainerHandle, size_t, const char**) = nullptr;
+  RuntimeError (*get_constant_original_fqn)(ContainerHandle, size_t, const char**) = nullptr;
+  RuntimeError (*get_constant_dtype)(ContainerHandle, size_t, int32_t*) = nullptr;
+  RuntimeError (*update_user_managed_constants)(ContainerHandle, const ConstantMapEntry* pairs, size_t num_pairs,
+                                                bool use_inactive, bool validate_full_update) = nullptr;
 };
 
 class ModelLibrary {

@@ -14,6 +14,7 @@
 #include "aotirt/model.h"
 #include "base/file_util.h"
 #include "device/device.h"
+#include "model/constant_pool.h"
 #include "model/model_library.h"
 #include "package/pt2_package.h"
 
@@ -26,7 +27,11 @@ Status resolve_imported_shims(Pt2Package& package);
 
 class ModelState {
  public:
-  static Result<std::unique_ptr<ModelState>> load(const std::string& path, const LoadOptions& options);
+  // |pool|: the weights of a ModelGroup's earlier packages, which this one
+  // borrows where they match its own; its own weights are added to it.
+  // Null: a model on its own.
+  static Result<std::unique_ptr<ModelState>> load(const std::string& path, const LoadOptions& options,
+                                                  ConstantPool* pool = nullptr);
   ~ModelState();
 
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, const RunOptions& options);
@@ -37,8 +42,23 @@ class ModelState {
   const std::vector<TensorSpec>& outputs() const { return outputs_; }
   Device* device() const { return device_; }
   GraphStats graph_stats() const;
+  const WeightStats& weight_stats() const { return weight_stats_; }
 
  private:
+  // One constant of the library, as its container API reports it.
+  struct ConstantInfo {
+    std::string name;  // the library's own name, the key of user-managed constants
+    std::string fqn;   // the original FQN; empty when the library has none
+    bool folded = false;
+    int32_t dtype = -1;
+    size_t nbytes = 0;
+  };
+  // A constant of this package that a ModelGroup already holds.
+  struct Borrowed {
+    size_t index;     // in the library's constant list
+    size_t loaded;    // among the constants that are not folded
+    const PooledConstant* held;
+  };
   // One input signature of the CUDA-graph mode and its recording.
   struct GraphEntry {
     std::vector<int64_t> key;  // dtype, rank and sizes of every input
@@ -89,7 +109,19 @@ class ModelState {
   ModelState() = default;
   Status validate_input(size_t index, const TensorImpl& t) const;
   Status check_inputs(const std::vector<Tensor>& inputs) const;
-  Status load_weights();
+  Status load_weights(ConstantPool* pool);
+  // The library's constant list; nullopt when it lacks a query sharing needs.
+  std::optional<std::vector<ConstantInfo>> constant_table() const;
+  // Which constants |pool| holds already; fails on a name whose dtype or
+  // size differ. Empty when the library cannot take user-managed constants.
+  Result<std::vector<Borrowed>> match_pool(const ConstantPool& pool, const std::vector<ConstantInfo>& table) const;
+  // Hands |borrowed| to the container as user-managed constants.
+  Status borrow_constants(const std::vector<Borrowed>& borrowed, const std::vector<ConstantInfo>& table,
+                          bool all);
+  // Adds the loaded constants |tensors| (one per constant that is not
+  // folded) to |pool|, but for those in |borrowed|.
+  void share_constants(ConstantPool& pool, const std::vector<ConstantInfo>& table,
+                       const std::vector<TensorImpl>& tensors, const std::vector<Borrowed>& borrowed) const;
   // The blob bytes of each constant that is not folded, in order; empty when
   // the library cannot say.
   std::vector<size_t> constant_blob_sizes() const;
@@ -122,6 +154,10 @@ class ModelState {
   std::unique_ptr<ModelLibrary> library_;
   ContainerHandle container_ = nullptr;
   std::vector<TensorSpec> inputs_, outputs_;
+  // Handles the library took on borrowed constants: it never deletes them,
+  // so they go once its container is gone.
+  std::vector<TensorImpl*> borrowed_handles_;
+  WeightStats weight_stats_;
 
   // Background loads of op libraries (Device::prewarm), joined before the
   // first run.

@@ -153,6 +153,8 @@ Result<std::vector<Tensor>> Model::run(const std::vector<Tensor>& inputs, const 
 
 void Model::set_memory_limit(size_t bytes) { state_->device()->allocator().set_limit(bytes); }
 
+WeightStats Model::weight_stats() const { return state_->weight_stats(); }
+
 GraphStats Model::graph_stats() const {
   try {
     return state_->graph_stats();

@@ -271,6 +271,83 @@ TEST_F(FaultInjectionTest, HostAllocationsOfLoadAndRunCanFail) {
   }
 }
 
+// A ModelGroup of one package loaded twice: the second copy borrows every
+// weight of the first (the same FQNs), runs right, and a host allocation
+// failing anywhere in the group's load and run ends in a clear error with
+// nothing left held.
+TEST_F(FaultInjectionTest, AModelGroupSharesItsWeightsAndHostAllocationsOfItsLoadCanFail) {
+  std::vector<FaultCase> cases = cases_for({"mlp"});
+  if (cases.empty()) GTEST_SKIP() << "no zoo packages (tests/models/make_packages.py)";
+  for (const FaultCase& c : cases) {
+    SCOPED_TRACE(label(c));
+    const size_t baseline = active_bytes(c.device);
+    {
+      Result<std::unique_ptr<ModelGroup>> g = ModelGroup::load({c.package, c.package}, on(c));
+      ASSERT_TRUE(g.ok()) << g.status().to_string();
+      const WeightStats first = (*g)->model(0).weight_stats();
+      const WeightStats second = (*g)->model(1).weight_stats();
+      ASSERT_GT(first.constants, 0u);
+      EXPECT_GT(first.held_bytes, 0u);
+      EXPECT_EQ(first.shared_constants, 0u);
+      EXPECT_EQ(second.constants, first.constants);
+      EXPECT_EQ(second.shared_constants, first.constants);
+      EXPECT_EQ(second.shared_bytes, first.held_bytes);
+      EXPECT_EQ(second.held_bytes, 0u);
+      EXPECT_EQ((*g)->weight_bytes(), first.held_bytes);
+      EXPECT_EQ((*g)->unshared_weight_bytes(), 2 * first.held_bytes);
+      EXPECT_TRUE(matches((*g)->model(1).run(c.inputs, host_outputs()), c));
+      EXPECT_TRUE(matches((*g)->model(0).run(c.inputs, host_outputs()), c));
+    }
+    EXPECT_EQ(active_bytes(c.device), baseline) << "the group's memory is still held after it was freed";
+
+    // Made before any allocation is armed to fail: the test's own.
+    const std::vector<std::string> paths{c.package, c.package};
+    const LoadOptions options = on(c);
+    test::count_allocations();
+    {
+      Result<std::unique_ptr<ModelGroup>> g = ModelGroup::load(paths, options);
+      if (g.ok()) (void)(*g)->model(1).run(c.inputs, host_outputs());
+    }
+    const uint64_t steps = test::allocations_counted();
+    test::stop_failing_allocations();
+    ASSERT_GT(steps, 0u);
+    // Every call for a small package: the few that take the library's
+    // handles on the shared weights must not be skipped.
+    constexpr uint64_t kMaxTries = 4000;
+    const uint64_t stride = steps <= kMaxTries ? 1 : (steps + kMaxTries - 1) / kMaxTries;
+    int failed = 0;
+    for (uint64_t n = 1; n <= steps; n += stride) {
+      SCOPED_TRACE("allocation " + std::to_string(n) + " of " + std::to_string(steps));
+      bool threw = false;
+      Status status;
+      try {
+        test::fail_allocation_at(n);
+        Result<std::unique_ptr<ModelGroup>> g = ModelGroup::load(paths, options);
+        if (!g.ok()) {
+          status = g.status();
+        } else {
+          Result<std::vector<Tensor>> outs = (*g)->model(1).run(c.inputs, host_outputs());
+          if (!outs.ok()) status = outs.status();
+        }
+        test::stop_failing_allocations();
+      } catch (...) {
+        test::stop_failing_allocations();
+        threw = true;
+      }
+      EXPECT_FALSE(threw) << "an exception escaped the API";
+      if (!status.ok()) {
+        ++failed;
+        EXPECT_FALSE(status.message().empty());
+      }
+      EXPECT_EQ(active_bytes(c.device), baseline) << "device memory is still held after the group was freed";
+      EXPECT_TRUE(tmpdir_empty()) << "files were left in TMPDIR";
+      if (HasFailure()) break;
+    }
+    EXPECT_GT(failed, 0) << "no failed host allocation reached the caller";
+    expect_sound(c, "host allocation failures in a group");
+  }
+}
+
 TEST_F(FaultInjectionTest, AFullDiskFailsTheLoadCleanly) {
   std::vector<FaultCase> cases = cases_for({"mlp"});
   if (cases.empty()) GTEST_SKIP() << "no zoo packages (tests/models/make_packages.py)";

@@ -161,12 +161,15 @@ Status cmd_generate(const GenerateArgs& a, int* exit_code) {
     j["time_to_first_token_s"] = st.first_token_seconds;
     j["prefill_tokens_per_s"] = prefill_rate;
     j["decode_tokens_per_s"] = decode_rate;
+    j["weight_bytes"] = gen.weight_bytes();
+    j["unshared_weight_bytes"] = gen.unshared_weight_bytes();
     fmt::print("{}\n", j.dump());
   }
   fmt::print(stderr, "{} prompt tokens, {} generated ({}); prefill {:.1f} tokens/s, decode {:.1f} tokens/s, "
-                     "first token after {:.3f} s, load {:.3f} s\n",
+                     "first token after {:.3f} s, load {:.3f} s; weights {:.1f} MiB held ({:.1f} MiB unshared)\n",
              st.prompt_tokens, st.generated_tokens, st.stop_reason, prefill_rate, decode_rate,
-             st.first_token_seconds, load_seconds);
+             st.first_token_seconds, load_seconds, static_cast<double>(gen.weight_bytes()) / (1 << 20),
+             static_cast<double>(gen.unshared_weight_bytes()) / (1 << 20));
   if (st.stop_reason == "cancelled") *exit_code = 130;
   return Status();
 }

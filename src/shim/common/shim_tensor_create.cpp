@@ -114,10 +114,23 @@ AOTITorchError aoti_torch_delete_tensor_object(AtenTensorHandle tensor) noexcept
 }
 
 AOTITorchError aoti_torch_new_tensor_handle(AtenTensorHandle orig, AtenTensorHandle* new_handle_out) noexcept {
+  // A library taking a user-managed constant ignores this call's result
+  // (torch's MaybeOwningAtenTensorHandle): on failure it keeps a null
+  // handle, which every later shim refuses, rather than stack garbage.
+  if (new_handle_out) *new_handle_out = nullptr;
   return shim_call(__func__, [&]() -> Status {
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl * t, checked_impl(orig, "orig_handle"));
     AOTIRT_REQUIRE_OUT(new_handle_out);
-    *new_handle_out = new_handle(*t);
+    AtenTensorHandle h = new_handle(*t);
+    // A library taking its own handle on a user-managed constant.
+    if (ConstantLoadObserver* o = constant_load_observer()) {
+      Status seen = o->on_new_handle(impl_of(h));
+      if (!seen.ok()) {
+        delete impl_of(h);
+        return seen;
+      }
+    }
+    *new_handle_out = h;
     return Status();
   });
 }
