@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from test_generate import MISSING, _exported, _fails, _generate, _reference
+from test_generate import MISSING, _exported, _fails, _generate, _reference, requires_cuda
 from cli_util import REPO, requires_cli
 
 pytestmark = [
@@ -46,6 +46,20 @@ def test_the_pair_holds_one_copy_of_the_weights(llm_dir):
     # aotirt's own accounting of the constants each library keeps in memory.
     assert 0 < got["weight_bytes"] <= 1.1 * one, (got["weight_bytes"], one)
     # Loaded apart, the two would hold about two copies.
+    assert got["unshared_weight_bytes"] >= 1.8 * got["weight_bytes"]
+
+
+@requires_cuda
+def test_the_cuda_pair_holds_one_copy_of_the_weights():
+    """The same on the GPU: the shared weights are the first package's
+    device memory, and generation still equals transformers'."""
+    cuda_dir = _exported("cuda")
+    prompt = [1, 17, 42, 99, 5, 63]
+    got = _generate(cuda_dir, "--prompt-ids", ",".join(map(str, prompt)), "-n", "12",
+                    "--ignore-eos")
+    assert got["tokens"] == _reference(prompt, 12, device="cuda")
+    one = _blob_bytes(cuda_dir / "prefill.pt2")
+    assert 0 < got["weight_bytes"] <= 1.1 * one, (got["weight_bytes"], one)
     assert got["unshared_weight_bytes"] >= 1.8 * got["weight_bytes"]
 
 
