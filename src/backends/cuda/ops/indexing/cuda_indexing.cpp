@@ -386,9 +386,14 @@ Status index_put(const ops::IndexArgs& a, AtenTensorHandle values, bool accumula
                 ops::shape_str(v), dims_to_string(rs.data(), rs.size()));
   // torch clones self (keeping its layout) and puts into the clone.
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, cuda_empty(self.sizes(), ops::empty_like_strides(self), self.dtype(), device));
+  // The indices are checked (a wait for the device's bounds flag) before
+  // self is copied, so the wait does not cover the copy of the whole tensor.
+  TensorImpl offsets;
+  if (numel_of(rs) > 0) {
+    AOTIRT_ASSIGN_OR_RETURN(offsets, index_offsets(device, stream, out, p, out.strides()));
+  }
   AOTIRT_RETURN_IF_ERROR(cuda_copy(device, stream, out, self, false));
   if (numel_of(rs) > 0) {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl offsets, index_offsets(device, stream, out, p, out.strides()));
     const CudaIndexWalk w = index_walk(p, out.strides(), vst.value());
     // Without accumulate each element is a plain row copy; duplicates leave
     // one of the written values, as in torch.
