@@ -14,7 +14,9 @@
 //  - several longer lines of keys up to 4 bytes: the same device-wide sort
 //    of 64-bit keys holding the line above the value's key, which orders
 //    every line at once; the line bits add ceil(log2(lines)) bits of passes;
-//  - several longer lines of 8-byte keys: CUB's segmented sort.
+//  - several longer lines of 8-byte keys: the device-wide sort of every
+//    key, then a stable one of the lines (ceil(log2(lines)) bits), or CUB's
+//    segmented sort past 2^32 elements.
 // topk with k at most half of a line longer than 4096 does not sort whole
 // lines: a radix select finds each line's k-th key, 8 bits per pass (one
 // histogram pass over the line per key byte), then one more pass collects
@@ -239,7 +241,9 @@ struct Scratch {
   }
 };
 
-enum class Path { kBlock128, kBlock512, kBlock2048, kBlock4096, kOneLine, kComposite, kSegmented };
+constexpr int64_t kMaxRadixItems = 2147483647;
+
+enum class Path { kBlock128, kBlock512, kBlock2048, kBlock4096, kOneLine, kComposite, kTwoPass, kSegmented };
 
 // Bits that hold every value up to |v| (0 for 0).
 int bits_for(int64_t v) {
@@ -253,17 +257,20 @@ int bits_for(int64_t v) {
 
 // Lines up to 4096 keys sort in one block (the smallest block that holds
 // the line, so short lines waste few threads). Longer lines take the
-// device-wide sort: alone, by itself; several of keys up to 4 bytes, with
+// device-wide sort: a single one by itself; several of keys up to 4 bytes, with
 // the line in the key (a 64-bit key holds 32 value bits and 32 line bits);
-// otherwise CUB's segmented sort.
+// several of 8-byte keys, by key and then stably by line. The device-wide
+// sorts count their items in 32 bits (CUB's fastest offsets); more items
+// than that take CUB's segmented sort.
 Path choose_path(int64_t lines, int64_t m, int width) {
   if (m <= 128) return Path::kBlock128;
   if (m <= 512) return Path::kBlock512;
   if (m <= 2048) return Path::kBlock2048;
   if (m <= 4096) return Path::kBlock4096;
+  if (lines * m > kMaxRadixItems) return Path::kSegmented;
   if (lines == 1) return Path::kOneLine;
   if (width <= 4 && 8 * width + bits_for(lines - 1) <= 64) return Path::kComposite;
-  return Path::kSegmented;
+  return Path::kTwoPass;
 }
 
 // The device-wide paths: keys of type K and positions made (one pass),
@@ -278,6 +285,7 @@ cudaError_t device_sort(Scratch& sc, bool run, Path path, const Source<U>& src, 
   int32_t* pos_out = sc.take<int32_t>(total);
   const int key_bits = static_cast<int>(sizeof(U)) * 8;
   const int end_bit = path == Path::kComposite ? key_bits + bits_for(lines - 1) : key_bits;
+  const int items = static_cast<int>(total < kMaxRadixItems ? total : kMaxRadixItems);  // segmented: unused
   auto begins = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), LineStart{m});
   auto ends = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(1), LineStart{m});
   size_t cub_bytes = 0;
@@ -286,7 +294,7 @@ cudaError_t device_sort(Scratch& sc, bool run, Path path, const Source<U>& src, 
     err = cub::DeviceSegmentedSort::StableSortPairs(nullptr, cub_bytes, keys_in, keys_out, pos_in, pos_out, total,
                                                     lines, begins, ends, stream);
   else
-    err = cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, keys_in, keys_out, pos_in, pos_out, total, 0, end_bit,
+    err = cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, keys_in, keys_out, pos_in, pos_out, items, 0, end_bit,
                                           stream);
   if (err != cudaSuccess) return err;
   void* cub_temp = sc.take_bytes(cub_bytes);
@@ -298,8 +306,78 @@ cudaError_t device_sort(Scratch& sc, bool run, Path path, const Source<U>& src, 
     err = cub::DeviceSegmentedSort::StableSortPairs(cub_temp, cub_bytes, keys_in, keys_out, pos_in, pos_out, total,
                                                     lines, begins, ends, stream);
   else
-    err = cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys_in, keys_out, pos_in, pos_out, total, 0,
+    err = cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys_in, keys_out, pos_in, pos_out, items, 0,
                                           end_bit, stream);
+  if (err != cudaSuccess) return err;
+  gather_kernel<U><<<blocks_for(lines * k), kThreads, 0, stream>>>(in, pos_out, lines, m, n, k, values, indices);
+  return cudaGetLastError();
+}
+
+// keys[i] and ids[i] = i of element i of [lines, m].
+template <class U>
+__global__ void prep_ids_kernel(Source<U> src, int64_t total, U* keys, uint32_t* ids) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    keys[i] = src.key(i);
+    ids[i] = static_cast<uint32_t>(i);
+  }
+}
+
+// The line and position of each element numbered in |ids|.
+template <class U>
+__global__ void split_ids_kernel(Source<U> src, const uint32_t* ids, int64_t total, int64_t m, uint32_t* line_keys,
+                                 int32_t* pos) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t id = ids[i];
+    const int64_t line = id / m;
+    line_keys[i] = static_cast<uint32_t>(line);
+    pos[i] = src.pos ? src.pos[id] : static_cast<int32_t>(id - line * m);
+  }
+}
+
+// Several long lines of 8-byte keys: every element sorted by key with its
+// number (one radix sort of all lines at once), then stably by line (a
+// radix sort of ceil(log2(lines)) bits), which leaves each line in key
+// order. The buffers of the first sort are reused by the second; element
+// numbers are 32-bit (choose_path).
+template <class U>
+cudaError_t two_pass_sort(Scratch& sc, bool run, const Source<U>& src, const U* in, int64_t lines, int64_t m,
+                          int64_t n, int64_t k, U* values, int64_t* indices, cudaStream_t stream) {
+  static_assert(sizeof(U) == 8, "the second sort's buffers live in the first's keys");
+  const int64_t total = lines * m;
+  U* keys_in = sc.take<U>(total);
+  U* keys_out = sc.take<U>(total);
+  uint32_t* ids_in = sc.take<uint32_t>(total);
+  uint32_t* ids_out = sc.take<uint32_t>(total);
+  uint32_t* line_in = keys_in ? reinterpret_cast<uint32_t*>(keys_in) : nullptr;
+  uint32_t* line_out = keys_in ? reinterpret_cast<uint32_t*>(keys_in) + total : nullptr;
+  int32_t* pos_in = reinterpret_cast<int32_t*>(ids_in);
+  int32_t* pos_out = keys_out ? reinterpret_cast<int32_t*>(keys_out) : nullptr;
+  const int line_bits = bits_for(lines - 1);
+  const int items = static_cast<int>(total);  // choose_path: at most kMaxRadixItems
+  size_t bytes_keys = 0, bytes_lines = 0;
+  cudaError_t err = cub::DeviceRadixSort::SortPairs(nullptr, bytes_keys, keys_in, keys_out, ids_in, ids_out, items,
+                                                    0, 64, stream);
+  if (err != cudaSuccess) return err;
+  err = cub::DeviceRadixSort::SortPairs(nullptr, bytes_lines, line_in, line_out, pos_in, pos_out, items, 0, line_bits,
+                                        stream);
+  if (err != cudaSuccess) return err;
+  size_t cub_bytes = bytes_keys > bytes_lines ? bytes_keys : bytes_lines;
+  void* cub_temp = sc.take_bytes(cub_bytes);
+  if (!run) return cudaSuccess;
+  prep_ids_kernel<U><<<blocks_for(total), kThreads, 0, stream>>>(src, total, keys_in, ids_in);
+  err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  err = cub::DeviceRadixSort::SortPairs(cub_temp, bytes_keys, keys_in, keys_out, ids_in, ids_out, items, 0, 64,
+                                        stream);
+  if (err != cudaSuccess) return err;
+  // keys_in and ids_in are free now; keys_out is once ids_out is split.
+  split_ids_kernel<U><<<blocks_for(total), kThreads, 0, stream>>>(src, ids_out, total, m, line_in, pos_in);
+  err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  err = cub::DeviceRadixSort::SortPairs(cub_temp, bytes_lines, line_in, line_out, pos_in, pos_out, items, 0,
+                                        line_bits, stream);
   if (err != cudaSuccess) return err;
   gather_kernel<U><<<blocks_for(lines * k), kThreads, 0, stream>>>(in, pos_out, lines, m, n, k, values, indices);
   return cudaGetLastError();
@@ -324,6 +402,10 @@ cudaError_t sort_lines(Scratch& sc, bool run, const Source<U>& src, const U* in,
       if constexpr (sizeof(U) <= 4)
         return device_sort<U, uint64_t>(sc, run, path, src, in, lines, m, n, k, values, indices, stream);
       return cudaErrorInvalidValue;  // choose_path gives it only to keys up to 4 bytes
+    case Path::kTwoPass:
+      if constexpr (sizeof(U) == 8)
+        return two_pass_sort<U>(sc, run, src, in, lines, m, n, k, values, indices, stream);
+      return cudaErrorInvalidValue;  // choose_path gives it only to 8-byte keys
     case Path::kOneLine:
     case Path::kSegmented:
       return device_sort<U, U>(sc, run, path, src, in, lines, m, n, k, values, indices, stream);
