@@ -672,6 +672,21 @@ def test_index_host_indices(shims, device):
     check(run_index(shims, device, x, idx), torch.ops.aten.index.Tensor(x, idx))
     mask = torch.tensor([True, False, True, True, False, True])
     check(run_index(shims, device, x, [mask]), torch.ops.aten.index.Tensor(x, [mask]))
+    # index_put with host indices (checked on the host): a strided int32
+    # index, a KV-cache style row write, and bad indices refused.
+    need(shims, f"aoti_torch_{device}_index_put")
+    cols = torch.tensor([[3, 0], [-1, 2]], dtype=torch.int32).t()
+    v = make((6, 2, 2, 4), torch.float32, device, seed=3)
+    idx = [None, cols]
+    for acc in (False, True):
+        check(run_index_put(shims, device, x, idx, v, acc), torch.ops.aten.index_put(x, idx, v, acc), tol=acc)
+    cache = make((1, 2, 16, 8), torch.bfloat16, device)
+    row = make((1, 2, 1, 8), torch.bfloat16, device, seed=4)
+    idx = [None, None, L(7)]
+    check(run_index_put(shims, device, cache, idx, row, False), torch.ops.aten.index_put(cache, idx, row, False))
+    for bad in ([L(6)], [None, L(0, -6)], [None, None, torch.tensor([4], dtype=torch.int32)]):
+        with pytest.raises(ShimError):
+            run_index_put(shims, device, x, bad, torch.ones((), device=device), False)
 
 
 @pytest.mark.parametrize("device", devices())

@@ -117,3 +117,99 @@ def test_bad_arguments_fail_cleanly(shims, device):
     with pytest.raises(ShimError):
         call(shims, device, "sort", torch.zeros(3, dtype=torch.complex64, device=device), ctypes.c_int64(0),
              ctypes.c_int32(0))
+
+
+def tie_heavy(shape, dtype, device, seed=7):
+    """Values drawn from a few hundred levels, so every path meets many equal
+    keys; floats also hold NaN, -0.0, 0.0 and the infinities."""
+    g = torch.Generator().manual_seed(seed)
+    n = 1
+    for s in shape:
+        n *= s
+    if dtype == torch.uint8:
+        t = torch.randint(0, 256, (n,), generator=g).to(dtype)
+    elif dtype == torch.bool:
+        t = torch.rand((n,), generator=g) > 0.5
+    elif dtype.is_floating_point:
+        t = (torch.randint(-300, 300, (n,), generator=g).to(torch.float64) / 8).to(dtype)
+        special = torch.tensor([float("nan"), -0.0, 0.0, float("inf"), float("-inf")], dtype=dtype)
+        pick = torch.randint(0, 20, (n,), generator=g)
+        t = torch.where(pick < 5, special[pick.clamp(max=4)], t)
+    else:
+        lo, hi = (-128, 128) if dtype == torch.int8 else (-3000, 3000)
+        t = torch.randint(lo, hi, (n,), generator=g).to(dtype)
+        if dtype == torch.int64:
+            t = t * (1 << 40)  # keys that need their high bytes
+    return t.reshape(shape).to(device)
+
+
+# Shapes that take each path of the CUDA sort (cuda_sort.cu): one block per
+# line at each block size, one long line, several long lines (the line in
+# the key; 8-byte keys: by key, then by line), and lines strided in memory
+# ([300000, 3] along dim 0: the input and both outputs go through copies).
+SORT_PATHS = [((16384, 64), 1), ((1000, 300), 1), ((512, 2000), 1), ((64, 4096), 1), ((1 << 20,), 0),
+              ((3, 300000), 1), ((33, 4097), 1), ((300000, 3), 0), ((5000, 2), 0)]
+PATH_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int64, torch.int32,
+               torch.int16, torch.uint8]
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dtype", PATH_DTYPES, ids=lambda d: str(d)[6:])
+@pytest.mark.parametrize("shape,dim", SORT_PATHS, ids=lambda x: str(x))
+@pytest.mark.parametrize("device", devices())
+def test_sort_paths_stay_stable(shims, device, shape, dim, dtype, descending):
+    if device == "cpu" and shape[0] * (shape[1] if len(shape) > 1 else 1) > 200000 and dtype != torch.float32:
+        pytest.skip("one dtype of the long lines is enough for the CPU")
+    t = tie_heavy(shape, dtype, device)
+    v, i = call(shims, device, "sort_stable", t, ctypes.byref(ctypes.c_int32(1)), ctypes.c_int64(dim),
+                ctypes.c_int32(descending))
+    want = torch.sort(t, dim=dim, descending=descending, stable=True)
+    assert v.stride() == want.values.stride()
+    torch.testing.assert_close(v, want.values, rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(i, want.indices), "a stable sort's indices differ from torch's"
+
+
+# (shape, k): topk by radix select (k at most half of a line longer than
+# 4096), by a whole-line sort (k above half, or short lines), k == n, and a
+# select whose k candidates are themselves too many for one block.
+TOPK_PATHS = [((1, 1 << 21), 1000), ((64, 50257), 50), ((3, 20000), 9000), ((16384, 64), 8), ((4, 5000), 4000),
+              ((2, 9000), 9000), ((1, 100000), 5000), ((5, 8192), 1)]
+
+
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("dtype", PATH_DTYPES, ids=lambda d: str(d)[6:])
+@pytest.mark.parametrize("shape,k", TOPK_PATHS, ids=lambda x: str(x))
+@pytest.mark.parametrize("device", devices())
+def test_topk_paths_match_eager(shims, device, shape, k, dtype, largest):
+    if device == "cpu" and shape[0] * shape[1] > 200000 and dtype != torch.float32:
+        pytest.skip("one dtype of the long lines is enough for the CPU")
+    t = tie_heavy(shape, dtype, device)
+    v, i = call(shims, device, "topk", t, ctypes.c_int64(k), ctypes.c_int64(1), ctypes.c_int32(largest),
+                ctypes.c_int32(1))
+    want = torch.topk(t, k, dim=1, largest=largest, sorted=True)
+    assert v.shape == want.values.shape and v.stride() == want.values.stride()
+    torch.testing.assert_close(v, want.values, rtol=0, atol=0, equal_nan=True)
+    check_pointing(t, 1, v, i)
+    # Each index once: equal values may come in any order, but not twice.
+    s = torch.sort(i, dim=1).values
+    assert bool((s[:, 1:] > s[:, :-1]).all()), "an index comes twice"
+
+
+@pytest.mark.parametrize("device", devices())
+def test_topk_of_none_and_of_a_transposed_input(shims, device):
+    t = tie_heavy((50000, 2), torch.float32, device).t()  # lines strided in memory
+    for k in (0, 1, 700, 50000):
+        v, i = call(shims, device, "topk", t, ctypes.c_int64(k), ctypes.c_int64(1), ctypes.c_int32(1),
+                    ctypes.c_int32(1))
+        want = torch.topk(t, k, dim=1)
+        assert v.shape == want.values.shape and v.stride() == want.values.stride()
+        torch.testing.assert_close(v, want.values, rtol=0, atol=0, equal_nan=True)
+        check_pointing(t, 1, v, i)
+    # Along dim 0 of a [n, 3] tensor: the outputs' lines are strided too.
+    t = tie_heavy((9000, 3), torch.bfloat16, device)
+    v, i = call(shims, device, "topk", t, ctypes.c_int64(100), ctypes.c_int64(0), ctypes.c_int32(0),
+                ctypes.c_int32(1))
+    want = torch.topk(t, 100, dim=0, largest=False)
+    assert v.stride() == want.values.stride()
+    torch.testing.assert_close(v, want.values, rtol=0, atol=0, equal_nan=True)
+    check_pointing(t, 0, v, i)

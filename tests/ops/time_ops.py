@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from shim_harness import DTYPE_CODES, Shims, out_handles  # noqa: E402
+from shim_harness import DTYPE_CODES, Handle, Shims, out_handles  # noqa: E402
 
 
 def cases(device):
@@ -47,6 +47,14 @@ def cases(device):
     yield "topk k=50 [64, 50257] fp32 (sampling)", "topk", rnd(64, 50257), dict(dim=1, k=50)
     yield "topk k=8 [16384, 64] fp32 (MoE routing)", "topk", rnd(16384, 64), dict(dim=1, k=8)
     yield "topk k=1000 [1, 16M] fp32", "topk", rnd(1, 1 << 24), dict(dim=1, k=1000)
+    # index_put: a KV-cache write of one position (a device index, as a
+    # compiled decoder passes it), and a scatter-add of 1M rows into 64k.
+    pos = torch.tensor([1000], dtype=torch.int64, device=device)
+    yield ("index_put KV row [1, 8, 2048, 128] bf16", "index_put", rnd(1, 8, 2048, 128, dtype=torch.bfloat16),
+           dict(dim=0, indices=[None, None, pos], values=rnd(1, 8, 1, 128, dtype=torch.bfloat16), accumulate=False))
+    rows = torch.randint(0, 1 << 16, (1 << 20,), generator=g).to(device)
+    yield ("index_put accumulate 1M rows into [64k, 64] fp32", "index_put", rnd(1 << 16, 64),
+           dict(dim=0, indices=[rows], values=rnd(1 << 20, 64), accumulate=True))
 
 
 def torch_call(op, t, kw):
@@ -60,6 +68,8 @@ def torch_call(op, t, kw):
         return lambda: torch.sort(t, dim=kw["dim"], descending=kw.get("descending", False))
     if op == "topk":
         return lambda: torch.topk(t, kw["k"], dim=kw["dim"])
+    if op == "index_put":
+        return lambda: torch.ops.aten.index_put(t, kw["indices"], kw["values"], kw["accumulate"])
     raise ValueError(op)
 
 
@@ -71,6 +81,18 @@ def shim_call(shims, device, op, t, kw):
     dim = ctypes.c_int64(kw["dim"])
     outs = out_handles(2)
     refs = [ctypes.byref(o) for o in outs]
+    if op == "index_put":
+        # A const AtenTensorHandle** list: null for None, else a pointer to a
+        # handle (kept alive by |boxes|).
+        indices = kw["indices"]
+        arr = (ctypes.POINTER(Handle) * len(indices))()
+        boxes = [shims.handle(i) if i is not None else None for i in indices]
+        for j, box in enumerate(boxes):
+            if box is not None:
+                arr[j] = ctypes.pointer(box)
+        values = shims.handle(kw["values"])
+        count = ctypes.c_int64(len(indices))
+        accumulate = ctypes.c_int32(int(kw["accumulate"]))
 
     def run():
         if op == "cumsum":
@@ -82,6 +104,9 @@ def shim_call(shims, device, op, t, kw):
         elif op == "cummax":
             rc = fn(h, dim, refs[0], refs[1])
             n = 2
+        elif op == "index_put":
+            rc = fn(h, arr, count, values, accumulate, refs[0])
+            n = 1
         elif op == "sort":
             rc = fn(h, dim, ctypes.c_int32(int(kw.get("descending", False))), refs[0], refs[1])
             n = 2

@@ -200,7 +200,30 @@ struct CudaIndexPlan {
   std::vector<DimVector> layout_bstrides;  // of the caller's index tensors, in B (they decide torch's layout)
   std::vector<DType> dtypes;
   std::vector<int64_t> dims;
+  // Every index came from the host and was checked there, so the device's
+  // bounds flag need not be waited for.
+  bool host_checked = true;
 };
+
+// Checks the host index tensor |t| for dimension |dim| of size |size| on the
+// host (an int32 or int64 tensor; false in |*checked| for other dtypes).
+Status check_host_index(const TensorImpl& t, int64_t dim, int64_t size, bool* checked) {
+  *checked = t.dtype() == DType::kInt64 || t.dtype() == DType::kInt32;
+  if (!*checked || t.numel() == 0) return Status();
+  TensorImpl dense = t;
+  if (!t.is_contiguous()) {
+    AOTIRT_ASSIGN_OR_RETURN(dense, empty_contiguous(t.sizes(), t.dtype(), DeviceId{}));
+    AOTIRT_RETURN_IF_ERROR(host_copy_strided(dense, t));
+  }
+  const char* base = static_cast<const char*>(dense.data_ptr());
+  const size_t width = dense.element_size();
+  for (int64_t i = 0; i < dense.numel(); ++i) {
+    const int64_t v = load_as_int64(base + static_cast<size_t>(i) * width, dense.dtype());
+    AOTIRT_ENSURE(v >= -size && v < size, kInvalidArgument, "index {} is out of bounds for dimension {} with size {}",
+                  v, dim, size);
+  }
+  return Status();
+}
 
 Result<CudaIndexPlan> plan_index(int device, cudaStream_t stream, const ops::IndexArgs& a) {
   CudaIndexPlan p;
@@ -214,7 +237,14 @@ Result<CudaIndexPlan> plan_index(int device, cudaStream_t stream, const ops::Ind
     if (!e.is_mask) {
       TensorImpl on = t;
       if (t.device().is_cpu()) {
+        bool checked = false;
+        if (e.first_dim < a.self->dim()) {  // past the last dim: refused below (advanced_index_shape)
+          AOTIRT_RETURN_IF_ERROR(check_host_index(t, e.first_dim, a.self->sizes()[e.first_dim], &checked));
+        }
+        p.host_checked = p.host_checked && checked;
         AOTIRT_ASSIGN_OR_RETURN(on, contiguous_on(device, stream, t));
+      } else {
+        p.host_checked = false;
       }
       callers.push_back(t);
       p.index.push_back(on);
@@ -223,6 +253,7 @@ Result<CudaIndexPlan> plan_index(int device, cudaStream_t stream, const ops::Ind
       continue;
     }
     // A mask's true positions: one column of its nonzero per dim it covers.
+    p.host_checked = false;
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl m, contiguous_on(device, stream, t));
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl nz, nonzero_cuda(device, stream, m, nullptr, 0));
     const int64_t count = nz.sizes()[0];
@@ -274,6 +305,8 @@ Result<TensorImpl> index_offsets(int device, cudaStream_t stream, const TensorIm
   AOTIRT_CUDA_RETURN_IF_ERROR(
       cuda_launch_index_offsets(k, nb, static_cast<int64_t*>(offsets.data_ptr()), flag.ptr(), stream));
   // Checked before anything is written, so a bad index leaves no trace.
+  // Indices checked on the host need no wait here.
+  if (p.host_checked) return offsets;
   AOTIRT_RETURN_IF_ERROR(check_flag(stream, flag, [&](int64_t which, int64_t* dim, int64_t* size) {
     const size_t w = static_cast<size_t>(which) < p.dims.size() ? static_cast<size_t>(which) : 0;
     *dim = p.dims[w];
@@ -386,9 +419,14 @@ Status index_put(const ops::IndexArgs& a, AtenTensorHandle values, bool accumula
                 ops::shape_str(v), dims_to_string(rs.data(), rs.size()));
   // torch clones self (keeping its layout) and puts into the clone.
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, cuda_empty(self.sizes(), ops::empty_like_strides(self), self.dtype(), device));
+  // The indices are checked (a wait for the device's bounds flag) before
+  // self is copied, so the wait does not cover the copy of the whole tensor.
+  TensorImpl offsets;
+  if (numel_of(rs) > 0) {
+    AOTIRT_ASSIGN_OR_RETURN(offsets, index_offsets(device, stream, out, p, out.strides()));
+  }
   AOTIRT_RETURN_IF_ERROR(cuda_copy(device, stream, out, self, false));
   if (numel_of(rs) > 0) {
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl offsets, index_offsets(device, stream, out, p, out.strides()));
     const CudaIndexWalk w = index_walk(p, out.strides(), vst.value());
     // Without accumulate each element is a plain row copy; duplicates leave
     // one of the written values, as in torch.

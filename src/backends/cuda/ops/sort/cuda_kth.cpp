@@ -1,7 +1,7 @@
 // CUDA kthvalue, mode, median and nanmedian (c_shim_cuda.h). The op layer
 // (src/ops/selection_args) checks the arguments and gives the output
 // layouts; here the input is copied with the reduced dimension innermost
-// (flattened for median), every line is ordered by the stable segmented sort
+// (flattened for median), every line is ordered by the stable sort
 // of cuda_sort.cu, and cuda_kth.cu picks one element per line straight into
 // the contiguous outputs.
 //
@@ -79,23 +79,20 @@ Result<Sorted> sort_lines(const CudaOpScope& scope, const TensorImpl& view, int6
   s.k = n;
   s.dtype = static_cast<int>(dtype);
   s.descending = false;
-  const int64_t total = r.lines * n;
-  AOTIRT_ASSIGN_OR_RETURN(TensorImpl keys, cuda_empty_contiguous(
-                                               DimVector{2 * total * static_cast<int64_t>(dtype_size(dtype))},
-                                               DType::kUInt8, dev));
-  AOTIRT_ASSIGN_OR_RETURN(TensorImpl order, cuda_empty_contiguous(DimVector{2 * total}, DType::kInt64, dev));
+  AOTIRT_ENSURE(n <= kCudaSortMaxLine, kUnimplemented,
+                "the line to order has {} elements; aotirt's CUDA sort takes up to {}", n, kCudaSortMaxLine);
   AOTIRT_ASSIGN_OR_RETURN(r.values, cuda_empty_contiguous(DimVector{r.lines, n}, dtype, dev));
   AOTIRT_ASSIGN_OR_RETURN(r.positions, cuda_empty_contiguous(DimVector{r.lines, n}, DType::kInt64, dev));
   size_t bytes = 0;
   AOTIRT_CUDA_RETURN_IF_ERROR(cuda_sort_temp_bytes(s, &bytes));
-  TensorImpl hold;
+  TensorImpl scratch;
   void* temp = nullptr;
   if (bytes > 0) {
-    AOTIRT_ASSIGN_OR_RETURN(temp, cuda_op_workspace(dev, stream, bytes, &hold));
+    AOTIRT_ASSIGN_OR_RETURN(scratch, cuda_empty_contiguous(DimVector{static_cast<int64_t>(bytes)}, DType::kUInt8, dev));
+    temp = scratch.data_ptr();
   }
   AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_sort(s, dense.data_ptr(), r.values.data_ptr(),
-                                               static_cast<int64_t*>(r.positions.data_ptr()), keys.data_ptr(),
-                                               static_cast<int64_t*>(order.data_ptr()), temp, bytes, stream));
+                                               static_cast<int64_t*>(r.positions.data_ptr()), temp, bytes, stream));
   return r;
 }
 

@@ -1,6 +1,6 @@
 // Launchers for the CUDA order statistics (cuda_kth.cu): kthvalue and mode
 // along a dimension, median and nanmedian of every element. They read lines
-// already ordered by the stable segmented sort (cuda_sort_kernels.h: NaN
+// already ordered by the stable sort (cuda_sort_kernels.h: NaN
 // above every number, -0.0 with 0.0, equal values in index order) and pick
 // one element of each. Plain C++ types only, so the .cu file needs none of
 // aotirt's headers.

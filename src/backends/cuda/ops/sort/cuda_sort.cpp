@@ -1,9 +1,12 @@
 // CUDA sort, sort.stable and topk (c_shim_cuda.h). The op layer
 // (src/ops/sort_args) checks the arguments and gives the output layouts;
-// here the input is copied with the sorted dimension innermost, every line
-// is ordered on the device (cuda_sort.cu), and the first k of each line are
-// copied into the outputs' layouts. Every sort here is stable, so topk's
-// ties come out in index order and sort.stable needs nothing more.
+// here the input is viewed with the sorted dimension innermost (copied so
+// only when that view is not contiguous), every line is ordered on the
+// device (cuda_sort.cu), and the first k of each line are written to the
+// outputs (through a contiguous copy only when their view is not). Every sort here is stable, so
+// sort.stable needs nothing more; topk may narrow lines by a radix select
+// first, so its equal values come in no promised index order (nor do
+// torch's).
 #include <memory>
 #include <utility>
 
@@ -42,7 +45,13 @@ TensorImpl dim_last(const TensorImpl& t, const DimVector& sizes, const DimVector
   return TensorImpl(t.storage(), t.dtype(), s, st, t.storage_offset());
 }
 
-Status order(const ops::SortArgs& a, AtenTensorHandle* values, AtenTensorHandle* indices) {
+// Whether |t| (a view with the sorted dimension last) is [lines, n]
+// contiguous in memory.
+bool lines_contiguous(const TensorImpl& t) { return t.is_contiguous(); }
+
+// |select|: topk, which only wants each line's first k in order and lets
+// the device narrow lines to k before sorting (cuda_sort_kernels.h).
+Status order(const ops::SortArgs& a, bool select, AtenTensorHandle* values, AtenTensorHandle* indices) {
   AOTIRT_REQUIRE_OUT(values);
   AOTIRT_REQUIRE_OUT(indices);
   const TensorImpl& self = *a.self;
@@ -53,37 +62,50 @@ Status order(const ops::SortArgs& a, AtenTensorHandle* values, AtenTensorHandle*
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl idx, cuda_empty(a.out_sizes, a.out_strides, DType::kInt64, device));
   const int64_t n = self.dim() == 0 ? 1 : self.sizes()[a.dim];
   if (vals.numel() > 0 && n > 0 && a.k > 0) {
+    AOTIRT_ENSURE(n <= kCudaSortMaxLine, kUnimplemented,
+                  "{}: dimension {} has {} elements; aotirt's CUDA sort takes up to {} along the sorted dimension",
+                  select ? "topk" : "sort", a.dim, n, kCudaSortMaxLine);
+    // The input is read in place when its lines are already contiguous,
+    // and the outputs are written in place when theirs are; otherwise
+    // through a contiguous copy.
     const TensorImpl in_view = dim_last(self, self.sizes(), self.strides(), a.dim);
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl dense, cuda_empty_contiguous(in_view.sizes(), self.dtype(), device));
-    AOTIRT_RETURN_IF_ERROR(cuda_copy(device, stream, dense, in_view, false));
+    TensorImpl dense = in_view;
+    if (!lines_contiguous(in_view)) {
+      AOTIRT_ASSIGN_OR_RETURN(dense, cuda_empty_contiguous(in_view.sizes(), self.dtype(), device));
+      AOTIRT_RETURN_IF_ERROR(cuda_copy(device, stream, dense, in_view, false));
+    }
     CudaSortShape s;
     s.n = n;
     s.lines = dense.numel() / n;
     s.k = a.k;
     s.dtype = static_cast<int>(self.dtype());
     s.descending = a.descending;
-    const int64_t total = s.lines * n;
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl keys, cuda_empty_contiguous(DimVector{2 * total * static_cast<int64_t>(
-                                                                                 self.element_size())},
-                                                                   DType::kUInt8, device));
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl positions, cuda_empty_contiguous(DimVector{2 * total}, DType::kInt64, device));
-    DimVector picked_sizes = dense.sizes();
-    picked_sizes[picked_sizes.size() - 1] = a.k;
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl picked, cuda_empty_contiguous(picked_sizes, self.dtype(), device));
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl picked_idx, cuda_empty_contiguous(picked_sizes, DType::kInt64, device));
+    s.select = select;
+    const TensorImpl vals_view = dim_last(vals, a.out_sizes, a.out_strides, a.dim);
+    const TensorImpl idx_view = dim_last(idx, a.out_sizes, a.out_strides, a.dim);
+    const bool direct = lines_contiguous(vals_view) && lines_contiguous(idx_view);
+    TensorImpl picked = vals_view, picked_idx = idx_view;
+    if (!direct) {
+      AOTIRT_ASSIGN_OR_RETURN(picked, cuda_empty_contiguous(vals_view.sizes(), self.dtype(), device));
+      AOTIRT_ASSIGN_OR_RETURN(picked_idx, cuda_empty_contiguous(vals_view.sizes(), DType::kInt64, device));
+    }
     size_t bytes = 0;
     AOTIRT_CUDA_RETURN_IF_ERROR(cuda_sort_temp_bytes(s, &bytes));
-    TensorImpl hold;
+    // Scratch of the sort's own (keys, positions, CUB's), freed with the op
+    // rather than kept in the shared workspace: it grows with the input.
+    TensorImpl scratch;
     void* temp = nullptr;
     if (bytes > 0) {
-      AOTIRT_ASSIGN_OR_RETURN(temp, cuda_op_workspace(device, stream, bytes, &hold));
+      AOTIRT_ASSIGN_OR_RETURN(scratch, cuda_empty_contiguous(DimVector{static_cast<int64_t>(bytes)}, DType::kUInt8,
+                                                             device));
+      temp = scratch.data_ptr();
     }
     AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_sort(s, dense.data_ptr(), picked.data_ptr(),
-                                                 static_cast<int64_t*>(picked_idx.data_ptr()), keys.data_ptr(),
-                                                 static_cast<int64_t*>(positions.data_ptr()), temp, bytes, stream));
-    AOTIRT_RETURN_IF_ERROR(cuda_copy(device, stream, dim_last(vals, a.out_sizes, a.out_strides, a.dim), picked, false));
-    AOTIRT_RETURN_IF_ERROR(
-        cuda_copy(device, stream, dim_last(idx, a.out_sizes, a.out_strides, a.dim), picked_idx, false));
+                                                 static_cast<int64_t*>(picked_idx.data_ptr()), temp, bytes, stream));
+    if (!direct) {
+      AOTIRT_RETURN_IF_ERROR(cuda_copy(device, stream, vals_view, picked, false));
+      AOTIRT_RETURN_IF_ERROR(cuda_copy(device, stream, idx_view, picked_idx, false));
+    }
   }
   std::unique_ptr<TensorImpl> v(new TensorImpl(std::move(vals)));
   std::unique_ptr<TensorImpl> i(new TensorImpl(std::move(idx)));
@@ -103,7 +125,7 @@ AOTITorchError aoti_torch_cuda_sort(AtenTensorHandle self, int64_t dim, int32_t 
                                     AtenTensorHandle* ret1) noexcept {
   return shim_call(__func__, [&]() -> Status {
     AOTIRT_ASSIGN_OR_RETURN(ops::SortArgs a, ops::sort_args(self, dim, descending != 0));
-    return order(a, ret0, ret1);
+    return order(a, false, ret0, ret1);
   });
 }
 
@@ -112,7 +134,7 @@ AOTITorchError aoti_torch_cuda_sort_stable(AtenTensorHandle self, int32_t* stabl
   (void)stable;  // every sort here is stable
   return shim_call(__func__, [&]() -> Status {
     AOTIRT_ASSIGN_OR_RETURN(ops::SortArgs a, ops::sort_args(self, dim, descending != 0));
-    return order(a, ret0, ret1);
+    return order(a, false, ret0, ret1);
   });
 }
 
@@ -121,7 +143,7 @@ AOTITorchError aoti_torch_cuda_topk(AtenTensorHandle self, int64_t k, int64_t di
   (void)sorted;  // the k values always come out in order, which sorted=False allows
   return shim_call(__func__, [&]() -> Status {
     AOTIRT_ASSIGN_OR_RETURN(ops::SortArgs a, ops::topk_args(self, k, dim, largest != 0));
-    return order(a, ret0, ret1);
+    return order(a, true, ret0, ret1);
   });
 }
 
