@@ -1,6 +1,7 @@
 """aotirt's tokenizer.json reader (byte-level BPE) against Hugging Face's
 tokenizers library: small tokenizers in the GPT-2 and Llama-3 styles are
-trained here on a short text (nothing is downloaded), then `aotirt tokenize
+trained here on a short text (nothing is downloaded; "qwen2" is Llama-3's
+split with Qwen2's NFC normalizer), then `aotirt tokenize
 --batch` encodes and decodes many strings and token lists, which must equal
 the library's ids and text. Bad files are refused by name."""
 from __future__ import annotations
@@ -39,14 +40,18 @@ STRINGS = [
     "<|begin_of_text|>Hello<|eot_id|>", "<|eot_id|><|eot_id|>", "text <|endoftext|> text",
     "<|endoftext", "|endoftext|>", "def f(x):\n    return x ** 2", "ÿþý", "\x00\x01\x7f",
     "mixed 123abc456 ÄÖÜ 😀😀 <|eot_id|>\n",
+    # Decomposed characters, which an NFC normalizer composes.
+    "cafe\u0301", "A\u030angstro\u0308m", "\u1100\u1161\u11a8", "e\u0301\u0301", "\u212b",
 ]
 
 
 def _train(style: str):
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE(ignore_merges=style == "llama3"))
-    if style == "llama3":
+    if style == "qwen2":
+        tok.normalizer = normalizers.NFC()
+    if style in ("llama3", "qwen2"):
         tok.pre_tokenizer = pre_tokenizers.Sequence([
             pre_tokenizers.Split(Regex(LLAMA3_PATTERN), behavior="isolated", invert=False),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
@@ -63,7 +68,8 @@ def _train(style: str):
 def _fuzz_strings(n: int, seed: int) -> list:
     rng = random.Random(seed)
     parts = ["the", " fox", "'s", "'LL", " ", "  ", "\n", "\t", "1", "42", "9999", "é", "ü", "Ж", "日本", "😀",
-             "👍🏽", "!", "?!", "...", "<|eot_id|>", "<|endoftext|>", "ab", "Zz", "\u3000", "\r\n", "#", "é" * 3]
+             "👍🏽", "!", "?!", "...", "<|eot_id|>", "<|endoftext|>", "ab", "Zz", "\u3000", "\r\n", "#", "é" * 3,
+             "e\u0301", "\u0308"]
     return ["".join(rng.choice(parts) for _ in range(rng.randint(1, 12))) for _ in range(n)]
 
 
@@ -74,7 +80,7 @@ def _tokenize(path, items) -> list:
     return json.loads(proc.stdout)
 
 
-@pytest.fixture(scope="module", params=["gpt2", "gpt2-prefix", "llama3"])
+@pytest.fixture(scope="module", params=["gpt2", "gpt2-prefix", "llama3", "qwen2"])
 def trained(request, tmp_path_factory):
     tok = _train(request.param)
     path = tmp_path_factory.mktemp(request.param) / "tokenizer.json"

@@ -14,9 +14,16 @@
 // GPT-2's byte table, and merged by merge rank. Decoding maps the characters
 // back to bytes and reads them as UTF-8, an invalid sequence becoming U+FFFD.
 // No post-processor is applied: the caller adds the BOS token (llm.json).
+// The NFC normalizer (Qwen2's) uses ICU, when the build has it.
 // What this reader does not implement (another model type or normalizer,
 // dropout, single-word added tokens...) is refused by name, never guessed.
+// Oniguruma would otherwise define UChar, which ICU declares too.
+#define ONIG_ESCAPE_UCHAR_COLLISION 1
 #include <oniguruma.h>
+#if AOTIRT_CLI_HAVE_ICU
+#include <unicode/unorm2.h>
+#include <unicode/ustring.h>
+#endif
 
 #include <algorithm>
 #include <climits>
@@ -226,6 +233,43 @@ class Regex {
   regex_t* reg_;
 };
 
+// ---- NFC ------------------------------------------------------------------------
+
+#if AOTIRT_CLI_HAVE_ICU
+// |text| (valid UTF-8) in Unicode normalization form C.
+Status to_nfc(std::string* text) {
+  UErrorCode err = U_ZERO_ERROR;
+  const UNormalizer2* nfc = unorm2_getNFCInstance(&err);
+  if (U_FAILURE(err)) return Status(StatusCode::kInternal, std::string("ICU's NFC: ") + u_errorName(err));
+  const auto fail = [&](const char* step) {
+    return Status(StatusCode::kInternal, std::string("ICU's NFC (") + step + "): " + u_errorName(err));
+  };
+  if (text->size() > static_cast<size_t>(INT32_MAX / 2))
+    return Status(StatusCode::kInvalidArgument, "the text to tokenize is too long to normalize");
+  const int32_t n = static_cast<int32_t>(text->size());
+  std::vector<UChar> wide(static_cast<size_t>(n) + 1);
+  int32_t wide_len = 0;
+  u_strFromUTF8(wide.data(), static_cast<int32_t>(wide.size()), &wide_len, text->data(), n, &err);
+  if (U_FAILURE(err)) return fail("from UTF-8");
+  if (unorm2_isNormalized(nfc, wide.data(), wide_len, &err) && U_SUCCESS(err)) return Status();
+  err = U_ZERO_ERROR;
+  // Composition never lengthens UTF-16 by more than a factor of three.
+  std::vector<UChar> norm(static_cast<size_t>(wide_len) * 3 + 1);
+  const int32_t norm_len =
+      unorm2_normalize(nfc, wide.data(), wide_len, norm.data(), static_cast<int32_t>(norm.size()), &err);
+  if (U_FAILURE(err)) return fail("normalize");
+  int32_t out_len = 0;
+  u_strToUTF8(nullptr, 0, &out_len, norm.data(), norm_len, &err);
+  if (err != U_BUFFER_OVERFLOW_ERROR && U_FAILURE(err)) return fail("to UTF-8");
+  err = U_ZERO_ERROR;
+  std::string out(static_cast<size_t>(out_len), '\0');
+  u_strToUTF8(out.data(), out_len, &out_len, norm.data(), norm_len, &err);
+  if (U_FAILURE(err) && err != U_STRING_NOT_TERMINATED_WARNING) return fail("to UTF-8");
+  *text = std::move(out);
+  return Status();
+}
+#endif
+
 // ---- the tokenizer ----------------------------------------------------------
 
 struct AddedToken {
@@ -345,6 +389,12 @@ class BpeTokenizer : public Tokenizer {
 
   Status encode_plain(const std::string& text, std::vector<int64_t>* ids) const {
     std::vector<std::string> pieces{text};
+#if AOTIRT_CLI_HAVE_ICU
+    if (nfc_) {
+      Status st = to_nfc(&pieces[0]);
+      if (!st.ok()) return st;
+    }
+#endif
     std::vector<std::pair<size_t, size_t>> matches;
     for (const PreStep& step : pre_) {
       std::vector<std::string> next;
@@ -432,6 +482,7 @@ class BpeTokenizer : public Tokenizer {
   int64_t unk_id_ = -1;
   bool fuse_unk_ = false;
   bool ignore_merges_ = false;
+  bool nfc_ = false;  // the NFC normalizer
 };
 
 // Reading the file. Every refusal names the file and the entry.
@@ -565,7 +616,15 @@ class Reader {
     if (norm != j.end() && !norm->is_null()) {
       const bool empty_sequence = type_of(*norm) == "Sequence" && norm->contains("normalizers") &&
                                   (*norm)["normalizers"].is_array() && (*norm)["normalizers"].empty();
-      if (!empty_sequence) return unsupported("the normalizer \"" + type_of(*norm) + "\"");
+      if (type_of(*norm) == "NFC") {
+#if AOTIRT_CLI_HAVE_ICU
+        t->nfc_ = true;
+#else
+        return unsupported("the normalizer \"NFC\" in a build without ICU (libicu-dev)");
+#endif
+      } else if (!empty_sequence) {
+        return unsupported("the normalizer \"" + type_of(*norm) + "\"");
+      }
     }
     auto pre = j.find("pre_tokenizer");
     bool byte_level = false;
