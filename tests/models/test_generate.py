@@ -259,17 +259,32 @@ def test_quantized_export_with_a_tokenizer_json_matches_torchao(device, kind):
     tok = Tokenizer.from_file(str(out / "tokenizer.json"))
     text = "the quick brown fox jumps"
     ids = [0] + tok.encode(text, add_special_tokens=False).ids
-    # bfloat16 on CUDA rounds differently in the compiled kernels than in
-    # eager ones; fewer tokens keep a near tie from flipping the comparison.
-    n = 8 if kind == "int4" and device != "cpu" else 16
-    got = _generate(out, "--prompt", text, "-n", str(n), "--ignore-eos")
+    got = _generate(out, "--prompt", text, "-n", "16", "--ignore-eos")
     assert got["prompt_ids"] == ids
     eager = _quant_eager(kind, device)
-    assert got["tokens"] == _greedy_recomputed(eager, ids, n, device)
+    _check_greedy(eager, ids, got["tokens"], device, bf16=kind == "int4" and device != "cpu")
     assert got["text"] == tok.decode([t for t in got["tokens"] if t < tok.get_vocab_size()])
     # A one-token prompt goes through the decode package alone.
     got = _generate(out, "--prompt-ids", "0", "-n", "8", "--ignore-eos")
-    assert got["tokens"] == _greedy_recomputed(eager, [0], 8, device)
+    _check_greedy(eager, [0], got["tokens"], device, bf16=kind == "int4" and device != "cpu")
+
+
+def _check_greedy(model, prompt: list, tokens: list, device: str, bf16: bool):
+    """float32: |tokens| are |model|'s greedy tokens. bfloat16 (int4 on
+    CUDA) rounds otherwise in compiled kernels than in eager ones, so a near
+    tie may go either way: each token, fed the same sequence, must be within
+    a few bfloat16 steps of the model's largest logit."""
+    import torch
+
+    if not bf16:
+        assert tokens == _greedy_recomputed(model, prompt, len(tokens), device)
+        return
+    seq = prompt + tokens
+    with torch.no_grad():
+        logits = model(torch.tensor([seq], device=device)).logits[0, len(prompt) - 1:-1].float()
+    chosen = logits[torch.arange(len(tokens), device=device), torch.tensor(tokens, device=device)]
+    behind = (logits.max(dim=-1).values - chosen).tolist()
+    assert max(behind) <= 0.15, behind
 
 
 def test_text_prompt_goes_through_the_tokenizer(llm_dir):
