@@ -299,6 +299,20 @@ def test_text_prompt_goes_through_the_tokenizer(llm_dir):
     assert got["text"] == sp.decode([t for t in got["tokens"] if t < sp.get_piece_size()])
 
 
+def test_tokenize_reads_the_sentencepiece_model(llm_dir):
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=str(llm_dir / "tokenizer.model"))
+    items = ["the quick brown fox", "", "seven  stars", [5, 17, 42]]
+    proc = subprocess.run([str(CLI), "tokenize", str(llm_dir / "tokenizer.model"), "--batch"],
+                          input=json.dumps(items), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    for item, g in zip(items, got):
+        ids = sp.encode(item) if isinstance(item, str) else item
+        assert g["ids"] == ids and g["text"] == sp.decode(ids), item
+
+
 def test_streamed_text_is_the_decoded_tokens(llm_dir):
     proc = subprocess.run([str(CLI), "generate", str(llm_dir), "--prompt", "seven stars", "-n", "6", "--ignore-eos"],
                           capture_output=True, text=True, timeout=300)
