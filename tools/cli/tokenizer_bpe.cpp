@@ -253,10 +253,16 @@ Status to_nfc(std::string* text) {
   if (U_FAILURE(err)) return fail("from UTF-8");
   if (unorm2_isNormalized(nfc, wide.data(), wide_len, &err) && U_SUCCESS(err)) return Status();
   err = U_ZERO_ERROR;
-  // Composition never lengthens UTF-16 by more than a factor of three.
+  // NFC lengthens UTF-16 text by at most a factor of three (UAX #15); a
+  // buffer ICU still finds short is grown to the length it reports.
   std::vector<UChar> norm(static_cast<size_t>(wide_len) * 3 + 1);
-  const int32_t norm_len =
+  int32_t norm_len =
       unorm2_normalize(nfc, wide.data(), wide_len, norm.data(), static_cast<int32_t>(norm.size()), &err);
+  if (err == U_BUFFER_OVERFLOW_ERROR) {
+    err = U_ZERO_ERROR;
+    norm.resize(static_cast<size_t>(norm_len) + 1);
+    norm_len = unorm2_normalize(nfc, wide.data(), wide_len, norm.data(), static_cast<int32_t>(norm.size()), &err);
+  }
   if (U_FAILURE(err)) return fail("normalize");
   int32_t out_len = 0;
   u_strToUTF8(nullptr, 0, &out_len, norm.data(), norm_len, &err);
