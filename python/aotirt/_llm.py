@@ -101,6 +101,32 @@ def _tokenizer_plan(tokenizer, ExportError):
                       f"transformers / tokenizers tokenizer, not {type(tokenizer).__name__}")
 
 
+def _warn_unless_byte_level(path: Path) -> None:
+    """aotirt reads byte-level BPE tokenizer.json files only (docs/generate.md,
+    Tokenizers); another kind (a SentencePiece-style BPE with byte_fallback,
+    WordPiece) is said now rather than when `aotirt generate` refuses it."""
+    import warnings
+
+    try:
+        j = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        warnings.warn(f"{path} cannot be read as JSON ({e}): aotirt generate will refuse it", stacklevel=3)
+        return
+
+    def byte_level(p) -> bool:
+        if not isinstance(p, dict):
+            return False
+        if p.get("type") == "ByteLevel":
+            return True
+        return p.get("type") == "Sequence" and any(byte_level(q) for q in p.get("pretokenizers") or [])
+
+    model = j.get("model") or {}
+    if model.get("type", "BPE") != "BPE" or model.get("byte_fallback") or not byte_level(j.get("pre_tokenizer")):
+        warnings.warn(f"{path} is not a byte-level BPE tokenizer, which is what aotirt reads from tokenizer.json: "
+                      f"`aotirt generate --prompt` will refuse it (pass the SentencePiece .model instead, if the "
+                      f"checkpoint has one, or use --prompt-ids)", stacklevel=3)
+
+
 def quantize_llm(model, quantize: str, group_size: int, device: str):
     """Applies torchao's weight-only quantization to |model|'s linear layers
     in place and returns it: "int4" (groups of |group_size| along the input
@@ -223,5 +249,7 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
         name, write = tokenizer_plan
         write(out / name)
         config["tokenizer"] = name
+        if name == "tokenizer.json":
+            _warn_unless_byte_level(out / name)
     (out / LLM_CONFIG).write_text(json.dumps(config, indent=2) + "\n")
     return out

@@ -185,3 +185,23 @@ def test_invalid_utf8_text_is_refused(tmp_path):
     _train("gpt2").save(str(path))
     proc = subprocess.run([str(CLI), "tokenize", str(path), b"ab\xffcd"], capture_output=True)
     assert proc.returncode == 1 and b"not valid UTF-8 (byte 2)" in proc.stderr, proc.stderr
+
+
+def test_export_llm_warns_about_a_tokenizer_json_aotirt_cannot_read(tmp_path):
+    """A SentencePiece-style BPE (Metaspace, byte_fallback) saved as
+    tokenizer.json is said at export rather than at generate."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    from aotirt._llm import _warn_unless_byte_level
+
+    sp_style = Tokenizer(models.BPE(byte_fallback=True))
+    sp_style.pre_tokenizer = pre_tokenizers.Metaspace()
+    sp_style.save(str(tmp_path / "sp.json"))
+    with pytest.warns(UserWarning, match="not a byte-level BPE"):
+        _warn_unless_byte_level(tmp_path / "sp.json")
+    _train("llama3").save(str(tmp_path / "bl.json"))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_unless_byte_level(tmp_path / "bl.json")
