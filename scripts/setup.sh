@@ -12,8 +12,9 @@ APT_PACKAGES=(cmake ninja-build g++ pkg-config binutils
   libopenblas-dev libopenblas-openmp-dev libsleef3 libgtest-dev libgmock-dev
   # FFTW (double and single precision) for the CPU FFT ops, opened at first use.
   libfftw3-dev
-  # SentencePiece: `aotirt generate`'s tokenizer.
-  libsentencepiece-dev
+  # `aotirt generate`'s tokenizers: SentencePiece for a tokenizer.model,
+  # Oniguruma and ICU for a tokenizer.json's pre-tokenizer patterns and NFC.
+  libsentencepiece-dev libonig-dev libicu-dev
   # scripts/sanitize.sh: the fuzz build (clang, libFuzzer and its sanitizer
   # runtimes, clang's OpenMP); GCC's own sanitizer runtimes come with g++.
   clang-14 libclang-rt-14-dev libomp-14-dev)

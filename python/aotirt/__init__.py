@@ -15,7 +15,7 @@ from ._export import (
     export,
     provided_shims,
 )
-from ._llm import LLM_CONFIG, export_llm
+from ._llm import LLM_CONFIG, export_llm, quantize_llm
 from ._package import (
     foreign_imports_by_model,
     imported_shims,
@@ -38,6 +38,7 @@ __all__ = [
     "dtype_name",
     "export",
     "export_llm",
+    "quantize_llm",
     "LLM_CONFIG",
     "foreign_imports_by_model",
     "imported_shims",

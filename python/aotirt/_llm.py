@@ -58,27 +58,147 @@ def _cache_shape(config, max_cache_len: int) -> tuple:
     return text.num_hidden_layers, (1, kv_heads, max_cache_len, head_dim)
 
 
-def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu", tokenizer=None,
-               stop_token_ids=None, inductor_configs: dict | None = None, check_shims: bool = True) -> Path:
-    """Exports a transformers decoder LM (Llama-style, Qwen2, Mistral) into
-    |out_dir|: prefill.pt2, decode.pt2, llm.json and, when |tokenizer| names
-    a SentencePiece model file, tokenizer.model. Returns |out_dir|.
+QUANTIZE_KINDS = ("int4", "int8")
+INT4_GROUP_SIZES = (32, 64, 128, 256)
 
-    The caches have room for |max_cache_len| tokens (prompt and generated).
-    |stop_token_ids| defaults to the model's eos_token_id.
+
+def _is_json_file(path: Path) -> bool:
+    if path.suffix == ".json":
+        return True
+    with open(path, "rb") as f:
+        return f.read(64).lstrip()[:1] == b"{"
+
+
+def _tokenizer_plan(tokenizer, ExportError):
+    """What export_llm writes for |tokenizer|: (file name in the export, a
+    function that writes it there)."""
+    if isinstance(tokenizer, (str, Path)):
+        path = Path(tokenizer)
+        if path.is_dir():
+            # A checkpoint's directory: its tokenizer.json, else its
+            # SentencePiece model.
+            for name in ("tokenizer.json", "tokenizer.model"):
+                if (path / name).is_file():
+                    path = path / name
+                    break
+            else:
+                raise ExportError(f"tokenizer directory {tokenizer} has neither tokenizer.json nor tokenizer.model")
+        if not path.is_file():
+            raise ExportError(f"tokenizer file {tokenizer} does not exist")
+        name = "tokenizer.json" if _is_json_file(path) else "tokenizer.model"
+        return name, lambda dest: shutil.copyfile(path, dest)
+    # A transformers tokenizer that still has its SentencePiece model (a
+    # Llama-2-style one) ships that: its tokenizer.json would be a
+    # SentencePiece-style BPE, which aotirt's tokenizer.json reader refuses.
+    vocab_file = getattr(tokenizer, "vocab_file", None)
+    if isinstance(vocab_file, (str, Path)) and str(vocab_file).endswith(".model") and Path(vocab_file).is_file():
+        return "tokenizer.model", lambda dest: shutil.copyfile(vocab_file, dest)
+    # A transformers fast tokenizer, or a tokenizers.Tokenizer itself.
+    backend = getattr(tokenizer, "backend_tokenizer", None) or tokenizer
+    if callable(getattr(backend, "save", None)) and callable(getattr(backend, "to_str", None)):
+        return "tokenizer.json", lambda dest: backend.save(str(dest))
+    raise ExportError(f"tokenizer must be a file path, a directory with tokenizer.json or tokenizer.model, or a "
+                      f"transformers / tokenizers tokenizer, not {type(tokenizer).__name__}")
+
+
+def _warn_unless_byte_level(path: Path) -> None:
+    """aotirt reads byte-level BPE tokenizer.json files only (docs/generate.md,
+    Tokenizers); another kind (a SentencePiece-style BPE with byte_fallback,
+    WordPiece) is said now rather than when `aotirt generate` refuses it."""
+    import warnings
+
+    try:
+        j = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        warnings.warn(f"{path} cannot be read as JSON ({e}): aotirt generate will refuse it", stacklevel=3)
+        return
+
+    def byte_level(p) -> bool:
+        if not isinstance(p, dict):
+            return False
+        if p.get("type") == "ByteLevel":
+            return True
+        return p.get("type") == "Sequence" and any(byte_level(q) for q in p.get("pretokenizers") or [])
+
+    model = j.get("model") or {}
+    if model.get("type", "BPE") != "BPE" or model.get("byte_fallback") or not byte_level(j.get("pre_tokenizer")):
+        warnings.warn(f"{path} is not a byte-level BPE tokenizer, which is what aotirt reads from tokenizer.json: "
+                      f"`aotirt generate --prompt` will refuse it (pass the SentencePiece .model instead, if the "
+                      f"checkpoint has one, or use --prompt-ids)", stacklevel=3)
+
+
+def quantize_llm(model, quantize: str, group_size: int, device: str):
+    """Applies torchao's weight-only quantization to |model|'s linear layers
+    in place and returns it: "int4" (groups of |group_size| along the input
+    features; torchao's CPU packing on CPU, its tinygemm tile packing on CUDA,
+    so the packages call _weight_int4pack_mm_cpu_tensor or
+    _weight_int4pack_mm) or "int8" (one scale per output channel). A linear
+    layer whose input features are not a multiple of |group_size| stays as it
+    is, as torchao leaves it, and so does one whose weight is tied to the
+    embedding. This is the eager model the export equals."""
+    import torch
+    from torchao.quantization import Int4WeightOnlyConfig, Int8WeightOnlyConfig, quantize_
+
+    from ._export import ExportError
+
+    if quantize == "int8":
+        config = Int8WeightOnlyConfig(set_inductor_config=False)
+    elif quantize == "int4":
+        if group_size not in INT4_GROUP_SIZES:
+            raise ExportError(f"group_size must be one of {INT4_GROUP_SIZES} for int4, not {group_size}")
+        if device == "cpu":
+            from torchao.prototype.quantization.int4 import PrototypeInt4WeightOnlyConfig
+
+            config = PrototypeInt4WeightOnlyConfig(group_size=group_size, set_inductor_config=False)
+        else:
+            dtype = next(model.parameters()).dtype
+            if dtype != torch.bfloat16:
+                raise ExportError(f"int4 on {device} needs a bfloat16 model (torchao's tinygemm packing), not "
+                                  f"{str(dtype).replace('torch.', '')}: model.to(torch.bfloat16)")
+            config = Int4WeightOnlyConfig(group_size=group_size, int4_packing_format="tile_packed_to_4d",
+                                          set_inductor_config=False)
+    else:
+        raise ExportError(f"quantize must be one of {QUANTIZE_KINDS} or None, not {quantize!r}")
+    # A linear layer that shares its weight with an embedding (a tied
+    # lm_head) keeps it: the embedding's lookup cannot read a packed tensor.
+    shared = {id(m.weight) for m in model.modules() if isinstance(m, torch.nn.Embedding)}
+    quantize_(model, config,
+              filter_fn=lambda m, fqn: isinstance(m, torch.nn.Linear) and id(m.weight) not in shared)
+    return model
+
+
+def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu", tokenizer=None,
+               quantize: str | None = None, group_size: int = 128, stop_token_ids=None,
+               inductor_configs: dict | None = None, check_shims: bool = True) -> Path:
+    """Exports a transformers decoder LM (Llama-style, Qwen2, Mistral) into
+    |out_dir|: prefill.pt2, decode.pt2, llm.json and the tokenizer. Returns
+    |out_dir|.
+
+    |tokenizer| is a tokenizer.json or SentencePiece model file, a directory
+    holding one, or a transformers (or tokenizers) tokenizer, saved as
+    tokenizer.json. |quantize| "int4" or "int8" quantizes the linear layers'
+    weights with torchao first (in place: |model| is changed); int4 takes
+    |group_size| 32, 64, 128 or 256. The caches have room for
+    |max_cache_len| tokens (prompt and generated). |stop_token_ids| defaults
+    to the model's eos_token_id.
     """
     from ._export import LEAN_OPTIONS, ExportError, check_package_shims
     from ._vec_isa import prepare_vec_isa
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     if max_cache_len < 2:
         raise ExportError(f"max_cache_len must be at least 2, not {max_cache_len}")
-    if tokenizer is not None and not Path(tokenizer).is_file():
-        raise ExportError(f"tokenizer file {tokenizer} does not exist")
+    if quantize is not None and quantize not in QUANTIZE_KINDS:
+        raise ExportError(f"quantize must be one of {QUANTIZE_KINDS} or None, not {quantize!r}")
+    if quantize == "int4" and group_size not in INT4_GROUP_SIZES:
+        raise ExportError(f"group_size must be one of {INT4_GROUP_SIZES} for int4, not {group_size}")
+    tokenizer_plan = _tokenizer_plan(tokenizer, ExportError) if tokenizer is not None else None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     model = model.eval().to(device)
     layers, shape = _cache_shape(model.config, max_cache_len)
     dtype = next(model.parameters()).dtype
+    if quantize is not None:
+        quantize_llm(model, quantize, group_size, device)
     wrapper = _CachedDecoder(model, max_cache_len).eval()
 
     def caches():
@@ -123,8 +243,13 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
         "stop_token_ids": [int(t) for t in stop_token_ids],
         "bos_token_id": getattr(text, "bos_token_id", None),
     }
-    if tokenizer is not None:
-        shutil.copyfile(tokenizer, out / "tokenizer.model")
-        config["tokenizer"] = "tokenizer.model"
+    if quantize is not None:
+        config["quantize"] = quantize if quantize == "int8" else f"{quantize}-g{group_size}"
+    if tokenizer_plan is not None:
+        name, write = tokenizer_plan
+        write(out / name)
+        config["tokenizer"] = name
+        if name == "tokenizer.json":
+            _warn_unless_byte_level(out / name)
     (out / LLM_CONFIG).write_text(json.dumps(config, indent=2) + "\n")
     return out

@@ -1,7 +1,9 @@
 """`aotirt generate` and aotirt.export_llm on CPU, and on CUDA on a GPU
 machine: a small random-weight Llama-style model (grouped-query attention) from transformers, with a
 SentencePiece tokenizer that the test trains, exported as a prefill and a
-decode package sharing one KV cache. Greedy generation is compared token by
+decode package sharing one KV cache; and int4 and int8 (torchao) exports of
+another with a byte-level BPE tokenizer.json, against torchao's eager
+quantized models. Greedy generation is compared token by
 token with transformers' own generate on the same weights; sampling, stop
 tokens, Ctrl-C and bad input are checked through the CLI. The export is
 cached by torch version and source."""
@@ -57,14 +59,81 @@ def _train_tokenizer(prefix: Path) -> Path:
     return prefix.with_suffix(".model")
 
 
-def _exported(device: str) -> Path:
+# The quantized exports: a float32 model whose every linear layer torchao
+# quantizes (int4 in groups of 32, or int8), with a byte-level BPE
+# tokenizer.json.
+INT4_GROUP = 32
+QUANT_VOCAB = 320
+
+
+def _quant_model(kind: str, device: str = "cpu"):
+    """float32, but bfloat16 for int4 on CUDA, where torchao's packing needs it."""
+    import torch
+    import transformers
+
+    torch.manual_seed(1)
+    cfg = transformers.LlamaConfig(vocab_size=QUANT_VOCAB, hidden_size=64, intermediate_size=128,
+                                   num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                   max_position_embeddings=2048, bos_token_id=0, eos_token_id=1, pad_token_id=1)
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    # Weights of a trained model's scale, so int4 rounding is visible but
+    # the logits stay apart.
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(4.0)
+    return model.to(torch.bfloat16) if kind == "int4" and device != "cpu" else model
+
+
+def _quant_eager(kind: str, device: str = "cpu"):
+    """torchao's own quantized model of the same weights, run eagerly."""
+    from torchao.quantization import Int4WeightOnlyConfig, Int8WeightOnlyConfig, quantize_
+
+    model = _quant_model(kind, device).to(device)
+    if kind == "int8":
+        config = Int8WeightOnlyConfig(set_inductor_config=False)
+    elif device == "cpu":
+        from torchao.prototype.quantization.int4 import PrototypeInt4WeightOnlyConfig
+
+        config = PrototypeInt4WeightOnlyConfig(group_size=INT4_GROUP, set_inductor_config=False)
+    else:
+        config = Int4WeightOnlyConfig(group_size=INT4_GROUP, int4_packing_format="tile_packed_to_4d",
+                                      set_inductor_config=False)
+    quantize_(model, config)
+    return model
+
+
+def _bpe_tokenizer():
+    """A byte-level BPE (Llama-3's split pattern) trained on WORDS, as a
+    transformers tokenizer, so export_llm saves its tokenizer.json."""
+    import random
+
+    import transformers
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    pattern = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+               r"\s*[\r\n]+|\s+(?!\S)|\s+")
+    tok = Tokenizer(models.BPE(ignore_merges=True))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    rng = random.Random(0)
+    lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12))) for _ in range(500)]
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|begin_of_text|>", "<|end_of_text|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(lines, trainer)
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tok)
+
+
+def _exported(device: str, variant: str = "plain") -> Path:
     """The prefill/decode pair for |device|, exported once per torch version and source."""
     import torch
 
     sources = [Path(__file__), REPO / "python" / "aotirt" / "_llm.py", REPO / "python" / "aotirt" / "_export.py"]
     key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:12]
     cache = Path(os.environ.get("AOTIRT_CACHE_DIR", REPO / ".cache")) / "llm" / f"torch-{torch.__version__}"
-    final = cache / (f"llama-{key}" if device == "cpu" else f"llama-{device}-{key}")
+    name = "llama" if variant == "plain" else f"llama-{variant}"
+    final = cache / (f"{name}-{key}" if device == "cpu" else f"{name}-{device}-{key}")
     if not (final / "llm.json").is_file():
         import aotirt
 
@@ -72,8 +141,13 @@ def _exported(device: str) -> Path:
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
         try:
-            tok = _train_tokenizer(staging / "sp")
-            aotirt.export_llm(_model(), staging / "out", max_cache_len=MAX_CACHE_LEN, device=device, tokenizer=tok)
+            if variant in ("int4", "int8"):
+                aotirt.export_llm(_quant_model(variant, device), staging / "out", max_cache_len=64, device=device,
+                                  tokenizer=_bpe_tokenizer(), quantize=variant, group_size=INT4_GROUP)
+            else:
+                tok = _train_tokenizer(staging / "sp")
+                aotirt.export_llm(_model(), staging / "out", max_cache_len=MAX_CACHE_LEN, device=device,
+                                  tokenizer=tok)
             shutil.rmtree(final, ignore_errors=True)
             (staging / "out").rename(final)
         finally:
@@ -139,6 +213,80 @@ def test_greedy_on_cuda_matches_transformers():
     assert got["generated_tokens"] == 24 and got["stop_reason"] == "max_new_tokens"
 
 
+def _greedy_recomputed(model, prompt: list, new_tokens: int, device: str) -> list:
+    """Greedy tokens of |model| run eagerly on the whole sequence at each
+    step. The quantized models' reference: transformers' cached generate of
+    torchao's CPU int4 model drifts from its own full recomputation within a
+    few tokens (its one-row products round otherwise), so the cache-free run
+    is the model's answer."""
+    import torch
+
+    seq = list(prompt)
+    with torch.no_grad():
+        for _ in range(new_tokens):
+            logits = model(torch.tensor([seq], device=device)).logits[0, -1]
+            seq.append(int(torch.argmax(logits.float())))
+    return seq[len(prompt):]
+
+
+def _package_calls(pt2: Path, symbol: str) -> bool:
+    import zipfile
+
+    with zipfile.ZipFile(pt2) as z:
+        return any(symbol.encode() in z.read(n) for n in z.namelist() if n.endswith((".so", ".cpp")))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torchao") is None or importlib.util.find_spec("tokenizers") is None,
+                    reason="not installed: torchao, tokenizers (scripts/setup.sh installs them)")
+@pytest.mark.parametrize("kind", ["int4", "int8"])
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=requires_cuda)])
+def test_quantized_export_with_a_tokenizer_json_matches_torchao(device, kind):
+    """export_llm(quantize=...) of a model with a transformers BPE
+    tokenizer: the int4 packages call the int4 kernel, the text prompt goes
+    through tokenizer.json, and greedy tokens equal torchao's eager
+    quantized model's (recomputed over the whole sequence at each step)."""
+    out = _exported(device, kind)
+    cfg = json.loads((out / "llm.json").read_text())
+    assert cfg["tokenizer"] == "tokenizer.json"
+    assert cfg["quantize"] == (f"int4-g{INT4_GROUP}" if kind == "int4" else "int8")
+    if kind == "int4":
+        symbol = f"aoti_torch_{device}__weight_int4pack_mm" + ("_cpu_tensor" if device == "cpu" else "")
+        for pkg in ("prefill.pt2", "decode.pt2"):
+            assert _package_calls(out / pkg, symbol), pkg
+
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(out / "tokenizer.json"))
+    text = "the quick brown fox jumps"
+    ids = [0] + tok.encode(text, add_special_tokens=False).ids
+    got = _generate(out, "--prompt", text, "-n", "16", "--ignore-eos")
+    assert got["prompt_ids"] == ids
+    eager = _quant_eager(kind, device)
+    _check_greedy(eager, ids, got["tokens"], device, bf16=kind == "int4" and device != "cpu")
+    assert got["text"] == tok.decode([t for t in got["tokens"] if t < tok.get_vocab_size()])
+    # A one-token prompt goes through the decode package alone.
+    got = _generate(out, "--prompt-ids", "0", "-n", "8", "--ignore-eos")
+    _check_greedy(eager, [0], got["tokens"], device, bf16=kind == "int4" and device != "cpu")
+
+
+def _check_greedy(model, prompt: list, tokens: list, device: str, bf16: bool):
+    """float32: |tokens| are |model|'s greedy tokens. bfloat16 (int4 on
+    CUDA) rounds otherwise in compiled kernels than in eager ones, so a near
+    tie may go either way: each token, fed the same sequence, must be within
+    a few bfloat16 steps of the model's largest logit."""
+    import torch
+
+    if not bf16:
+        assert tokens == _greedy_recomputed(model, prompt, len(tokens), device)
+        return
+    seq = prompt + tokens
+    with torch.no_grad():
+        logits = model(torch.tensor([seq], device=device)).logits[0, len(prompt) - 1:-1].float()
+    chosen = logits[torch.arange(len(tokens), device=device), torch.tensor(tokens, device=device)]
+    behind = (logits.max(dim=-1).values - chosen).tolist()
+    assert max(behind) <= 0.15, behind
+
+
 def test_text_prompt_goes_through_the_tokenizer(llm_dir):
     import sentencepiece as spm
 
@@ -149,6 +297,20 @@ def test_text_prompt_goes_through_the_tokenizer(llm_dir):
     assert got["prompt_ids"] == ids
     assert got["tokens"] == _reference(ids, 8)
     assert got["text"] == sp.decode([t for t in got["tokens"] if t < sp.get_piece_size()])
+
+
+def test_tokenize_reads_the_sentencepiece_model(llm_dir):
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=str(llm_dir / "tokenizer.model"))
+    items = ["the quick brown fox", "", "seven  stars", [5, 17, 42]]
+    proc = subprocess.run([str(CLI), "tokenize", str(llm_dir / "tokenizer.model"), "--batch"],
+                          input=json.dumps(items), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    for item, g in zip(items, got):
+        ids = sp.encode(item) if isinstance(item, str) else item
+        assert g["ids"] == ids and g["text"] == sp.decode(ids), item
 
 
 def test_streamed_text_is_the_decoded_tokens(llm_dir):
@@ -312,3 +474,11 @@ def test_export_llm_refuses_bad_arguments(tmp_path):
         aotirt.export_llm(_model(), tmp_path, max_cache_len=1)
     with pytest.raises(aotirt.ExportError, match="tokenizer file"):
         aotirt.export_llm(_model(), tmp_path, tokenizer=tmp_path / "missing.model")
+    with pytest.raises(aotirt.ExportError, match="neither tokenizer.json nor tokenizer.model"):
+        aotirt.export_llm(_model(), tmp_path, tokenizer=tmp_path)
+    with pytest.raises(aotirt.ExportError, match="not int"):
+        aotirt.export_llm(_model(), tmp_path, tokenizer=3)
+    with pytest.raises(aotirt.ExportError, match="quantize must be one of"):
+        aotirt.export_llm(_model(), tmp_path, quantize="int3")
+    with pytest.raises(aotirt.ExportError, match="group_size must be one of"):
+        aotirt.export_llm(_model(), tmp_path, quantize="int4", group_size=48)

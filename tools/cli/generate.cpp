@@ -1,12 +1,14 @@
 #include "generate.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -16,6 +18,8 @@
 namespace aotirt {
 namespace cli {
 namespace {
+
+constexpr const char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
 
 std::atomic<bool> g_interrupted{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "the SIGINT handler needs a lock-free flag");
@@ -45,7 +49,8 @@ CLI::App* add_generate_command(CLI::App& app, GenerateArgs& a) {
                          ->delimiter(',')
                          ->excludes(text);
   text->excludes(ids);
-  g->add_option("--tokenizer", a.tokenizer, "SentencePiece model (default: the one in the directory)");
+  g->add_option("--tokenizer", a.tokenizer,
+                "tokenizer.json or SentencePiece model (default: the one in the directory)");
   g->add_option("-d,--device", a.device, "cpu, cuda or cuda:N (default: the packages' device)");
   g->add_option("-n,--max-new-tokens", a.max_new_tokens, "Tokens to generate at most")
       ->capture_default_str()
@@ -118,6 +123,12 @@ Status cmd_generate(const GenerateArgs& a, int* exit_code) {
   // join (SentencePiece's word-initial spaces) come out right.
   std::vector<int64_t> so_far;
   std::string printed;
+  const auto print_growth = [&](const std::string& text) {
+    if (text.size() > printed.size() && text.compare(0, printed.size(), printed) == 0) {
+      fmt::print("{}", text.substr(printed.size()));
+      printed = text;
+    }
+  };
   opts.on_token = [&](int64_t token) {
     so_far.push_back(token);
     if (!a.json) {
@@ -125,9 +136,12 @@ Status cmd_generate(const GenerateArgs& a, int* exit_code) {
         fmt::print("{}{}", so_far.size() > 1 ? " " : "", token);
       } else {
         Result<std::string> text = tok->decode(so_far);
-        if (text.ok() && text.value().size() >= printed.size() && text.value().compare(0, printed.size(), printed) == 0) {
-          fmt::print("{}", text.value().substr(printed.size()));
-          printed = text.value();
+        if (text.ok()) {
+          // A character whose bytes span tokens decodes as U+FFFD until its
+          // last byte comes: held back, so the stream never shows it.
+          std::string& t = text.value();
+          while (t.size() >= 3 && t.compare(t.size() - 3, 3, kReplacement) == 0) t.resize(t.size() - 3);
+          print_growth(t);
         }
       }
       std::fflush(stdout);
@@ -139,6 +153,11 @@ Status cmd_generate(const GenerateArgs& a, int* exit_code) {
   GenerateStats st;
   Result<std::vector<int64_t>> out = gen.generate(prompt, opts, &st);
   signal(SIGINT, SIG_DFL);
+  if (!a.json && !a.print_ids && tok && !so_far.empty()) {
+    // What was held back, if the text still ends in a partial character.
+    Result<std::string> text = tok->decode(so_far);
+    if (text.ok()) print_growth(text.value());
+  }
   if (!a.json && !so_far.empty()) fmt::print("\n");
   if (!out.ok()) return out.status();
 
@@ -171,6 +190,76 @@ Status cmd_generate(const GenerateArgs& a, int* exit_code) {
              st.first_token_seconds, load_seconds, static_cast<double>(gen.weight_bytes()) / (1 << 20),
              static_cast<double>(gen.unshared_weight_bytes()) / (1 << 20));
   if (st.stop_reason == "cancelled") *exit_code = 130;
+  return Status();
+}
+
+CLI::App* add_tokenize_command(CLI::App& app, TokenizeArgs& a) {
+  CLI::App* t = app.add_subcommand("tokenize", "Encode a text, or decode token ids, with a tokenizer file "
+                                               "(tokenizer.json or a SentencePiece model).");
+  t->add_option("tokenizer", a.tokenizer, "The tokenizer file")->required();
+  CLI::Option* text = t->add_option("text", a.text, "The text to encode");
+  CLI::Option* ids = t->add_option("--ids", a.ids, "Token ids to decode, comma-separated")->delimiter(',');
+  CLI::Option* batch =
+      t->add_flag("--batch", a.batch,
+                  "Read a JSON list from stdin: each string is encoded (and its ids decoded again), each list of "
+                  "ids decoded; print a JSON list of {\"ids\", \"text\"}");
+  text->excludes(ids)->excludes(batch);
+  ids->excludes(batch);
+  t->add_flag("--json", a.json, "Print one JSON object {\"ids\", \"text\"}");
+  return t;
+}
+
+Status cmd_tokenize(const TokenizeArgs& a) {
+  Result<std::unique_ptr<Tokenizer>> opened = open_tokenizer(a.tokenizer);
+  if (!opened.ok()) return opened.status();
+  const Tokenizer& tok = *opened.value();
+  // Invalid UTF-8 cannot come out of decode, but a caller's text may hold it.
+  const auto dump = [](const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
+  const auto one = [&](const nlohmann::json& item, nlohmann::json* out) -> Status {
+    std::vector<int64_t> ids;
+    if (item.is_string()) {
+      Result<std::vector<int64_t>> enc = tok.encode(item.get<std::string>());
+      if (!enc.ok()) return enc.status();
+      ids = std::move(enc).value();
+    } else if (item.is_array()) {
+      for (const auto& v : item) {
+        if (!v.is_number_integer())
+          return Status(StatusCode::kInvalidArgument, "--batch: a list of token ids holds " + dump(v));
+        ids.push_back(v.get<int64_t>());
+      }
+    } else {
+      return Status(StatusCode::kInvalidArgument,
+                    "--batch: each item is a string or a list of token ids, not " + dump(item));
+    }
+    Result<std::string> text = tok.decode(ids);
+    if (!text.ok()) return text.status();
+    *out = nlohmann::json{{"ids", ids}, {"text", text.value()}};
+    return Status();
+  };
+  if (a.batch) {
+    nlohmann::json in = nlohmann::json::parse(std::cin, nullptr, /*allow_exceptions=*/false);
+    if (in.is_discarded() || !in.is_array())
+      return Status(StatusCode::kInvalidArgument, "--batch: stdin is not a JSON list");
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& item : in) {
+      nlohmann::json r;
+      Status st = one(item, &r);
+      if (!st.ok()) return st;
+      out.push_back(std::move(r));
+    }
+    fmt::print("{}\n", dump(out));
+    return Status();
+  }
+  nlohmann::json r;
+  Status st = one(a.ids.empty() ? nlohmann::json(a.text) : nlohmann::json(a.ids), &r);
+  if (!st.ok()) return st;
+  if (a.json) {
+    fmt::print("{}\n", dump(r));
+  } else if (a.ids.empty()) {
+    fmt::print("{}\n", fmt::join(r["ids"].get<std::vector<int64_t>>(), " "));
+  } else {
+    fmt::print("{}\n", r["text"].get<std::string>());
+  }
   return Status();
 }
 

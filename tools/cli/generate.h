@@ -1,5 +1,5 @@
 // `aotirt generate`: text or token ids in, generated tokens streamed out,
-// from a directory made by aotirt.export_llm.
+// from a directory made by aotirt.export_llm; and `aotirt tokenize`.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -31,6 +31,19 @@ struct GenerateArgs {
 };
 
 CLI::App* add_generate_command(CLI::App& app, GenerateArgs& args);
+
+// `aotirt tokenize`: a tokenizer file's encoding of a text, or decoding of
+// token ids, to see how a prompt tokenizes (and to test the tokenizers).
+struct TokenizeArgs {
+  std::string tokenizer;
+  std::string text;
+  std::vector<int64_t> ids;
+  bool batch = false;
+  bool json = false;
+};
+
+CLI::App* add_tokenize_command(CLI::App& app, TokenizeArgs& args);
+Status cmd_tokenize(const TokenizeArgs& args);
 
 // Runs the command. A Ctrl-C stops generation after the current token: the
 // tokens so far and the figures are printed, and |*exit_code| becomes 130.

@@ -910,6 +910,8 @@ int run_main(int argc, char** argv) {
 
   GenerateArgs generate_args;
   CLI::App* generate = add_generate_command(app, generate_args);
+  TokenizeArgs tokenize_args;
+  CLI::App* tokenize = add_tokenize_command(app, tokenize_args);
 
   try {
     app.parse(argc, argv);
@@ -932,6 +934,8 @@ int run_main(int argc, char** argv) {
     int code = 0;
     st = cmd_generate(generate_args, &code);
     if (st.ok()) return code;
+  } else if (*tokenize) {
+    st = cmd_tokenize(tokenize_args);
   }
   return st.ok() ? 0 : report_error(st);
 }

@@ -1,6 +1,5 @@
+// A SentencePiece model (tokenizer.model) read with the SentencePiece library.
 #include <sentencepiece_processor.h>
-
-#include <fstream>
 
 #include "tokenizer.h"
 
@@ -40,9 +39,7 @@ class SentencePieceTokenizer : public Tokenizer {
 
 }  // namespace
 
-Result<std::unique_ptr<Tokenizer>> open_tokenizer(const std::string& path) {
-  if (!std::ifstream(path).good())
-    return Status(StatusCode::kNotFound, "the tokenizer file " + path + " cannot be opened");
+Result<std::unique_ptr<Tokenizer>> open_sentencepiece_tokenizer(const std::string& path) {
   auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
   const auto st = sp->Load(path);
   if (!st.ok())
