@@ -15,6 +15,17 @@ BUILD_DIR="${AOTIRT_BUILD_DIR:-build}"
 CPU_ONLY_DIR="${AOTIRT_CPU_ONLY_BUILD_DIR:-build-cpu-only}"
 export AOTIRT_CACHE_DIR="${AOTIRT_CACHE_DIR:-$ROOT/.cache}"
 
+# The builds go through ccache (scripts/setup.sh installs it), kept in
+# .cache/ccache: the CPU-only build then reuses the main build's objects, and
+# a second run of this script rebuilds only what changed. A launcher or
+# cache set by the caller wins.
+if command -v ccache >/dev/null 2>&1; then
+  export CMAKE_C_COMPILER_LAUNCHER="${CMAKE_C_COMPILER_LAUNCHER:-ccache}"
+  export CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
+  export CMAKE_CUDA_COMPILER_LAUNCHER="${CMAKE_CUDA_COMPILER_LAUNCHER:-ccache}"
+  export CCACHE_DIR="${CCACHE_DIR:-$AOTIRT_CACHE_DIR/ccache}" CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
+fi
+
 T0=$(date +%s)
 # Each step's header says how long the run has taken so far.
 step() { printf '\n==== %s ==== (at %dm%02ds)\n' "$*" $((($(date +%s) - T0) / 60)) $((($(date +%s) - T0) % 60)); }
