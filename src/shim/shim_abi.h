@@ -257,6 +257,11 @@ AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise_b
     const int64_t* stride, int64_t stride_len_, const int64_t* dilation, int64_t dilation_len_, int64_t groups,
     const char* binary_attr, double* alpha, const char** unary_attr, const double** unary_scalars,
     int64_t unary_scalars_len_, const char** unary_algorithm, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_mkldnn__convolution_transpose_pointwise(AtenTensorHandle X,
+    AtenTensorHandle W, AtenTensorHandle* B, const int64_t* padding, int64_t padding_len_,
+    const int64_t* output_padding, int64_t output_padding_len_, const int64_t* stride, int64_t stride_len_,
+    const int64_t* dilation, int64_t dilation_len_, int64_t groups, const char* attr, const double** scalars,
+    int64_t scalars_len_, const char** algorithm, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu__linear_pointwise(AtenTensorHandle X, AtenTensorHandle W,
     AtenTensorHandle* B, const char* attr, const double** scalars, int64_t scalars_len_, const char** algorithm,
     AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;

@@ -58,9 +58,18 @@ Result<dnnl_data_type_t> onednn_dtype(DType dtype, const char* what) {
   }
 }
 
+Result<dnnl_data_type_t> onednn_storage_dtype(DType dtype, const char* what) {
+  switch (dtype) {
+    case DType::kInt8: return dnnl_s8;
+    case DType::kUInt8: return dnnl_u8;
+    case DType::kInt32: return dnnl_s32;
+    default: return onednn_dtype(dtype, what);
+  }
+}
+
 Result<MemoryDesc> strided_desc(const int64_t* sizes, const int64_t* strides, int ndims, DType dtype) {
   AOTIRT_ASSIGN_OR_RETURN(OnednnContext * ctx, onednn_context());
-  AOTIRT_ASSIGN_OR_RETURN(dnnl_data_type_t dt, onednn_dtype(dtype, "tensor"));
+  AOTIRT_ASSIGN_OR_RETURN(dnnl_data_type_t dt, onednn_storage_dtype(dtype, "tensor"));
   AOTIRT_ENSURE(ndims >= 1 && ndims <= DNNL_MAX_NDIMS, kInvalidArgument, "{} dims do not fit oneDNN", ndims);
   dnnl_dims_t d, s;
   for (int i = 0; i < ndims; ++i) {
@@ -100,7 +109,7 @@ constexpr size_t kOffGroups = 768;
 constexpr int kMaxDims = 12;
 constexpr int kFormatBlocked = 2;
 // oneDNN's data type numbers (dnnl_data_type_t), fixed across 3.x.
-constexpr int kDnnlF16 = 1, kDnnlBf16 = 2, kDnnlF32 = 3;
+constexpr int kDnnlF16 = 1, kDnnlBf16 = 2, kDnnlF32 = 3, kDnnlS8 = 5, kDnnlU8 = 6;
 
 template <class T>
 T read_at(const uint8_t* blob, size_t off) {
@@ -172,9 +181,11 @@ Result<BlockedLayout> parse_blocked_layout(const uint8_t* blob, size_t size) {
     case kDnnlF32: l.dtype = DType::kFloat32; break;
     case kDnnlBf16: l.dtype = DType::kBFloat16; break;
     case kDnnlF16: l.dtype = DType::kFloat16; break;
+    case kDnnlS8: l.dtype = DType::kInt8; break;
+    case kDnnlU8: l.dtype = DType::kUInt8; break;
     default:
-      return AOTIRT_STATUS(kUnimplemented, "the weight's descriptor has oneDNN data type {}; float32, bfloat16 "
-                                           "and float16 are supported", dt);
+      return AOTIRT_STATUS(kUnimplemented, "the weight's descriptor has oneDNN data type {}; float32, bfloat16, "
+                                           "float16, int8 and uint8 are supported", dt);
   }
   AOTIRT_ENSURE(read_at<int64_t>(blob, kOffOffset0) == 0, kUnimplemented, "the weight's descriptor has an offset");
   AOTIRT_ENSURE(read_at<uint64_t>(blob, kOffExtraFlags) == 0, kUnimplemented,
@@ -236,7 +247,7 @@ bool same_layout(const OnednnApi& api, const BlockedLayout& l, const_dnnl_memory
   if (api.dnnl_memory_desc_query(md, dnnl_query_ndims_s32, &ndims) != dnnl_success || ndims != l.ndims) return false;
   if (api.dnnl_memory_desc_query(md, dnnl_query_format_kind, &fk) != dnnl_success || fk != dnnl_blocked) return false;
   if (api.dnnl_memory_desc_query(md, dnnl_query_data_type, &dt) != dnnl_success) return false;
-  auto expected_dt = onednn_dtype(l.dtype, "weight");
+  auto expected_dt = onednn_storage_dtype(l.dtype, "weight");
   if (!expected_dt.ok() || dt != *expected_dt) return false;
   if (api.dnnl_memory_desc_query(md, dnnl_query_dims, &dims) != dnnl_success ||
       api.dnnl_memory_desc_query(md, dnnl_query_padded_dims, &padded) != dnnl_success ||
