@@ -176,3 +176,315 @@ def test_convolution_transpose_errors(shims):
         convt(shims, x, shims.handle(w), None, [0, 0], [0, 0], [1, 1], [1, 1], 1, "bogus")
     with pytest.raises(ShimError, match="int8|float32, bfloat16"):
         convt(shims, x.to(torch.int8), shims.handle(w.to(torch.int8)), None, [0, 0], [0, 0], [1, 1], [1, 1], 1)
+
+
+# ---- int8 linear ----------------------------------------------------------------
+
+QLINEAR = "aoti_torch_cpu__qlinear_pointwise_tensor"
+QLINEAR_BINARY = "aoti_torch_cpu__qlinear_pointwise_binary_tensor"
+
+
+def dtype_arg(dtype):
+    return int32_ptr(None if dtype is None else DTYPE_CODES[dtype])
+
+
+def qclose(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape and got.stride() == want.stride()
+    if want.dtype in (torch.uint8, torch.int8):
+        # One step apart at most: two oneDNN builds may round a tie apart.
+        assert (got.int() - want.int()).abs().max().item() <= 1 if want.numel() else True
+    else:
+        torch.testing.assert_close(got.float(), want.float(), rtol=2e-2 if want.dtype != torch.float32 else 1e-5,
+                                   atol=2e-2 if want.dtype != torch.float32 else 1e-4)
+
+
+def qlinear_operands(k, n, x_shape, x_dtype=torch.uint8, seed=0, per_channel=True):
+    g = torch.Generator().manual_seed(seed)
+    w = torch.randint(-64, 64, (n, k), generator=g, dtype=torch.int8)
+    lo, hi = (0, 127) if x_dtype == torch.uint8 else (-64, 64)
+    x = torch.randint(lo, hi, x_shape, generator=g, dtype=x_dtype)
+    ws = (torch.rand(n, generator=g) * 0.01 + 0.001) if per_channel else torch.tensor([0.004])
+    return x, w, ws, torch.randn(n, generator=g)
+
+
+def qlinear(shims, x, xs, xz, wh, ws, bias, oscale, ozp, odtype, post="none", args=(), alg=""):
+    (r,) = out_handles(1)
+    sc, n = scalars_arg(list(args))
+    shims.call(QLINEAR, shims.handle(x), shims.handle(xs), shims.handle(xz), wh, shims.handle(ws),
+               shims.handle(torch.zeros(ws.numel(), dtype=torch.int64)), opt_handle(shims, bias),
+               ctypes.c_double(oscale), I64(ozp), dtype_arg(odtype), cstr(post), sc, n, cstr(alg), ctypes.byref(r))
+    return shims.tensor(r)
+
+
+QLINEAR_OUTS = [(torch.float32, 1.0, 0), (torch.bfloat16, 1.0, 0), (None, 0.05, 3), (torch.uint8, 0.07, 0),
+                (torch.int8, 0.05, -2)]
+
+
+@pytest.mark.parametrize("out", QLINEAR_OUTS)
+@pytest.mark.parametrize("shape", [((5, 32), 32, 16), ((2, 3, 64), 64, 48), ((130, 100), 100, 72)])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_qlinear_matches_eager(shims, out, shape, with_bias):
+    need(shims, QLINEAR)
+    odtype, oscale, ozp = out
+    x_shape, k, n = shape
+    x, w, ws, b = qlinear_operands(k, n, x_shape)
+    pw = torch.ops.onednn.qlinear_prepack(w, None)
+    xs, xz = torch.tensor(0.05), torch.tensor(3)
+    bias = b if with_bias else None
+    want = torch.ops.onednn.qlinear_pointwise.tensor(x, xs, xz, pw, ws, torch.zeros(n, dtype=torch.int64), bias,
+                                                     oscale, ozp, odtype, "relu", [], "")
+    got = qlinear(shims, x, xs, xz, packed_handle(shims, pw), ws, bias, oscale, ozp, odtype, "relu")
+    qclose(got, want)
+    if odtype == torch.float32:
+        # And the arithmetic itself, in double.
+        ref = torch.relu(((x.double() - 3) * 0.05) @ (w.double() * ws.double()[:, None]).t() +
+                         (b.double() if with_bias else 0))
+        torch.testing.assert_close(got.double(), ref, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("post,args,alg", [
+    ("none", [], ""), ("leaky_relu", [0.1], ""), ("tanh", [], ""), ("gelu", [], "none"), ("gelu", [], "tanh"),
+    ("hardtanh", [-1.0, 1.0], ""), ("hardswish", [], ""), ("swish", [], "")])
+def test_qlinear_post_ops(shims, post, args, alg):
+    need(shims, QLINEAR)
+    x, w, ws, b = qlinear_operands(40, 24, (7, 40), seed=4)
+    pw = torch.ops.onednn.qlinear_prepack(w, None)
+    xs, xz = torch.tensor(0.02), torch.tensor(60)
+    for odtype, oscale, ozp in [(torch.float32, 1.0, 0), (None, 0.01, 128)]:
+        want = torch.ops.onednn.qlinear_pointwise.tensor(x, xs, xz, pw, ws, torch.zeros(24, dtype=torch.int64), b,
+                                                         oscale, ozp, odtype, post, args, alg)
+        got = qlinear(shims, x, xs, xz, packed_handle(shims, pw), ws, b, oscale, ozp, odtype, post, args, alg)
+        qclose(got, want)
+
+
+def test_qlinear_int8_input_scalar_scale_non_contiguous_and_empty(shims):
+    need(shims, QLINEAR)
+    x, w, ws, b = qlinear_operands(32, 16, (6, 32), x_dtype=torch.int8, seed=5, per_channel=False)
+    pw = torch.ops.onednn.qlinear_prepack(w, None)
+    xs, xz = torch.tensor(0.03, dtype=torch.float64), torch.tensor(0, dtype=torch.int32)
+    zeros = torch.zeros(1, dtype=torch.int64)
+    for odtype, oscale, ozp in [(None, 0.1, 0), (torch.float32, 1.0, 0)]:
+        want = torch.ops.onednn.qlinear_pointwise.tensor(x, xs, xz, pw, ws, zeros, b, oscale, ozp, odtype, "none",
+                                                         [], "")
+        qclose(qlinear(shims, x, xs, xz, packed_handle(shims, pw), ws, b, oscale, ozp, odtype), want)
+    xt = torch.randint(0, 127, (32, 6), dtype=torch.uint8).t()
+    want = torch.ops.onednn.qlinear_pointwise.tensor(xt, xs, xz, pw, ws, zeros, None, 1.0, 0, torch.float32, "none",
+                                                     [], "")
+    qclose(qlinear(shims, xt, xs, xz, packed_handle(shims, pw), ws, None, 1.0, 0, torch.float32), want)
+    x0 = torch.empty(0, 32, dtype=torch.uint8)
+    got = qlinear(shims, x0, xs, xz, packed_handle(shims, pw), ws, None, 1.0, 0, torch.float32)
+    assert got.shape == (0, 16) and got.dtype == torch.float32
+
+
+def qlinear_binary(shims, x, xs, xz, wh, ws, other, bias, oscale, ozp, odtype, other_scale, other_zp, binary,
+                   unary="none"):
+    (r,) = out_handles(1)
+    shims.call(QLINEAR_BINARY, shims.handle(x), shims.handle(xs), shims.handle(xz), wh, shims.handle(ws),
+               shims.handle(torch.zeros(ws.numel(), dtype=torch.int64)), opt_handle(shims, other),
+               opt_handle(shims, bias), ctypes.c_double(oscale), I64(ozp), dtype_arg(odtype),
+               ctypes.c_double(other_scale), I64(other_zp), cstr(binary), ctypes.c_double(1.0), cstr(unary), None,
+               I64(0), cstr(""), ctypes.byref(r))
+    return shims.tensor(r)
+
+
+@pytest.mark.parametrize("case", [
+    # binary, unary, output dtype, output scale / zp, other dtype, other scale / zp
+    ("sum", "none", torch.float32, 1.0, 0, torch.float32, 1.0, 0),
+    ("sum", "relu", torch.bfloat16, 1.0, 0, torch.bfloat16, 1.0, 0),
+    ("sum", "relu", None, 0.2, 4, torch.uint8, 0.3, 7),
+    ("add", "none", torch.float32, 1.0, 0, torch.float32, 1.0, 0),
+    ("add", "relu", None, 0.2, 4, torch.float32, 1.0, 0)])
+def test_qlinear_binary_matches_eager(shims, case):
+    need(shims, QLINEAR_BINARY)
+    binary, unary, odtype, oscale, ozp, other_dtype, other_scale, other_zp = case
+    x, w, ws, b = qlinear_operands(48, 40, (2, 9, 48), seed=6)
+    pw = torch.ops.onednn.qlinear_prepack(w, None)
+    xs, xz = torch.tensor(0.04), torch.tensor(5)
+    if other_dtype == torch.uint8:
+        other = torch.randint(0, 255, (2, 9, 40), dtype=torch.uint8)
+    else:
+        other = torch.randn(2, 9, 40).to(other_dtype)
+    mine = other.clone()
+    want = torch.ops.onednn.qlinear_pointwise.binary_tensor(
+        x, xs, xz, pw, ws, torch.zeros(40, dtype=torch.int64), other, b, oscale, ozp, odtype, other_scale, other_zp,
+        binary, 1.0, unary, [], "")
+    got = qlinear_binary(shims, x, xs, xz, packed_handle(shims, pw), ws, mine, b, oscale, ozp, odtype, other_scale,
+                         other_zp, binary, unary)
+    qclose(got, want)
+    if binary == "sum":
+        qclose(mine, other)  # accumulated in place, as torch does
+
+
+def test_qlinear_errors(shims):
+    need(shims, QLINEAR)
+    x, w, ws, b = qlinear_operands(32, 16, (4, 32))
+    pw = torch.ops.onednn.qlinear_prepack(w, None)
+    wh = packed_handle(shims, pw)
+    xs, xz = torch.tensor(0.05), torch.tensor(3)
+    with pytest.raises(ShimError, match="plain tensor"):
+        qlinear(shims, x, xs, xz, shims.handle(w), ws, None, 1.0, 0, torch.float32)
+    with pytest.raises(ShimError, match="features"):
+        qlinear(shims, x[:, :16].contiguous(), xs, xz, wh, ws, None, 1.0, 0, torch.float32)
+    with pytest.raises(ShimError, match="output_scale 1"):
+        qlinear(shims, x, xs, xz, wh, ws, None, 0.5, 0, torch.float32)
+    with pytest.raises(ShimError, match="sigmoid"):
+        qlinear(shims, x, xs, xz, wh, ws, None, 1.0, 0, torch.float32, "sigmoid")
+    with pytest.raises(ShimError, match="output_dtype int32"):
+        qlinear(shims, x, xs, xz, wh, ws, None, 1.0, 0, torch.int32)
+    with pytest.raises(ShimError, match="weight_scales"):
+        qlinear(shims, x, xs, xz, wh, torch.rand(3), None, 1.0, 0, torch.float32)
+    with pytest.raises(ShimError, match="uint8 or int8"):
+        qlinear(shims, x.float(), xs, xz, wh, ws, None, 1.0, 0, torch.float32)
+    need(shims, QLINEAR_BINARY)
+    with pytest.raises(ShimError, match="needs 'other'"):
+        qlinear_binary(shims, x, xs, xz, wh, ws, None, None, 1.0, 0, torch.float32, 1.0, 0, "add")
+    with pytest.raises(ShimError, match="must be the output"):
+        qlinear_binary(shims, x, xs, xz, wh, ws, torch.randn(4, 16), None, 1.0, 0, torch.bfloat16, 1.0, 0, "sum")
+    with pytest.raises(ShimError, match="only none and relu"):
+        qlinear_binary(shims, x, xs, xz, wh, ws, torch.randn(4, 16), None, 1.0, 0, torch.float32, 1.0, 0, "add",
+                       "tanh")
+
+
+# ---- int8 convolution -------------------------------------------------------------
+
+QCONV = "aoti_torch_cpu__qconv_pointwise_tensor"
+QCONV_BINARY = "aoti_torch_cpu__qconv2d_pointwise_binary_tensor"
+
+
+def qconv(shims, x, xs, xz, wh, ws, bias, stride, padding, dilation, groups, oscale, ozp, odtype, attr="none",
+          args=(), alg=None):
+    (r,) = out_handles(1)
+    sc, n = scalars_arg(list(args))
+    shims.call(QCONV, shims.handle(x), shims.handle(xs), shims.handle(xz), wh, shims.handle(ws),
+               shims.handle(torch.zeros(ws.numel(), dtype=torch.int64)), opt_handle(shims, bias), *ints(stride),
+               *ints(padding), *ints(dilation), I64(groups), ctypes.c_double(oscale), I64(ozp), dtype_arg(odtype),
+               cstr(attr), sc, n, cstr_ptr(alg), ctypes.byref(r))
+    return shims.tensor(r)
+
+
+QCONV_CASES = [
+    # x shape, weight shape [O, I/G, k...], stride, padding, dilation, groups
+    ((2, 4, 10, 10), (8, 4, 3, 3), [1, 1], [1, 1], [1, 1], 1),
+    ((1, 6, 17, 13), (12, 3, 3, 2), [2, 1], [0, 1], [1, 2], 2),
+    ((2, 32, 20, 20), (64, 32, 1, 1), [1, 1], [0, 0], [1, 1], 1),
+    ((2, 4, 15), (8, 4, 3), [2], [1], [1], 1),
+    ((1, 4, 5, 6, 6), (8, 4, 3, 3, 3), [1, 1, 1], [1, 1, 1], [1, 1, 1], 1),
+]
+
+
+@pytest.mark.parametrize("case", QCONV_CASES)
+@pytest.mark.parametrize("out", [(torch.float32, 1.0, 0), (torch.bfloat16, 1.0, 0), (None, 0.1, 5),
+                                 (torch.int8, 0.1, 0)])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_qconv_matches_eager(shims, case, out, channels_last):
+    need(shims, QCONV)
+    xs_shape, w_shape, stride, padding, dilation, groups = case
+    odtype, oscale, ozp = out
+    g = torch.Generator().manual_seed(7)
+    x = torch.randint(0, 127, xs_shape, generator=g, dtype=torch.uint8)
+    if channels_last and len(xs_shape) >= 4:
+        x = x.to(memory_format=torch.channels_last if len(xs_shape) == 4 else torch.channels_last_3d)
+    w = torch.randint(-64, 64, w_shape, generator=g, dtype=torch.int8)
+    ws = torch.rand(w_shape[0], generator=g) * 0.01 + 0.001
+    b = torch.randn(w_shape[0], generator=g)
+    xs, xz = torch.tensor(0.05), torch.tensor(3)
+    pw = torch.ops.onednn.qconv_prepack(w, ws, 0.05, 3, stride, padding, dilation, groups, list(xs_shape))
+    attr = "relu" if len(xs_shape) < 5 else "none"  # torch fuses no post-op into a 3-d one
+    want = torch.ops.onednn.qconv_pointwise.tensor(x, xs, xz, pw, ws, torch.zeros(w_shape[0], dtype=torch.int64), b,
+                                                   stride, padding, dilation, groups, oscale, ozp, odtype, attr, [],
+                                                   None)
+    got = qconv(shims, x, xs, xz, packed_handle(shims, pw), ws, b, stride, padding, dilation, groups, oscale, ozp,
+                odtype, attr)
+    qclose(got, want)
+
+
+@pytest.mark.parametrize("attr,args", [("none", []), ("hardtanh", [0.0, 6.0]), ("hardswish", []), ("swish", [])])
+def test_qconv_post_ops_and_scalar_scale(shims, attr, args):
+    need(shims, QCONV)
+    g = torch.Generator().manual_seed(8)
+    x = torch.randint(0, 127, (2, 8, 9, 9), generator=g, dtype=torch.uint8)
+    w = torch.randint(-64, 64, (16, 8, 3, 3), generator=g, dtype=torch.int8)
+    ws = torch.tensor([0.003])
+    xs, xz = torch.tensor(0.05), torch.tensor(100)
+    pw = torch.ops.onednn.qconv_prepack(w, ws, 0.05, 100, [1, 1], [1, 1], [1, 1], 1, list(x.shape))
+    for odtype, oscale, ozp in [(torch.float32, 1.0, 0), (None, 0.05, 128)]:
+        want = torch.ops.onednn.qconv_pointwise.tensor(x, xs, xz, pw, ws, torch.zeros(1, dtype=torch.int64), None,
+                                                       [1, 1], [1, 1], [1, 1], 1, oscale, ozp, odtype, attr, args,
+                                                       None)
+        got = qconv(shims, x, xs, xz, packed_handle(shims, pw), ws, None, [1, 1], [1, 1], [1, 1], 1, oscale, ozp,
+                    odtype, attr, args)
+        qclose(got, want)
+
+
+def qconv_binary(shims, x, xs, xz, wh, ws, accum, bias, oscale, ozp, odtype, accum_scale, accum_zp, binary="sum",
+                 unary="none"):
+    (r,) = out_handles(1)
+    shims.call(QCONV_BINARY, shims.handle(x), shims.handle(xs), shims.handle(xz), wh, shims.handle(ws),
+               shims.handle(torch.zeros(ws.numel(), dtype=torch.int64)), shims.handle(accum),
+               opt_handle(shims, bias), *ints([1, 1]), *ints([1, 1]), *ints([1, 1]), I64(1),
+               ctypes.c_double(oscale), I64(ozp), dtype_arg(odtype), ctypes.c_double(accum_scale), I64(accum_zp),
+               cstr(binary), ctypes.byref(ctypes.c_double(1.0)), cstr_ptr(unary), None, I64(0), None,
+               ctypes.byref(r))
+    return shims.tensor(r)
+
+
+@pytest.mark.parametrize("case", [
+    # unary, output dtype, output scale / zp, accum dtype, accum scale / zp
+    ("none", torch.float32, 1.0, 0, torch.float32, 1.0, 0),
+    ("relu", torch.float32, 1.0, 0, torch.bfloat16, 1.0, 0),
+    ("relu", torch.bfloat16, 1.0, 0, torch.bfloat16, 1.0, 0),
+    ("relu", None, 0.1, 2, torch.uint8, 0.2, 5),
+    ("none", torch.int8, 0.1, 0, torch.int8, 0.05, 0)])
+def test_qconv_sum_matches_eager(shims, case):
+    need(shims, QCONV_BINARY)
+    unary, odtype, oscale, ozp, adtype, ascale, azp = case
+    g = torch.Generator().manual_seed(9)
+    x = torch.randint(0, 127, (2, 4, 10, 10), generator=g, dtype=torch.uint8)
+    w = torch.randint(-64, 64, (8, 4, 3, 3), generator=g, dtype=torch.int8)
+    ws = torch.rand(8, generator=g) * 0.01
+    b = torch.randn(8, generator=g)
+    xs, xz = torch.tensor(0.05), torch.tensor(3)
+    pw = torch.ops.onednn.qconv_prepack(w, ws, 0.05, 3, [1, 1], [1, 1], [1, 1], 1, list(x.shape))
+    if adtype in (torch.uint8, torch.int8):
+        lo, hi = (0, 255) if adtype == torch.uint8 else (-128, 127)
+        accum = torch.randint(lo, hi, (2, 8, 10, 10), generator=g, dtype=adtype)
+    else:
+        accum = torch.randn(2, 8, 10, 10, generator=g).to(adtype)
+    accum = accum.to(memory_format=torch.channels_last)
+    mine = accum.clone()
+    want = torch.ops.onednn.qconv2d_pointwise.binary_tensor(
+        x, xs, xz, pw, ws, torch.zeros(8, dtype=torch.int64), accum, b, [1, 1], [1, 1], [1, 1], 1, oscale, ozp,
+        odtype, ascale, azp, "sum", 1.0, unary, [], None)
+    got = qconv_binary(shims, x, xs, xz, packed_handle(shims, pw), ws, mine, b, oscale, ozp, odtype, ascale, azp,
+                       "sum", unary)
+    qclose(got, want)
+    qclose(mine, accum)
+
+
+def test_qconv_errors(shims):
+    need(shims, QCONV)
+    x = torch.randint(0, 127, (1, 4, 6, 6), dtype=torch.uint8)
+    w = torch.randint(-64, 64, (8, 4, 3, 3), dtype=torch.int8)
+    ws = torch.rand(8)
+    xs, xz = torch.tensor(0.05), torch.tensor(3)
+    pw = torch.ops.onednn.qconv_prepack(w, ws, 0.05, 3, [1, 1], [0, 0], [1, 1], 1, list(x.shape))
+    wh = packed_handle(shims, pw)
+    a = ([1, 1], [0, 0], [1, 1], 1)
+    with pytest.raises(ShimError, match="plain tensor"):
+        qconv(shims, x, xs, xz, shims.handle(w), ws, None, *a, 1.0, 0, torch.float32)
+    with pytest.raises(ShimError, match="channels"):
+        qconv(shims, x[:, :2].contiguous(), xs, xz, wh, ws, None, *a, 1.0, 0, torch.float32)
+    with pytest.raises(ShimError, match="takes uint8"):
+        qconv(shims, x.to(torch.int8), xs, xz, wh, ws, None, *a, 1.0, 0, torch.float32)
+    with pytest.raises(ShimError, match="'tanh'"):
+        qconv(shims, x, xs, xz, wh, ws, None, *a, 1.0, 0, torch.float32, "tanh")
+    with pytest.raises(ShimError, match="output_scale 1"):
+        qconv(shims, x, xs, xz, wh, ws, None, *a, 0.5, 0, torch.float32)
+    need(shims, QCONV_BINARY)
+    acc = torch.randn(1, 8, 6, 6)  # contiguous, not channels-last
+    pw1 = torch.ops.onednn.qconv_prepack(w, ws, 0.05, 3, [1, 1], [1, 1], [1, 1], 1, list(x.shape))
+    with pytest.raises(ShimError, match="channels-last"):
+        qconv_binary(shims, x, xs, xz, packed_handle(shims, pw1), ws, acc, None, 1.0, 0, torch.float32, 1.0, 0)
+    with pytest.raises(ShimError, match="'sum'"):
+        qconv_binary(shims, x, xs, xz, packed_handle(shims, pw1), ws,
+                     acc.to(memory_format=torch.channels_last), None, 1.0, 0, torch.float32, 1.0, 0, "add")

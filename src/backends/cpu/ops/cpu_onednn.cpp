@@ -108,6 +108,9 @@ constexpr size_t kOffExtraFlags = 640;
 constexpr size_t kOffGroups = 768;
 constexpr int kMaxDims = 12;
 constexpr int kFormatBlocked = 2;
+// oneDNN's memory_extra_flags: compensation for s8 sources, and for
+// sources with a zero point.
+constexpr uint64_t kExtraCompensationS8S8 = 0x1, kExtraCompensationAsymmetricSrc = 0x8;
 // oneDNN's data type numbers (dnnl_data_type_t), fixed across 3.x.
 constexpr int kDnnlF16 = 1, kDnnlBf16 = 2, kDnnlF32 = 3, kDnnlS8 = 5, kDnnlU8 = 6;
 
@@ -188,8 +191,22 @@ Result<BlockedLayout> parse_blocked_layout(const uint8_t* blob, size_t size) {
                                            "float16, int8 and uint8 are supported", dt);
   }
   AOTIRT_ENSURE(read_at<int64_t>(blob, kOffOffset0) == 0, kUnimplemented, "the weight's descriptor has an offset");
-  AOTIRT_ENSURE(read_at<uint64_t>(blob, kOffExtraFlags) == 0, kUnimplemented,
-                "the weight's descriptor carries extra data (compensation for int8): unsupported");
+  // Extra data: an int8 weight may carry the compensation oneDNN's kernels
+  // add for a signed or zero-pointed source, stored after the weights. The
+  // weights themselves are as laid out; the compensation is recomputed when
+  // they are repacked for a primitive. A weight scaled for s8s8 kernels
+  // (scale_adjust) is not the weight, and anything else is unknown.
+  l.extra_flags = read_at<uint64_t>(blob, kOffExtraFlags);
+  if (l.extra_flags != 0) {
+    AOTIRT_ENSURE(l.dtype == DType::kInt8, kUnimplemented,
+                  "the {} weight's descriptor carries extra data (compensation for int8): unsupported",
+                  dtype_name(l.dtype));
+    AOTIRT_ENSURE((l.extra_flags & ~(kExtraCompensationS8S8 | kExtraCompensationAsymmetricSrc)) == 0,
+                  kUnimplemented,
+                  "the int8 weight's descriptor carries extra data with flags {:#x}; aotirt reads only "
+                  "compensation (0x1, 0x8)",
+                  l.extra_flags);
+  }
   for (int d = 0; d < l.ndims; ++d) {
     l.dims[d] = read_at<int64_t>(blob, kOffDims + 8 * d);
     l.padded_dims[d] = read_at<int64_t>(blob, kOffPaddedDims + 8 * d);
@@ -240,6 +257,8 @@ void unpack_blocked(const BlockedLayout& l, const void* src, void* dst) {
 }
 
 bool same_layout(const OnednnApi& api, const BlockedLayout& l, const_dnnl_memory_desc_t md) {
+  // A weight with compensation is repacked: the primitive's may differ.
+  if (l.extra_flags != 0) return false;
   int ndims = 0, nblks = 0;
   dnnl_format_kind_t fk = dnnl_format_kind_undef;
   dnnl_data_type_t dt = dnnl_data_type_undef;

@@ -141,6 +141,7 @@ struct BlockedLayout {
   int64_t blks[12] = {};
   int idxs[12] = {};  // the dim each inner block splits
   int64_t groups = 1;
+  uint64_t extra_flags = 0;  // int8 compensation stored after the weights
 
   // Elements the layout spans (padding included).
   int64_t span() const;
@@ -173,6 +174,8 @@ struct OnednnPrimitive {
   // strided descriptors here when they differ from the ones it picked; the
   // activations are reordered in and out around it.
   MemoryDesc user_src, user_dst;
+  // Descriptors the caller made for arg_mds (runtime scales, zero points).
+  std::vector<MemoryDesc> owned_mds;
   ~OnednnPrimitive();
   const_dnnl_memory_desc_t md_for(int arg) const;
 };
