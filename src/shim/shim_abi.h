@@ -268,6 +268,12 @@ AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu__linear_pointwise(AtenTensorHan
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu__linear_pointwise_binary(AtenTensorHandle X,
     AtenTensorHandle other, AtenTensorHandle W, AtenTensorHandle* B, const char* attr,
     AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_mkldnn_rnn_layer(AtenTensorHandle input,
+    AtenTensorHandle weight0, AtenTensorHandle weight1, AtenTensorHandle weight2, AtenTensorHandle weight3,
+    AtenTensorHandle hx_, AtenTensorHandle cx_, int32_t reverse, const int64_t* batch_sizes, int64_t batch_sizes_len_,
+    int64_t mode, int64_t hidden_size, int64_t num_layers, int32_t has_biases, int32_t bidirectional,
+    int32_t batch_first, int32_t train, AtenTensorHandle* ret0, AtenTensorHandle* ret1, AtenTensorHandle* ret2,
+    AtenTensorHandle* ret3) AOTIRT_NOEXCEPT;
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu__qlinear_pointwise_tensor(AtenTensorHandle X,
     AtenTensorHandle act_scale, AtenTensorHandle act_zero_point, AtenTensorHandle onednn_weight,
     AtenTensorHandle weight_scales, AtenTensorHandle weight_zero_points, AtenTensorHandle* B, double output_scale,

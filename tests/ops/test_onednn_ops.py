@@ -488,3 +488,84 @@ def test_qconv_errors(shims):
     with pytest.raises(ShimError, match="'sum'"):
         qconv_binary(shims, x, xs, xz, packed_handle(shims, pw1), ws,
                      acc.to(memory_format=torch.channels_last), None, 1.0, 0, torch.float32, 1.0, 0, "add")
+
+
+# ---- LSTM layer ------------------------------------------------------------------
+
+RNN = "aoti_torch_cpu_mkldnn_rnn_layer"
+
+
+def rnn_layer(shims, x, w0, w1, b0, b1, hx, cx, reverse=False, mode=2, hidden=None, has_biases=True, train=False,
+              batch_sizes=()):
+    outs = out_handles(4)
+    bs, nbs = ints(list(batch_sizes))
+    shims.call(RNN, shims.handle(x), shims.handle(w0), shims.handle(w1), shims.handle(b0), shims.handle(b1),
+               shims.handle(hx), shims.handle(cx), ctypes.c_int32(reverse), bs, nbs, I64(mode),
+               I64(hidden if hidden is not None else hx.shape[-1]), I64(1), ctypes.c_int32(has_biases),
+               ctypes.c_int32(0), ctypes.c_int32(0), ctypes.c_int32(train), *[ctypes.byref(o) for o in outs])
+    return [shims.tensor(o) for o in outs]
+
+
+def lstm_operands(t, n, i, h, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(t, n, i, generator=g), torch.randn(4 * h, i, generator=g) * 0.3,
+            torch.randn(4 * h, h, generator=g) * 0.3, torch.randn(4 * h, generator=g),
+            torch.randn(4 * h, generator=g), torch.randn(n, h, generator=g), torch.randn(n, h, generator=g))
+
+
+@pytest.mark.parametrize("sizes", [(5, 3, 7, 6), (1, 1, 4, 8), (33, 17, 64, 96)])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("has_biases", [True, False])
+def test_lstm_layer_matches_eager(shims, sizes, reverse, has_biases):
+    need(shims, RNN)
+    t, n, i, h = sizes
+    x, w0, w1, b0, b1, hx, cx = lstm_operands(t, n, i, h)
+    want = torch.ops.aten.mkldnn_rnn_layer(x, w0, w1, b0, b1, hx, cx, reverse, [], 2, h, 1, has_biases, False,
+                                           False, False)
+    got = rnn_layer(shims, x, w0, w1, b0, b1, hx, cx, reverse=reverse, has_biases=has_biases)
+    for g_, w_ in zip(got[:3], want[:3]):
+        assert g_.shape == w_.shape and g_.stride() == w_.stride() and g_.dtype == w_.dtype
+        torch.testing.assert_close(g_, w_, rtol=1e-4, atol=1e-5)
+    # And nn.LSTM itself, the op's meaning.
+    lstm = torch.nn.LSTM(i, h, bias=has_biases)
+    with torch.no_grad():
+        lstm.weight_ih_l0.copy_(w0)
+        lstm.weight_hh_l0.copy_(w1)
+        if has_biases:
+            lstm.bias_ih_l0.copy_(b0)
+            lstm.bias_hh_l0.copy_(b1)
+        y, (hy, cy) = lstm(x.flip(0) if reverse else x, (hx[None], cx[None]))
+    torch.testing.assert_close(got[0], y.flip(0) if reverse else y, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(got[1], hy[0], rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(got[2], cy[0], rtol=1e-4, atol=1e-5)
+    assert got[3].dtype == torch.uint8  # the workspace: none in inference
+
+
+def test_lstm_layer_non_contiguous_and_3d_state(shims):
+    need(shims, RNN)
+    x, w0, w1, b0, b1, hx, cx = lstm_operands(6, 4, 10, 5, seed=1)
+    xt = x.transpose(0, 1).contiguous().transpose(0, 1)  # [T, N, I] view of [N, T, I]
+    w0t = w0.t().contiguous().t()
+    want = torch.ops.aten.mkldnn_rnn_layer(x, w0, w1, b0, b1, hx, cx, False, [], 2, 5, 1, True, False, False, False)
+    got = rnn_layer(shims, xt, w0t, w1, b0, b1, hx[None], cx[None])
+    torch.testing.assert_close(got[0], want[0], rtol=1e-4, atol=1e-5)
+    assert got[1].shape == (1, 4, 5)
+    torch.testing.assert_close(got[1][0], want[1], rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(got[2][0], want[2], rtol=1e-4, atol=1e-5)
+
+
+def test_lstm_layer_errors(shims):
+    need(shims, RNN)
+    x, w0, w1, b0, b1, hx, cx = lstm_operands(3, 2, 4, 5)
+    with pytest.raises(ShimError, match="mode 3"):
+        rnn_layer(shims, x, w0, w1, b0, b1, hx, cx, mode=3)
+    with pytest.raises(ShimError, match="train=True"):
+        rnn_layer(shims, x, w0, w1, b0, b1, hx, cx, train=True)
+    with pytest.raises(ShimError, match="batch_sizes"):
+        rnn_layer(shims, x, w0, w1, b0, b1, hx, cx, batch_sizes=[2, 2, 1])
+    with pytest.raises(ShimError, match="weight0"):
+        rnn_layer(shims, x, w0[:, :3], w1, b0, b1, hx, cx)
+    with pytest.raises(ShimError, match="hx_"):
+        rnn_layer(shims, x, w0, w1, b0, b1, hx[:1], cx)
+    with pytest.raises(ShimError, match="float32"):
+        rnn_layer(shims, x.double(), w0, w1, b0, b1, hx, cx)

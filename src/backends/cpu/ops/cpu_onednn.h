@@ -90,6 +90,7 @@ namespace cpu_ops {
   X(dnnl_inner_product_forward_primitive_desc_create) \
   X(dnnl_deconvolution_forward_primitive_desc_create) \
   X(dnnl_matmul_primitive_desc_create)               \
+  X(dnnl_lstm_forward_primitive_desc_create)         \
   X(dnnl_reorder_primitive_desc_create)              \
   X(dnnl_primitive_desc_query_md)                    \
   X(dnnl_primitive_desc_destroy)                     \
