@@ -209,8 +209,8 @@ TEST(OnednnLayoutTest, RefusesDescriptorsItCannotRead) {
   b.put<int32_t>(312, 3);  // opaque format kind
   expect_refused(b, StatusCode::kUnimplemented, "format kind 3");
   b = ok;
-  b.put<int32_t>(104, 6);  // s8
-  expect_refused(b, StatusCode::kUnimplemented, "data type 6");
+  b.put<int32_t>(104, 4);  // s32
+  expect_refused(b, StatusCode::kUnimplemented, "data type 4");
   b = ok;
   b.put<int32_t>(4, 0);
   expect_refused(b, StatusCode::kInvalidArgument, "0 dims");
@@ -219,8 +219,12 @@ TEST(OnednnLayoutTest, RefusesDescriptorsItCannotRead) {
   b = make_blob({8, 4}, {8, 4}, {4, 1}, {{4, 5}}, kDnnlF32);
   expect_refused(b, StatusCode::kInvalidArgument, "on dim 5");
   b = ok;
-  b.put<uint64_t>(640, 1);  // int8 compensation
+  b.put<uint64_t>(640, 1);  // int8 compensation, on a float weight
   expect_refused(b, StatusCode::kUnimplemented, "compensation");
+  b = ok;
+  b.put<int32_t>(104, 5);     // s8
+  b.put<uint64_t>(640, 0x2);  // scale_adjust: the weight is not as stored
+  expect_refused(b, StatusCode::kUnimplemented, "flags 0x2");
 }
 
 TEST(OnednnLayoutTest, KeepsTheDescriptorWithTheStorage) {

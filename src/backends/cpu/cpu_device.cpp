@@ -69,7 +69,8 @@ std::vector<std::thread> cpu_prewarm(int, const std::vector<std::string>& import
   bool dnn = false, blas = false;
   for (const std::string& s : imported) {
     dnn = dnn || s == "aoti_torch_cpu_convolution" || starts_with(s, "aoti_torch_cpu_mkldnn_") ||
-          starts_with(s, "aoti_torch_cpu__linear_pointwise");
+          starts_with(s, "aoti_torch_cpu__linear_pointwise") || starts_with(s, "aoti_torch_cpu__qlinear_pointwise") ||
+          starts_with(s, "aoti_torch_cpu__qconv");
     blas = blas || s == "aoti_torch_cpu_mm_out" || s == "aoti_torch_cpu_addmm_out" || s == "aoti_torch_cpu_bmm_out" ||
            s == "aoti_torch_cpu_baddbmm_out" || s == "aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu";
   }

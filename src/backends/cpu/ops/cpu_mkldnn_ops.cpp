@@ -27,17 +27,10 @@ using namespace aotirt;
 using namespace aotirt::cpu_ops;
 
 namespace {
-
 constexpr int32_t kLayoutMkldnn = 3;
+}  // namespace
 
-// What a weight argument is: prepacked (with its decoded layout) or plain.
-struct WeightInfo {
-  const TensorImpl* tensor = nullptr;
-  bool packed = false;
-  BlockedLayout layout;  // when packed
-};
-
-Result<WeightInfo> read_weight(const TensorImpl& w) {
+Result<WeightInfo> aotirt::cpu_ops::read_weight(const TensorImpl& w) {
   AOTIRT_RETURN_IF_ERROR(check_cpu(w, "weight"));
   WeightInfo info;
   info.tensor = &w;
@@ -53,13 +46,9 @@ Result<WeightInfo> read_weight(const TensorImpl& w) {
   return info;
 }
 
-// The weight in the layout |p| wants: the stored bytes themselves when they
-// already are, else a copy made once per weight and layout and kept with the
-// weight's storage when that storage is immutable (a model parameter, or a
-// prepacked weight). Any other weight may change between calls and is
-// copied on every call.
-Result<std::shared_ptr<const void>> prepared_weight(OnednnContext& ctx, const OnednnPrimitive& p,
-                                                    const WeightInfo& w, const int64_t* plain_dims, int plain_ndims) {
+Result<std::shared_ptr<const void>> aotirt::cpu_ops::prepared_weight(OnednnContext& ctx, const OnednnPrimitive& p,
+                                                                    const WeightInfo& w, const int64_t* plain_dims,
+                                                                    int plain_ndims, const int64_t* plain_strides) {
   const OnednnApi& api = ctx.api();
   auto convert = [&](const void* plain) -> Result<std::shared_ptr<const void>> {
     DimVector dims(plain_dims, plain_ndims);
@@ -70,6 +59,12 @@ Result<std::shared_ptr<const void>> prepared_weight(OnednnContext& ctx, const On
   };
   if (!w.packed) {
     auto plain = [&]() -> Result<std::shared_ptr<const void>> {
+      if (plain_strides) {
+        // The tensor's own memory, seen through the caller's dim order.
+        AOTIRT_ASSIGN_OR_RETURN(MemoryDesc from, strided_desc(plain_dims, plain_strides, plain_ndims,
+                                                              w.tensor->dtype()));
+        return ctx.reorder(from.md, w.tensor->data_ptr(), p.weights_md);
+      }
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl dense, contiguous_as(*w.tensor, w.tensor->dtype()));
       return convert(dense.data_ptr());
     };
@@ -101,6 +96,8 @@ Result<std::shared_ptr<const void>> prepared_weight(OnednnContext& ctx, const On
     return convert(plain.data_ptr());
   });
 }
+
+namespace {
 
 // Post-ops in order: the binary one (sum in place, or an elementwise op
 // with a second tensor), then the unary one.
@@ -525,6 +522,177 @@ Status conv_common(AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, 
   return Status();
 }
 
+
+// ---- transposed convolution ---------------------------------------------------
+
+// mkldnn::_convolution_transpose_pointwise: oneDNN's deconvolution, whose
+// weight is [O, I, k...] ([G, O/G, I/G, k...] grouped). A prepacked weight
+// (mkldnn::_reorder_convolution_transpose_weight) is stored in those dims; a
+// plain one is torch's [I, O/G, k...] and is read through permuted strides.
+Status run_deconv(AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, const int64_t* padding,
+                  int64_t padding_len, const int64_t* output_padding, int64_t output_padding_len,
+                  const int64_t* stride, int64_t stride_len, const int64_t* dilation, int64_t dilation_len,
+                  int64_t groups, const UnaryPostOp& unary, AtenTensorHandle* ret0) {
+  AOTIRT_REQUIRE_OUT(ret0);
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* xp, require_tensor(X, "X"));
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* wp, require_tensor(W, "W"));
+  AOTIRT_ASSIGN_OR_RETURN(WeightInfo w, read_weight(*wp));
+  const TensorImpl& x_in = *xp;
+  AOTIRT_RETURN_IF_ERROR(check_float(x_in, "X"));
+  AOTIRT_ENSURE(x_in.dim() >= 3 && x_in.dim() <= 5, kInvalidArgument, "'X' must be 3-D, 4-D or 5-D, got shape {}",
+                shape_str(x_in));
+  AOTIRT_RETURN_IF_ERROR(check_same_dtype(x_in, "X", *wp, "W"));
+  AOTIRT_ENSURE(groups >= 1, kInvalidArgument, "groups must be positive, got {}", groups);
+  const int64_t spatial = x_in.dim() - 2;
+  int64_t pad[3], opad[3], str[3], dil[3];
+  AOTIRT_RETURN_IF_ERROR(read_list(padding, padding_len, spatial, "padding", pad));
+  AOTIRT_RETURN_IF_ERROR(read_list(output_padding, output_padding_len, spatial, "output_padding", opad));
+  AOTIRT_RETURN_IF_ERROR(read_list(stride, stride_len, spatial, "stride", str));
+  AOTIRT_RETURN_IF_ERROR(read_list(dilation, dilation_len, spatial, "dilation", dil));
+
+  const int64_t in_c = x_in.sizes()[1];
+  AOTIRT_ENSURE(in_c % groups == 0, kInvalidArgument, "'X' {}: {} channels are not divisible by groups={}",
+                shape_str(x_in), in_c, groups);
+  int64_t out_c = 0;
+  int64_t kernel[3];
+  // oneDNN's logical weight dims and, for a plain weight, the strides that
+  // read torch's [I, O/G, k...] tensor in that order.
+  DimVector wdims, wstrides;
+  const int goff = groups > 1 ? 1 : 0;
+  if (w.packed) {
+    const BlockedLayout& l = w.layout;
+    AOTIRT_ENSURE(l.ndims == spatial + 2 + goff, kInvalidArgument,
+                  "packed 'W' ({}) does not fit a {}-d transposed convolution with groups={}", l.to_string(),
+                  spatial, groups);
+    AOTIRT_ENSURE(groups == 1 || l.dims[0] == groups, kInvalidArgument, "packed 'W' has {} groups, the call {}",
+                  l.dims[0], groups);
+    AOTIRT_ENSURE(l.dims[goff + 1] * groups == in_c, kInvalidArgument,
+                  "'X' {} has {} channels but packed 'W' ({}) with groups={} expects {}", shape_str(x_in), in_c,
+                  l.to_string(), groups, l.dims[goff + 1] * groups);
+    out_c = l.dims[goff] * groups;
+    for (int64_t i = 0; i < spatial; ++i) kernel[i] = l.dims[goff + 2 + i];
+    wdims.assign(l.dims, l.ndims);
+  } else {
+    const TensorImpl& wt = *wp;
+    AOTIRT_ENSURE(wt.dim() == x_in.dim(), kInvalidArgument, "'W' {} must have as many dims as 'X' {}",
+                  shape_str(wt), shape_str(x_in));
+    AOTIRT_ENSURE(wt.sizes()[0] == in_c, kInvalidArgument,
+                  "'X' {} has {} channels but transposed 'W' {} expects {}", shape_str(x_in), in_c, shape_str(wt),
+                  wt.sizes()[0]);
+    out_c = wt.sizes()[1] * groups;
+    for (int64_t i = 0; i < spatial; ++i) kernel[i] = wt.sizes()[2 + i];
+    const int64_t ig = in_c / groups;
+    std::vector<int64_t> d, s;
+    if (groups > 1) {
+      d.push_back(groups);
+      s.push_back(ig * wt.strides()[0]);
+    }
+    d.push_back(wt.sizes()[1]);
+    s.push_back(wt.strides()[1]);
+    d.push_back(ig);
+    s.push_back(wt.strides()[0]);
+    for (int64_t i = 0; i < spatial; ++i) {
+      d.push_back(kernel[i]);
+      s.push_back(wt.strides()[2 + i]);
+    }
+    wdims = DimVector(d);
+    wstrides = DimVector(s);
+  }
+  DimVector out_sizes;
+  out_sizes.resize(x_in.dim());
+  out_sizes[0] = x_in.sizes()[0];
+  out_sizes[1] = out_c;
+  for (int64_t i = 0; i < spatial; ++i) {
+    AOTIRT_ENSURE(str[i] > 0 && dil[i] > 0 && pad[i] >= 0 && opad[i] >= 0, kInvalidArgument,
+                  "stride {}, dilation {}, padding {} and output_padding {} must be positive, positive, "
+                  "non-negative and non-negative",
+                  str[i], dil[i], pad[i], opad[i]);
+    AOTIRT_ENSURE(opad[i] < str[i] || opad[i] < dil[i], kInvalidArgument,
+                  "output_padding {} must be smaller than either stride {} or dilation {}", opad[i], str[i], dil[i]);
+    const int64_t size = (x_in.sizes()[2 + i] - 1) * str[i] - 2 * pad[i] + dil[i] * (kernel[i] - 1) + opad[i] + 1;
+    AOTIRT_ENSURE(size > 0, kInvalidArgument, "the transposed convolution's output size {} is not positive ('X' {})",
+                  size, shape_str(x_in));
+    out_sizes[2 + i] = size;
+  }
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* bias, read_bias(B, out_c, x_in));
+
+  // torch writes channels-last when the input or a plain weight is
+  // channels-last, or the weight is prepacked (4-D and 5-D only).
+  const bool cl = spatial >= 2 && (w.packed || is_channels_last(x_in.sizes(), x_in.strides()) ||
+                                   is_channels_last(wp->sizes(), wp->strides()));
+  DimVector out_strides = cl ? channels_last_strides(out_sizes) : contiguous_strides(out_sizes);
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_strided(out_sizes, out_strides, x_in.dtype(), DeviceId{}));
+  if (out.numel() == 0 || x_in.numel() == 0) {
+    // An empty input leaves only the bias (and the post-op) to write, when
+    // the output is not empty itself; torch's kernel has no such case either
+    // (a zero batch or zero channels make an empty output), so refuse it.
+    AOTIRT_ENSURE(out.numel() == 0, kUnimplemented, "'X' {} is empty but the output {} is not", shape_str(x_in),
+                  dims_to_string(out_sizes.data(), out_sizes.size()));
+    *ret0 = new_handle(std::move(out));
+    return Status();
+  }
+  // oneDNN reads X as it lies when it is dense in one of the two layouts.
+  TensorImpl x = x_in;
+  if (!x_in.is_contiguous() && !is_channels_last(x_in.sizes(), x_in.strides())) {
+    AOTIRT_ASSIGN_OR_RETURN(x, contiguous_as(x_in, x_in.dtype()));
+  }
+
+  AOTIRT_ASSIGN_OR_RETURN(OnednnContext * ctx, onednn_context());
+  const OnednnApi& api = ctx->api();
+  PostOps ops;
+  ops.unary = unary;
+  const std::string key = fmt::format("deconv x{} {} w{} {} g{} p{} op{} s{} d{} o{} b{} ops {}", layout_key(x),
+                                      static_cast<int>(x.dtype()), dims_to_string(wdims.data(), wdims.size()),
+                                      w.packed, groups, dims_to_string(pad, spatial), dims_to_string(opad, spatial),
+                                      dims_to_string(str, spatial), dims_to_string(dil, spatial), layout_key(out),
+                                      bias ? static_cast<int>(bias->dtype()) : -1, ops.key());
+  auto make = [&]() -> Result<std::shared_ptr<OnednnPrimitive>> {
+    AOTIRT_ASSIGN_OR_RETURN(MemoryDesc src, strided_desc(x.sizes().data(), x.strides().data(), x.dim(), x.dtype()));
+    AOTIRT_ASSIGN_OR_RETURN(MemoryDesc dst,
+                            strided_desc(out.sizes().data(), out.strides().data(), out.dim(), out.dtype()));
+    AOTIRT_ASSIGN_OR_RETURN(dnnl_data_type_t wdt, onednn_dtype(x.dtype(), "W"));
+    MemoryDesc wany, bias_md;
+    dnnl_dims_t wd;
+    for (int64_t i = 0; i < wdims.size(); ++i) wd[i] = wdims[i];
+    AOTIRT_DNNL_CHECK(api.dnnl_memory_desc_create_with_tag(&wany.md, static_cast<int>(wdims.size()), wd, wdt,
+                                                          dnnl_format_tag_any),
+                      "the weight descriptor");
+    if (bias) {
+      const int64_t bs = 1;
+      AOTIRT_ASSIGN_OR_RETURN(bias_md, strided_desc(bias->sizes().data(), &bs, 1, bias->dtype()));
+    }
+    Attr attr{api};
+    AOTIRT_RETURN_IF_ERROR(build_attr(attr, ops));
+    dnnl_dims_t strides, dilates, pl, pr;
+    for (int64_t i = 0; i < spatial; ++i) {
+      strides[i] = str[i];
+      dilates[i] = dil[i] - 1;  // oneDNN counts the gaps
+      pl[i] = pad[i];
+      // output_padding extends the far side: less padding taken off there.
+      pr[i] = pad[i] - opad[i];
+    }
+    dnnl_primitive_desc_t pd = nullptr;
+    AOTIRT_DNNL_CHECK(api.dnnl_deconvolution_forward_primitive_desc_create(
+                          &pd, ctx->engine(), dnnl_forward_inference, dnnl_deconvolution_direct, src.md, wany.md,
+                          bias_md.md, dst.md, strides, dilates, pl, pr, attr.attr),
+                      "this transposed convolution");
+    std::vector<int> ids{DNNL_ARG_SRC, DNNL_ARG_DST};
+    if (bias) ids.push_back(DNNL_ARG_BIAS);
+    return ctx->finish(pd, ids);
+  };
+  AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<OnednnPrimitive> prim, ctx->primitive(key, make));
+  AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<const void> weight,
+                          prepared_weight(*ctx, *prim, w, wdims.data(), static_cast<int>(wdims.size()),
+                                          w.packed ? nullptr : wstrides.data()));
+  std::vector<std::pair<int, void*>> args{{DNNL_ARG_SRC, x.data_ptr()},
+                                          {DNNL_ARG_WEIGHTS, const_cast<void*>(weight.get())},
+                                          {DNNL_ARG_DST, out.data_ptr()}};
+  if (bias) args.emplace_back(DNNL_ARG_BIAS, bias->data_ptr());
+  AOTIRT_RETURN_IF_ERROR(ctx->execute(*prim, args));
+  *ret0 = new_handle(std::move(out));
+  return Status();
+}
+
 }  // namespace
 
 Status aotirt::cpu_ops::onednn_open() { return onednn_context().status(); }
@@ -614,6 +782,18 @@ AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise_binary_(
     AOTIRT_ASSIGN_OR_RETURN(c.ops.unary, parse_unary(deref(unary_attr), unary_scalars, unary_scalars_len_,
                                                      deref_alg(unary_algorithm)));
     return run_conv(c, ret0);
+  });
+}
+
+AOTITorchError aoti_torch_cpu_mkldnn__convolution_transpose_pointwise(
+    AtenTensorHandle X, AtenTensorHandle W, AtenTensorHandle* B, const int64_t* padding, int64_t padding_len_,
+    const int64_t* output_padding, int64_t output_padding_len_, const int64_t* stride, int64_t stride_len_,
+    const int64_t* dilation, int64_t dilation_len_, int64_t groups, const char* attr, const double** scalars,
+    int64_t scalars_len_, const char** algorithm, AtenTensorHandle* ret0) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    AOTIRT_ASSIGN_OR_RETURN(UnaryPostOp unary, parse_unary(attr, scalars, scalars_len_, deref_alg(algorithm)));
+    return run_deconv(X, W, B, padding, padding_len_, output_padding, output_padding_len_, stride, stride_len_,
+                      dilation, dilation_len_, groups, unary, ret0);
   });
 }
 

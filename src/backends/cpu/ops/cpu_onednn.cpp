@@ -58,9 +58,18 @@ Result<dnnl_data_type_t> onednn_dtype(DType dtype, const char* what) {
   }
 }
 
+Result<dnnl_data_type_t> onednn_storage_dtype(DType dtype, const char* what) {
+  switch (dtype) {
+    case DType::kInt8: return dnnl_s8;
+    case DType::kUInt8: return dnnl_u8;
+    case DType::kInt32: return dnnl_s32;
+    default: return onednn_dtype(dtype, what);
+  }
+}
+
 Result<MemoryDesc> strided_desc(const int64_t* sizes, const int64_t* strides, int ndims, DType dtype) {
   AOTIRT_ASSIGN_OR_RETURN(OnednnContext * ctx, onednn_context());
-  AOTIRT_ASSIGN_OR_RETURN(dnnl_data_type_t dt, onednn_dtype(dtype, "tensor"));
+  AOTIRT_ASSIGN_OR_RETURN(dnnl_data_type_t dt, onednn_storage_dtype(dtype, "tensor"));
   AOTIRT_ENSURE(ndims >= 1 && ndims <= DNNL_MAX_NDIMS, kInvalidArgument, "{} dims do not fit oneDNN", ndims);
   dnnl_dims_t d, s;
   for (int i = 0; i < ndims; ++i) {
@@ -99,8 +108,11 @@ constexpr size_t kOffExtraFlags = 640;
 constexpr size_t kOffGroups = 768;
 constexpr int kMaxDims = 12;
 constexpr int kFormatBlocked = 2;
+// oneDNN's memory_extra_flags: compensation for s8 sources, and for
+// sources with a zero point.
+constexpr uint64_t kExtraCompensationS8S8 = 0x1, kExtraCompensationAsymmetricSrc = 0x8;
 // oneDNN's data type numbers (dnnl_data_type_t), fixed across 3.x.
-constexpr int kDnnlF16 = 1, kDnnlBf16 = 2, kDnnlF32 = 3;
+constexpr int kDnnlF16 = 1, kDnnlBf16 = 2, kDnnlF32 = 3, kDnnlS8 = 5, kDnnlU8 = 6;
 
 template <class T>
 T read_at(const uint8_t* blob, size_t off) {
@@ -172,13 +184,29 @@ Result<BlockedLayout> parse_blocked_layout(const uint8_t* blob, size_t size) {
     case kDnnlF32: l.dtype = DType::kFloat32; break;
     case kDnnlBf16: l.dtype = DType::kBFloat16; break;
     case kDnnlF16: l.dtype = DType::kFloat16; break;
+    case kDnnlS8: l.dtype = DType::kInt8; break;
+    case kDnnlU8: l.dtype = DType::kUInt8; break;
     default:
-      return AOTIRT_STATUS(kUnimplemented, "the weight's descriptor has oneDNN data type {}; float32, bfloat16 "
-                                           "and float16 are supported", dt);
+      return AOTIRT_STATUS(kUnimplemented, "the weight's descriptor has oneDNN data type {}; float32, bfloat16, "
+                                           "float16, int8 and uint8 are supported", dt);
   }
   AOTIRT_ENSURE(read_at<int64_t>(blob, kOffOffset0) == 0, kUnimplemented, "the weight's descriptor has an offset");
-  AOTIRT_ENSURE(read_at<uint64_t>(blob, kOffExtraFlags) == 0, kUnimplemented,
-                "the weight's descriptor carries extra data (compensation for int8): unsupported");
+  // Extra data: an int8 weight may carry the compensation oneDNN's kernels
+  // add for a signed or zero-pointed source, stored after the weights. The
+  // weights themselves are as laid out; the compensation is recomputed when
+  // they are repacked for a primitive. A weight scaled for s8s8 kernels
+  // (scale_adjust) is not the weight, and anything else is unknown.
+  l.extra_flags = read_at<uint64_t>(blob, kOffExtraFlags);
+  if (l.extra_flags != 0) {
+    AOTIRT_ENSURE(l.dtype == DType::kInt8, kUnimplemented,
+                  "the {} weight's descriptor carries extra data (compensation for int8): unsupported",
+                  dtype_name(l.dtype));
+    AOTIRT_ENSURE((l.extra_flags & ~(kExtraCompensationS8S8 | kExtraCompensationAsymmetricSrc)) == 0,
+                  kUnimplemented,
+                  "the int8 weight's descriptor carries extra data with flags {:#x}; aotirt reads only "
+                  "compensation (0x1, 0x8)",
+                  l.extra_flags);
+  }
   for (int d = 0; d < l.ndims; ++d) {
     l.dims[d] = read_at<int64_t>(blob, kOffDims + 8 * d);
     l.padded_dims[d] = read_at<int64_t>(blob, kOffPaddedDims + 8 * d);
@@ -229,6 +257,8 @@ void unpack_blocked(const BlockedLayout& l, const void* src, void* dst) {
 }
 
 bool same_layout(const OnednnApi& api, const BlockedLayout& l, const_dnnl_memory_desc_t md) {
+  // A weight with compensation is repacked: the primitive's may differ.
+  if (l.extra_flags != 0) return false;
   int ndims = 0, nblks = 0;
   dnnl_format_kind_t fk = dnnl_format_kind_undef;
   dnnl_data_type_t dt = dnnl_data_type_undef;
@@ -236,7 +266,7 @@ bool same_layout(const OnednnApi& api, const BlockedLayout& l, const_dnnl_memory
   if (api.dnnl_memory_desc_query(md, dnnl_query_ndims_s32, &ndims) != dnnl_success || ndims != l.ndims) return false;
   if (api.dnnl_memory_desc_query(md, dnnl_query_format_kind, &fk) != dnnl_success || fk != dnnl_blocked) return false;
   if (api.dnnl_memory_desc_query(md, dnnl_query_data_type, &dt) != dnnl_success) return false;
-  auto expected_dt = onednn_dtype(l.dtype, "weight");
+  auto expected_dt = onednn_storage_dtype(l.dtype, "weight");
   if (!expected_dt.ok() || dt != *expected_dt) return false;
   if (api.dnnl_memory_desc_query(md, dnnl_query_dims, &dims) != dnnl_success ||
       api.dnnl_memory_desc_query(md, dnnl_query_padded_dims, &padded) != dnnl_success ||

@@ -79,6 +79,8 @@ namespace cpu_ops {
   X(dnnl_primitive_attr_destroy)                     \
   X(dnnl_primitive_attr_set_post_ops)                \
   X(dnnl_primitive_attr_set_scratchpad_mode)         \
+  X(dnnl_primitive_attr_set_scales_mask)             \
+  X(dnnl_primitive_attr_set_zero_points_mask)        \
   X(dnnl_post_ops_create)                            \
   X(dnnl_post_ops_destroy)                           \
   X(dnnl_post_ops_append_eltwise)                    \
@@ -86,6 +88,9 @@ namespace cpu_ops {
   X(dnnl_post_ops_append_binary)                     \
   X(dnnl_convolution_forward_primitive_desc_create)  \
   X(dnnl_inner_product_forward_primitive_desc_create) \
+  X(dnnl_deconvolution_forward_primitive_desc_create) \
+  X(dnnl_matmul_primitive_desc_create)               \
+  X(dnnl_lstm_forward_primitive_desc_create)         \
   X(dnnl_reorder_primitive_desc_create)              \
   X(dnnl_primitive_desc_query_md)                    \
   X(dnnl_primitive_desc_destroy)                     \
@@ -120,9 +125,13 @@ struct MemoryDesc {
 // (the dims oneDNN sees may differ from the tensor's, e.g. a [M, K] view).
 Result<MemoryDesc> strided_desc(const int64_t* sizes, const int64_t* strides, int ndims, DType dtype);
 Result<dnnl_data_type_t> onednn_dtype(DType dtype, const char* what);
+// onednn_dtype, and also the integer types the quantized ops move (int8,
+// uint8, int32): for descriptors of data the caller already checked.
+Result<dnnl_data_type_t> onednn_storage_dtype(DType dtype, const char* what);
 
 // The layout of a prepacked weight, as PyTorch's oneDNN serialized it
 // (torch 2.11: oneDNN 3.10's memory descriptor, then the group count).
+// Floating weights, and the int8 ones of the quantized ops.
 struct BlockedLayout {
   int ndims = 0;
   int64_t dims[12] = {};
@@ -133,6 +142,7 @@ struct BlockedLayout {
   int64_t blks[12] = {};
   int idxs[12] = {};  // the dim each inner block splits
   int64_t groups = 1;
+  uint64_t extra_flags = 0;  // int8 compensation stored after the weights
 
   // Elements the layout spans (padding included).
   int64_t span() const;
@@ -165,6 +175,8 @@ struct OnednnPrimitive {
   // strided descriptors here when they differ from the ones it picked; the
   // activations are reordered in and out around it.
   MemoryDesc user_src, user_dst;
+  // Descriptors the caller made for arg_mds (runtime scales, zero points).
+  std::vector<MemoryDesc> owned_mds;
   ~OnednnPrimitive();
   const_dnnl_memory_desc_t md_for(int arg) const;
 };
@@ -240,6 +252,26 @@ Result<UnaryPostOp> parse_unary(const char* attr, const double** scalars, int64_
                                 const char* algorithm);
 // Binary post-op from "add", "sub", "mul", "div".
 Result<dnnl_alg_kind_t> parse_binary(const char* attr);
+
+// What a weight argument is: prepacked (layout _mkldnn, with its decoded
+// descriptor) or a plain strided tensor.
+struct WeightInfo {
+  const TensorImpl* tensor = nullptr;
+  bool packed = false;
+  BlockedLayout layout;  // when packed
+};
+Result<WeightInfo> read_weight(const TensorImpl& w);
+
+// The weight in the layout |p| wants: the stored bytes themselves when they
+// already are, else a copy made once per weight and layout and kept with the
+// weight's storage when that storage is immutable (a model parameter, or a
+// prepacked weight). Any other weight may change between calls and is
+// copied on every call. A plain weight is read as |plain_dims|: its dense
+// copy when |plain_strides| is null, else its own memory with those strides
+// (a permuted view, as a transposed convolution's weight).
+Result<std::shared_ptr<const void>> prepared_weight(OnednnContext& ctx, const OnednnPrimitive& p,
+                                                    const WeightInfo& w, const int64_t* plain_dims, int plain_ndims,
+                                                    const int64_t* plain_strides = nullptr);
 
 // A stable description of |md| for cache keys (blocked formats in full).
 std::string describe_md(const OnednnApi& api, const_dnnl_memory_desc_t md);
