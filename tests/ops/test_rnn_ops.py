@@ -84,14 +84,14 @@ def test_fused_lstm_cell(shims, dtype, shape, bias, strided):
         for t, like in zip(got, (cx, cx, ig)):
             assert t.dtype == dtype and t.shape == like.shape and t.is_contiguous()
         return
-    check(got, torch._thnn_fused_lstm_cell(*args))
+    check(got, torch.ops.aten._thnn_fused_lstm_cell(*args))
 
 
 def test_fused_lstm_cell_past_the_grid(shims):
     """More elements than the kernel's grid has threads: it strides."""
     need_cuda(shims)
     args = operands(4100, 4100, torch.bfloat16, True, False)
-    check(lstm_cell(shims, *args), torch._thnn_fused_lstm_cell(*args))
+    check(lstm_cell(shims, *args), torch.ops.aten._thnn_fused_lstm_cell(*args))
 
 
 def test_fused_lstm_cell_errors(shims):
@@ -108,7 +108,7 @@ def test_fused_lstm_cell_errors(shims):
         with pytest.raises(ShimError):
             lstm_cell(shims, *args)
         with pytest.raises(RuntimeError):  # torch refuses it too
-            torch._thnn_fused_lstm_cell(*args)
+            torch.ops.aten._thnn_fused_lstm_cell(*args)
     with pytest.raises(ShimError):  # an input_bias needs its hidden_bias
         lstm_cell(shims, ig, hg, cx, bi, None)
     with pytest.raises(ShimError):  # torch ignores a hidden_bias alone; aotirt refuses it

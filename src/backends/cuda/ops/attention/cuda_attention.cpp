@@ -529,6 +529,8 @@ Status flash_forward(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHan
                 shape_str(*q), shape_str(*k), shape_str(*v),
                 packed ? "[Tq, H, E], [Tk, Hk, E], [Tk, Hk, E]" : "[B, L, H, E], [B, S, Hk, E], [B, S, Hk, E]");
   AOTIRT_ENSURE(E <= 256, kInvalidArgument, "flash attention supports head dims up to 256, not {}", E);
+  // torch's op refuses these too: its SDPA entry pads the heads before it.
+  AOTIRT_ENSURE(E % 8 == 0, kInvalidArgument, "flash attention needs a head dim that is a multiple of 8, not {}", E);
   AOTIRT_ENSURE(Hk > 0 && H % Hk == 0, kInvalidArgument,
                 "query has {} heads, which is not a multiple of key/value's {}", H, Hk);
   AOTIRT_ASSIGN_OR_RETURN(bool causal, flash_causal(is_causal, window_size_left, window_size_right,
