@@ -234,6 +234,16 @@ def test_index_errors(shims, device):
         run_index_put(shims, device, x, [L(0).to(device)], torch.ones(4, dtype=torch.float64, device=device), False)
     with pytest.raises(ShimError):  # values must broadcast to the result
         run_index_put(shims, device, x, [L(0, 1).to(device)], torch.ones(3, 4, device=device), False)
+    # A bad index held on the device is named, and leaves nothing behind:
+    # the next calls on the same stream are clean.
+    for _ in range(2):
+        with pytest.raises(ShimError, match="index 7 is out of bounds for dimension 1 with size 4"):
+            run_index(shims, device, x, [None, L(1, 7).to(device)])
+        check(run_index(shims, device, x, [None, L(1, 3).to(device)]), x[:, [1, 3]])
+        with pytest.raises(ShimError, match="index -9 is out of bounds for dimension 0 with size 3"):
+            run_index_put(shims, device, x, [L(-9).to(device)], torch.ones((), device=device), False)
+        check(run_index_put(shims, device, x, [L(2).to(device)], torch.ones((), device=device), True),
+              torch.ops.aten.index_put(x, [L(2).to(device)], torch.ones((), device=device), True))
 
 
 # ---------------------------------------------------------------------------
@@ -409,6 +419,9 @@ def test_scatter_errors(shims, device):
     for dim, index, s in bad:
         with pytest.raises(ShimError):
             run_scatter(shims, device, "src", out, x, dim, index.to(device), s)
+        # Whatever was refused, the next call on the stream is clean.
+        check(run_scatter(shims, device, "src", out, x, 0, L(2, 0, 1, 0).view(1, 4).to(device), src),
+              torch.scatter(x, 0, L(2, 0, 1, 0).view(1, 4).to(device), src))
     with pytest.raises(ShimError):
         run_scatter(shims, device, "reduce", out, x, 0, L(0).view(1, 1).to(device), src, "max")
     with pytest.raises(ShimError):  # out's dtype

@@ -14,6 +14,8 @@
 // against the source).
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -21,6 +23,8 @@
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "backends/cuda/ops/indexing/cuda_indexing_kernels.h"
 #include "backends/cuda/runtime/cuda_copy.h"
+#include "backends/cuda/runtime/cuda_device.h"
+#include "backends/cuda/runtime/cuda_op_caches.h"
 #include "backends/cuda/runtime/cuda_status.h"
 #include "base/status.h"
 #include "core/dtype.h"
@@ -82,14 +86,91 @@ Status read_back(cudaStream_t stream, const int64_t* device_ptr, int64_t* host, 
   return Status();
 }
 
-// The out-of-range flag of cuda_indexing_kernels.h.
+// The out-of-range flags of cuda_indexing_kernels.h kept per stream: three
+// device words zeroed once (the kernels write them only on a bad index, and
+// the reader zeroes them again after one) and their pinned host mirror, so a
+// check is one small asynchronous copy and the wait, with no allocation, no
+// memset and no staged copy. Calls on one stream take its flag in turn: the
+// host reads it after the wait, and a second thread on the same stream must
+// not see the first one's index. Bounded by the streams the ops run on.
+struct StreamFlag {
+  std::mutex mu;
+  TensorImpl device_words;
+  int64_t* host_words = nullptr;
+  ~StreamFlag() {
+    if (host_words) cudaFreeHost(host_words);
+  }
+};
+
+class BoundsFlagCache final : public CudaOpCache {
+ public:
+  const char* name() const override { return "index bounds flags"; }
+  size_t size() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return flags_.size();
+  }
+  // Only while no op runs on the device (Device::release_caches).
+  void clear() override {
+    std::map<cudaStream_t, std::unique_ptr<StreamFlag>> dropped;
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped.swap(flags_);
+  }
+  // |stream|'s flag, made and zeroed on first use.
+  Result<StreamFlag*> get(int device, cudaStream_t stream) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_ptr<StreamFlag>& f = flags_[stream];
+    if (f) return f.get();
+    auto made = std::make_unique<StreamFlag>();
+    AOTIRT_ASSIGN_OR_RETURN(made->device_words,
+                            cuda_empty_contiguous(DimVector{kCudaIndexFlagWords}, DType::kInt64, device));
+    void* host = nullptr;
+    AOTIRT_CUDA_RETURN_IF_ERROR(cudaMallocHost(&host, sizeof(int64_t) * kCudaIndexFlagWords));
+    made->host_words = static_cast<int64_t*>(host);
+    AOTIRT_CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(made->device_words.data_ptr(), 0, sizeof(int64_t) * kCudaIndexFlagWords, stream));
+    f = std::move(made);
+    return f.get();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<cudaStream_t, std::unique_ptr<StreamFlag>> flags_;
+};
+
+// The flag one call's kernels report to: the stream's own (held until the
+// call has read it), or, while a graph is recorded, words of the graph's own
+// zeroed in the recording, since a replay may run beside other calls.
+// A call that leaves without reading the stream's flag (a failed launch)
+// zeroes it, so the next call does not report this one's index.
 struct BoundsFlag {
+  BoundsFlag() = default;
+  BoundsFlag(BoundsFlag&&) = default;
+  ~BoundsFlag() {
+    if (shared && lock.owns_lock() && !read)
+      cudaMemsetAsync(shared->device_words.data_ptr(), 0, sizeof(int64_t) * kCudaIndexFlagWords, stream);
+  }
+  StreamFlag* shared = nullptr;
+  std::unique_lock<std::mutex> lock;
+  cudaStream_t stream = nullptr;
+  // Read, or known clean (indices checked on the host).
+  mutable bool read = false;
   TensorImpl buffer;
-  int64_t* ptr() const { return static_cast<int64_t*>(buffer.data_ptr()); }
+  int64_t* ptr() const {
+    return static_cast<int64_t*>(shared ? shared->device_words.data_ptr() : buffer.data_ptr());
+  }
 };
 
 Result<BoundsFlag> new_flag(int device, cudaStream_t stream) {
   BoundsFlag f;
+  if (!capturing(stream)) {
+    AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
+    BoundsFlagCache& cache =
+        dev->op_caches().get<BoundsFlagCache>([] { return std::make_unique<BoundsFlagCache>(); });
+    AOTIRT_ASSIGN_OR_RETURN(f.shared, cache.get(device, stream));
+    f.stream = stream;
+    f.lock = std::unique_lock<std::mutex>(f.shared->mu);
+    return f;
+  }
   AOTIRT_ASSIGN_OR_RETURN(f.buffer, cuda_empty_contiguous(DimVector{kCudaIndexFlagWords}, DType::kInt64, device));
   AOTIRT_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(f.ptr(), 0, sizeof(int64_t) * kCudaIndexFlagWords, stream));
   return f;
@@ -101,14 +182,19 @@ template <class DimOf>
 Status check_flag(cudaStream_t stream, const BoundsFlag& f, DimOf&& dim_of) {
   // A capture records the kernels for later replays; there is nothing to
   // read yet, and waiting is not allowed.
-  if (capturing(stream)) return Status();
-  int64_t host[kCudaIndexFlagWords] = {};
-  AOTIRT_RETURN_IF_ERROR(read_back(stream, f.ptr(), host, kCudaIndexFlagWords));
+  if (!f.shared) return Status();
+  f.read = true;
+  int64_t* host = f.shared->host_words;
+  AOTIRT_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(host, f.ptr(), sizeof(int64_t) * kCudaIndexFlagWords, cudaMemcpyDeviceToHost, stream));
+  AOTIRT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   if (host[0] == 0) return Status();
+  const int64_t value = host[1], which = host[2];
+  // Zeroed again for the stream's next call, which is ordered after this.
+  AOTIRT_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(f.ptr(), 0, sizeof(int64_t) * kCudaIndexFlagWords, stream));
   int64_t dim = 0, size = 0;
-  dim_of(host[2], &dim, &size);
-  return AOTIRT_STATUS(kInvalidArgument, "index {} is out of bounds for dimension {} with size {}", host[1], dim,
-                       size);
+  dim_of(which, &dim, &size);
+  return AOTIRT_STATUS(kInvalidArgument, "index {} is out of bounds for dimension {} with size {}", value, dim, size);
 }
 
 // ---------------------------------------------------------------------------
@@ -306,7 +392,10 @@ Result<TensorImpl> index_offsets(int device, cudaStream_t stream, const TensorIm
       cuda_launch_index_offsets(k, nb, static_cast<int64_t*>(offsets.data_ptr()), flag.ptr(), stream));
   // Checked before anything is written, so a bad index leaves no trace.
   // Indices checked on the host need no wait here.
-  if (p.host_checked) return offsets;
+  if (p.host_checked) {
+    flag.read = true;
+    return offsets;
+  }
   AOTIRT_RETURN_IF_ERROR(check_flag(stream, flag, [&](int64_t which, int64_t* dim, int64_t* size) {
     const size_t w = static_cast<size_t>(which) < p.dims.size() ? static_cast<size_t>(which) : 0;
     *dim = p.dims[w];
