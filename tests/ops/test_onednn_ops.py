@@ -16,6 +16,10 @@ oneDNN builds may round a tie apart).
 from __future__ import annotations
 
 import ctypes
+import functools
+import os
+import subprocess
+from pathlib import Path
 
 import pytest
 import torch
@@ -41,9 +45,44 @@ def eager(op, *args):
         raise
 
 
+def _runpath(library) -> list:
+    """The RUNPATH folders of |library| (readelf), $ORIGIN expanded."""
+    try:
+        out = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True).stdout
+    except OSError:
+        return []
+    dirs = []
+    for line in out.splitlines():
+        if "(RUNPATH)" in line or "(RPATH)" in line:
+            value = line.split("[", 1)[1].rstrip("]")
+            dirs += [d.replace("$ORIGIN", str(Path(library).parent)) for d in value.split(":") if d]
+    return dirs
+
+
+@functools.lru_cache(maxsize=None)
+def onednn_unavailable() -> str:
+    """Why aotirt could not open oneDNN here ("" when it can): it opens
+    AOTIRT_ONEDNN_LIBRARY or libdnnl.so.3 through libaotirt.so's RUNPATH, and a
+    build moved to another machine may leave that behind."""
+    name = os.environ.get("AOTIRT_ONEDNN_LIBRARY") or "libdnnl.so.3"
+    tries = [name] if "/" in name else [os.path.join(d, name) for d in _runpath(library_path())] + [name]
+    errors = []
+    for path in tries:
+        try:
+            ctypes.CDLL(path, mode=os.RTLD_LOCAL)
+            return ""
+        except OSError as e:
+            errors.append(str(e))
+    return errors[-1] if errors else f"{name} not found"
+
+
 def need(shims, name):
     if not provided(shims, name):
         pytest.skip(f"{name} not exported (this build has no oneDNN)")
+    why = onednn_unavailable()
+    if why:
+        print(f"skipped: this build has oneDNN, but it cannot be opened here: {why}")
+        pytest.skip(f"this build has oneDNN, but it cannot be opened here: {why}")
 
 
 def ints(values):
