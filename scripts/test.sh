@@ -2,7 +2,8 @@
 # Builds aotirt and runs every test: C++ unit and shim tests (ctest), then the
 # model tests, which export real AOTInductor packages with torch (cached by
 # torch version and model source) and compare aotirt's outputs with eager
-# PyTorch, then the benchmark harness's own tests (no GPU needed). CUDA tests
+# PyTorch, then the op conformance suite, the wheel (built and run without
+# torch), the benchmark harness's own tests and the sanitizer builds. CUDA tests
 # run when a GPU is present and are skipped visibly otherwise. The last line
 # is the total: "N passed, N failed, N skipped".
 set -uo pipefail
@@ -102,6 +103,23 @@ run_pytest tests/models
 
 step "op tests (pytest: op inventory and docs/ops.md, shim conformance with eager torch)"
 run_pytest tests/ops
+
+if [ "${AOTIRT_WHEEL_STEP:-1}" != 0 ]; then
+  step "wheel (scripts/wheel-check.sh: built, installed without torch, the zoo through the Python API and CLI)"
+  wheel_log="$(mktemp)"
+  AOTIRT_CUDA_ARCHITECTURES="$cuda_archs" ./scripts/wheel-check.sh 2>&1 | tee "$wheel_log"
+  wheel_line=$(grep -E '^wheel: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$wheel_log" | tail -1)
+  if [ -z "$wheel_line" ]; then
+    echo "the wheel step did not report a result"; tally 0 1 0
+  else
+    tally "$(echo "$wheel_line" | awk '{print $2}')" "$(echo "$wheel_line" | awk '{print $4}')" \
+      "$(echo "$wheel_line" | awk '{print $6}')"
+  fi
+  rm -f "$wheel_log"
+else
+  echo
+  echo "SKIP: AOTIRT_WHEEL_STEP=0: the wheel (scripts/wheel-check.sh) was not built or tested."
+fi
 
 step "benchmark harness tests (pytest: process watcher, report, harness logic, kernel profiles, before/after pairs)"
 run_pytest bench/tests
