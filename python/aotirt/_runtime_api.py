@@ -63,6 +63,17 @@ def _narrow_dtype(name: str):
     return np.dtype(getattr(ml_dtypes, name))
 
 
+_OUTPUT_MODES = frozenset(("auto", "numpy", "dlpack"))
+_NO_CODES: dict = {}
+
+
+def _no_codes(n: int) -> list:
+    codes = _NO_CODES.get(n)
+    if codes is None:
+        codes = _NO_CODES[n] = [-1] * n
+    return codes
+
+
 def _prepare(i: int, x: Any) -> Tuple[Any, int]:
     """An input as the native module takes it, and its dtype code override."""
     if isinstance(x, np.ndarray):
@@ -126,32 +137,45 @@ class Model:
         copy); "auto" gives numpy arrays for outputs on the host and DLPack
         arrays otherwise. Outputs own their memory.
         """
-        if outputs not in ("auto", "numpy", "dlpack"):
+        if outputs not in _OUTPUT_MODES:
             raise _invalid(f"outputs must be 'auto', 'numpy' or 'dlpack', "
                            f"not {outputs!r}")
-        if isinstance(inputs, (np.ndarray, str, bytes)) or not isinstance(inputs, Sequence):
-            raise _invalid("run() takes a list of inputs; call the model "
-                           "directly to pass them one by one")
-        arrays, codes = [], []
-        for i, x in enumerate(inputs):
-            a, c = _prepare(i, x)
-            arrays.append(a)
-            codes.append(c)
+        if type(inputs) is not list and type(inputs) is not tuple:
+            if isinstance(inputs, (np.ndarray, str, bytes)) or not isinstance(inputs, Sequence):
+                raise _invalid("run() takes a list of inputs; call the model "
+                               "directly to pass them one by one")
+        return self._run(inputs, outputs)
+
+    def _run(self, inputs, outputs: str) -> list:
+        # The common case first: numpy arrays of the types numpy names
+        # (bool, ints, floats, complex), passed as they are.
+        plain = True
+        for x in inputs:
+            if type(x) is not np.ndarray or x.dtype.kind not in "biufc":
+                plain = False
+                break
+        if plain:
+            arrays, codes = inputs, _no_codes(len(inputs))
+        else:
+            arrays, codes = [], []
+            for i, x in enumerate(inputs):
+                a, c = _prepare(i, x)
+                arrays.append(a)
+                codes.append(c)
         try:
-            raw = self._native.run(arrays, codes, outputs, False)
+            result, views = self._native.run(arrays, codes, outputs, False)
         except TypeError as e:  # nanobind could not read an input as an array
             raise _invalid(f"an input is neither a numpy array nor a DLPack "
                            f"tensor aotirt can read ({e})") from None
-        result = []
-        for array, code in raw:
-            if code >= 0:
-                array = array.view(_narrow_dtype(_NARROW_NAMES[code]))
-            result.append(array)
+        if views is not None:
+            for k, code in enumerate(views):
+                if code >= 0:
+                    result[k] = result[k].view(_narrow_dtype(_NARROW_NAMES[code]))
         return result
 
     def __call__(self, *inputs: Any) -> list:
         """``model(x, y)`` is ``model.run([x, y])``."""
-        return self.run(list(inputs))
+        return self._run(inputs, "auto")
 
     def __repr__(self) -> str:
         return (f"aotirt.Model({self.package['path']!r}, device={self.device!r}, "

@@ -270,7 +270,7 @@ class PyModel {
 
   // |arrays| with their dtype overrides (see borrow()); |outputs| is
   // "numpy", "dlpack" or "auto" (numpy when the outputs are on the host).
-  nb::list run(const std::vector<nb::ndarray<nb::ro>>& arrays, const std::vector<int>& bits_as,
+  nb::tuple run(const std::vector<nb::ndarray<nb::ro>>& arrays, const std::vector<int>& bits_as,
                const std::string& outputs, bool to_host) {
     if (outputs != "numpy" && outputs != "dlpack" && outputs != "auto")
       raise(StatusCode::kInvalidArgument, "outputs must be 'auto', 'numpy' or 'dlpack', not '" + outputs + "'");
@@ -288,13 +288,27 @@ class PyModel {
       r.emplace(model_->run(inputs, options));
     }
     std::vector<Tensor> outs = take(std::move(*r));
+    // (arrays, None), or (arrays, the dtype codes to view them as) when an
+    // output's type is one numpy lacks.
     nb::list result;
-    for (Tensor& t : outs) {
+    nb::object views = nb::none();
+    for (size_t k = 0; k < outs.size(); ++k) {
+      Tensor& t = outs[k];
       const bool numpy = outputs == "numpy" || (outputs == "auto" && t.device().is_cpu());
       std::pair<nb::object, int> out = hand_out(std::move(t), numpy);
-      result.append(nb::make_tuple(out.first, out.second));
+      result.append(out.first);
+      if (out.second >= 0) {
+        if (views.is_none()) views = nb::list();
+        nb::list v = nb::borrow<nb::list>(views);
+        while (nb::len(v) < k) v.append(-1);
+        v.append(out.second);
+      }
     }
-    return result;
+    if (!views.is_none()) {
+      nb::list v = nb::borrow<nb::list>(views);
+      while (nb::len(v) < outs.size()) v.append(-1);
+    }
+    return nb::make_tuple(result, views);
   }
 
   nb::list inputs() const { return spec_list(model_->inputs()); }
