@@ -176,8 +176,14 @@ class ViewOutput(nn.Module):
     the input's own memory back as its first output (the Python API's DLPack
     test checks that no copy is made on the way in or out)."""
 
+    def __init__(self):
+        super().__init__()
+        # A weight, so that the package has a weights blob: libtorch's
+        # loader (the zoo's reference runner) cannot map an empty one.
+        self.proj = nn.Linear(5, 16)
+
     def forward(self, x):
-        return x.view(x.shape[0], -1), x.sum(dim=1)
+        return x.view(x.shape[0], -1), self.proj(x).sum(dim=1)
 
 
 def _view_output_inputs():
