@@ -710,9 +710,11 @@ Status ModelState::validate_input(size_t i, const TensorImpl& t) const {
   auto label = [&] {
     return spec.name.empty() ? fmt::format("input {}", i) : fmt::format("input {} ('{}')", i, spec.name);
   };
+  // Worded as the CLI words its checks of --input files, with "the input"
+  // where the CLI names the file: the Python API passes these on.
   if (spec.has_dtype && spec.dtype != t.dtype())
-    return AOTIRT_STATUS(kInvalidArgument, "{} has dtype {} but the model expects {}", label(), dtype_name(t.dtype()),
-                         dtype_name(spec.dtype));
+    return AOTIRT_STATUS(kInvalidArgument, "{}: the model expects {}, but the input holds {}", label(),
+                         dtype_name(spec.dtype), dtype_name(t.dtype()));
   if (spec.has_shape) {
     bool ok = static_cast<int64_t>(spec.shape.size()) == t.dim();
     for (int64_t d = 0; ok && d < t.dim(); ++d)
@@ -722,8 +724,8 @@ Status ModelState::validate_input(size_t i, const TensorImpl& t) const {
       for (size_t d = 0; d < spec.shape.size(); ++d)
         expected += (d ? ", " : "") + (spec.shape[d] < 0 ? std::string("?") : std::to_string(spec.shape[d]));
       expected += "]";
-      return AOTIRT_STATUS(kInvalidArgument, "{} has shape {} but the model expects {}", label(),
-                           dims_to_string(t.sizes().data(), t.dim()), expected);
+      return AOTIRT_STATUS(kInvalidArgument, "{}: the model expects shape {}, but the input has shape {}", label(),
+                           expected, dims_to_string(t.sizes().data(), t.dim()));
     }
   }
   return Status();

@@ -155,11 +155,14 @@ def test_bad_input():
     pkg_dir, info = package("mlp")
     m = aotirt.load(pkg_dir / "model.pt2")
     x = load_npy(pkg_dir, info["input_sets"][0]["inputs"][0])
-    with pytest.raises(aotirt.InvalidArgumentError, match="has dtype float64 but the model expects float32") as e:
+    # The CLI's wording, with "the input" where the CLI names the .npy file.
+    with pytest.raises(aotirt.InvalidArgumentError,
+                       match=r"input 0 \('x'\): the model expects float32, but the input holds float64") as e:
         m(x.astype(np.float64))
     assert e.value.code == "INVALID_ARGUMENT" and str(e.value).startswith("INVALID_ARGUMENT: ")
     assert isinstance(e.value, aotirt.Error) and isinstance(e.value, ValueError)
-    with pytest.raises(aotirt.InvalidArgumentError, match="has shape"):
+    with pytest.raises(aotirt.InvalidArgumentError,
+                       match=r"the model expects shape \[4, 32\], but the input has shape \[4, 31\]"):
         m(x[:, :-1].copy())
     with pytest.raises(aotirt.InvalidArgumentError, match="takes 1 input"):
         m(x, x)
