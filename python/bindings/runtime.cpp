@@ -291,24 +291,16 @@ class PyModel {
     // (arrays, None), or (arrays, the dtype codes to view them as) when an
     // output's type is one numpy lacks.
     nb::list result;
-    nb::object views = nb::none();
+    std::vector<int> views(outs.size(), -1);
+    bool any_view = false;
     for (size_t k = 0; k < outs.size(); ++k) {
-      Tensor& t = outs[k];
-      const bool numpy = outputs == "numpy" || (outputs == "auto" && t.device().is_cpu());
-      std::pair<nb::object, int> out = hand_out(std::move(t), numpy);
+      const bool numpy = outputs == "numpy" || (outputs == "auto" && outs[k].device().is_cpu());
+      std::pair<nb::object, int> out = hand_out(std::move(outs[k]), numpy);
       result.append(out.first);
-      if (out.second >= 0) {
-        if (views.is_none()) views = nb::list();
-        nb::list v = nb::borrow<nb::list>(views);
-        while (nb::len(v) < k) v.append(-1);
-        v.append(out.second);
-      }
+      views[k] = out.second;
+      any_view = any_view || out.second >= 0;
     }
-    if (!views.is_none()) {
-      nb::list v = nb::borrow<nb::list>(views);
-      while (nb::len(v) < outs.size()) v.append(-1);
-    }
-    return nb::make_tuple(result, views);
+    return nb::make_tuple(result, any_view ? nb::cast(views) : nb::none());
   }
 
   nb::list inputs() const { return spec_list(model_->inputs()); }
