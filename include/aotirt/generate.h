@@ -73,13 +73,29 @@ struct GenerateStats {
   double first_token_seconds = 0;  // from the call to the first token
   // "max_new_tokens", "stop_token", "cache_full" or "cancelled".
   std::string stop_reason;
+  // Decode steps served by a CUDA graph replay (GeneratorOptions).
+  int64_t graph_replays = 0;
+};
+
+struct GeneratorOptions {
+  LoadOptions load;  // both packages: device, memory limit, runners
+  // On a CUDA device, decode steps replay a CUDA graph: the first decode
+  // step runs normally, the second records the step, and every later one,
+  // in this call and the next, is one replay. The cache is recorded in place
+  // (LoadOptions::graph_inputs_in_place), so it is never copied. The prefill
+  // package never records graphs (each prompt length would need its own).
+  // Ignored on devices without graphs.
+  bool decode_cuda_graph = true;
 };
 
 class GeneratorState;
 
 class AOTIRT_API Generator {
  public:
-  // Loads llm.json and both packages of |dir|. |options| apply to both.
+  // Loads llm.json and both packages of |dir|.
+  static Result<std::unique_ptr<Generator>> load(const std::string& dir, const GeneratorOptions& options);
+  // The same with |options| for both packages and the other GeneratorOptions
+  // at their defaults.
   static Result<std::unique_ptr<Generator>> load(const std::string& dir, const LoadOptions& options = {});
   ~Generator();
   Generator(const Generator&) = delete;
@@ -94,7 +110,9 @@ class AOTIRT_API Generator {
 
   // Generates after |prompt| (token ids; not returned) until a stop token,
   // |options.max_new_tokens| or a full cache. Each call starts from an empty
-  // cache. Not to be called from two threads at once on one Generator.
+  // cache (the Generator keeps one cache on the device for all its calls,
+  // zeroed at each). Not to be called from two threads at once on one
+  // Generator.
   Result<std::vector<int64_t>> generate(const std::vector<int64_t>& prompt, const GenerateOptions& options = {},
                                         GenerateStats* stats = nullptr);
 

@@ -98,6 +98,13 @@ struct LoadOptions {
   // signatures get a graph.
   bool cuda_graph = false;
   int graph_warmup_runs = 1;
+  // With cuda_graph: inputs already on the model's device are recorded where
+  // they are instead of being copied into the graph's buffers, so a model
+  // that updates an input in place (a KV cache) updates the caller's tensor.
+  // The graph keeps a reference to those tensors and serves only runs given
+  // the same ones (the same data and strides); other device tensors make a
+  // signature of their own, recorded anew. Host inputs are copied as above.
+  bool graph_inputs_in_place = false;
 };
 
 struct RunOptions {

@@ -46,6 +46,10 @@ class AOTIRT_API ModelGroup {
   // failed; the error's message names its path.
   static Result<std::unique_ptr<ModelGroup>> load(const std::vector<std::string>& paths,
                                                   const LoadOptions& options = {}, size_t* failed_index = nullptr);
+  // The same, with options of its own for each package (one per path).
+  static Result<std::unique_ptr<ModelGroup>> load(const std::vector<std::string>& paths,
+                                                  const std::vector<LoadOptions>& options,
+                                                  size_t* failed_index = nullptr);
   ~ModelGroup();
   ModelGroup(const ModelGroup&) = delete;
   ModelGroup& operator=(const ModelGroup&) = delete;

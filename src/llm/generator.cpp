@@ -11,6 +11,8 @@
 
 #include "aotirt/model_group.h"
 #include "base/status.h"
+#include "core/tensor.h"
+#include "device/device.h"
 #include "llm/sampler.h"
 
 namespace aotirt {
@@ -23,6 +25,9 @@ class GeneratorState {
   Model* prefill = nullptr;
   Model* decode = nullptr;
   DeviceId device;
+  // The KV cache, a key and a value tensor per layer, made at the first
+  // generate call and kept: a decode graph records these very tensors.
+  std::vector<Tensor> caches;
 };
 
 namespace {
@@ -190,14 +195,31 @@ size_t Generator::weight_bytes() const { return state_->group->weight_bytes(); }
 size_t Generator::unshared_weight_bytes() const { return state_->group->unshared_weight_bytes(); }
 
 Result<std::unique_ptr<Generator>> Generator::load(const std::string& dir, const LoadOptions& options) {
+  GeneratorOptions g;
+  g.load = options;
+  return load(dir, g);
+}
+
+Result<std::unique_ptr<Generator>> Generator::load(const std::string& dir, const GeneratorOptions& options) {
   try {
     auto state = std::make_unique<GeneratorState>();
     AOTIRT_ASSIGN_OR_RETURN(state->config, read_config(dir));
     const LlmConfig& c = state->config;
+    // Graphs for decode only, and only where the package's device has them.
+    LoadOptions prefill_options = options.load, decode_options = options.load;
+    prefill_options.cuda_graph = false;
+    decode_options.cuda_graph = false;
+    if (options.decode_cuda_graph || options.load.cuda_graph) {
+      Result<PackageInfo> info = inspect_package(c.decode_package);
+      if (info.ok() && info.value().device_key == "cuda") {
+        decode_options.cuda_graph = true;
+        decode_options.graph_inputs_in_place = true;
+      }
+    }
     // One group: the decode package borrows the prefill package's weights.
     size_t failed = 0;
-    Result<std::unique_ptr<ModelGroup>> group = ModelGroup::load({c.prefill_package, c.decode_package}, options,
-                                                                 &failed);
+    Result<std::unique_ptr<ModelGroup>> group =
+        ModelGroup::load({c.prefill_package, c.decode_package}, {prefill_options, decode_options}, &failed);
     if (!group.ok())
       return Status(group.status().code(),
                     std::string(failed == 0 ? "the prefill package: " : "the decode package: ") +
@@ -248,19 +270,25 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
     std::vector<int64_t> stops = options.stop_token_ids;
     if (options.use_config_stop_tokens) stops.insert(stops.end(), c.stop_token_ids.begin(), c.stop_token_ids.end());
 
-    // A fresh, zeroed cache for this call, on the model's device.
-    std::vector<Tensor> caches;
-    {
-      const size_t bytes = static_cast<size_t>(c.cache_shape[0] * c.cache_shape[1] * c.cache_shape[2] *
-                                               c.cache_shape[3]) *
-                           dtype_size(c.cache_dtype);
-      std::vector<uint8_t> zeros(bytes, 0);
-      Tensor host = Tensor::from_blob(zeros.data(), c.cache_shape, c.cache_dtype);
+    // The cache, made once on the model's device and zeroed for this call.
+    std::vector<Tensor>& caches = state_->caches;
+    if (caches.empty()) {
       for (int64_t i = 0; i < 2 * c.num_layers; ++i) {
-        AOTIRT_ASSIGN_OR_RETURN(Tensor t, host.to(state_->device));
+        AOTIRT_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(c.cache_shape, c.cache_dtype, state_->device));
         caches.push_back(std::move(t));
       }
     }
+    {
+      AOTIRT_ASSIGN_OR_RETURN(Device * dev, get_device(state_->device));
+      for (const Tensor& t : caches) {
+        Status zeroed = dev->zero(*t.impl());
+        if (!zeroed.ok()) {
+          caches.clear();
+          return zeroed;
+        }
+      }
+    }
+    const size_t replays_before = state_->decode->graph_stats().replays;
 
     RunOptions run_options;
     run_options.outputs_to_host = true;
@@ -326,6 +354,7 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
     }
     st.decode_seconds = generated.size() > 1 ? seconds_since(decode_start) : 0;
     st.generated_tokens = static_cast<int64_t>(generated.size());
+    st.graph_replays = static_cast<int64_t>(state_->decode->graph_stats().replays - replays_before);
     if (stats) *stats = st;
     return generated;
   } catch (const std::bad_alloc&) {

@@ -133,6 +133,7 @@ Result<std::unique_ptr<ModelState>> ModelState::load(const std::string& path, co
                            info.device_key);
     m->graph_mode_ = true;
     m->graph_warmup_runs_ = static_cast<size_t>(std::max(options.graph_warmup_runs, 1));
+    m->graph_inputs_in_place_ = options.graph_inputs_in_place;
   }
 
   if (!device_thread.joinable()) start_device(m->device_id_);
@@ -972,7 +973,15 @@ namespace {
 
 constexpr size_t kMaxGraphs = 8;
 
-std::vector<int64_t> signature_of(const std::vector<Tensor>& inputs) {
+// Whether |t| is recorded where it is in the in-place mode.
+bool binds_in_place(const TensorImpl& t, DeviceId device) {
+  return t.device() == device && t.data_ptr() != nullptr;
+}
+
+// dtype, rank and sizes of every input; in the in-place mode also the data
+// pointer and strides of each input recorded in place, since the graph reads
+// and writes that very memory.
+std::vector<int64_t> signature_of(const std::vector<Tensor>& inputs, bool in_place, DeviceId device) {
   std::vector<int64_t> key;
   key.reserve(inputs.size() * 5);
   for (const Tensor& t : inputs) {
@@ -980,6 +989,10 @@ std::vector<int64_t> signature_of(const std::vector<Tensor>& inputs) {
     key.push_back(static_cast<int64_t>(impl->dtype()));
     key.push_back(impl->dim());
     for (int64_t d = 0; d < impl->dim(); ++d) key.push_back(impl->sizes()[d]);
+    if (in_place && binds_in_place(*impl, device)) {
+      key.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(impl->data_ptr())));
+      for (int64_t d = 0; d < impl->dim(); ++d) key.push_back(impl->strides()[d]);
+    }
   }
   return key;
 }
@@ -1013,8 +1026,14 @@ Status ModelState::record_graph(GraphEntry& e, const std::vector<Tensor>& inputs
   e.inputs.clear();
   e.sources.assign(inputs.size(), nullptr);
   e.staging.assign(inputs.size(), TensorImpl());
+  e.in_place.assign(inputs.size(), false);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorImpl& t = *inputs[i].impl();
+    if (graph_inputs_in_place_ && binds_in_place(t, device_id_)) {
+      e.in_place[i] = true;
+      e.inputs.push_back(t);
+      continue;
+    }
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl buf, empty_contiguous(t.sizes(), t.dtype(), device_id_));
     if (copies_plainly(t, buf) && buf.nbytes() > 0)
       e.sources[i] = t.data_ptr();
@@ -1053,6 +1072,12 @@ Status ModelState::feed_graph(GraphEntry& e, const std::vector<Tensor>& inputs) 
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorImpl& src = *inputs[i].impl();
     TensorImpl& dst = e.inputs[i];
+    if (e.in_place[i]) {
+      // The signature holds the pointer and strides; this guards the key.
+      AOTIRT_ENSURE(src.data_ptr() == dst.data_ptr() && src.strides() == dst.strides(), kInternal,
+                    "input {} is not the tensor its CUDA graph was recorded with", i);
+      continue;
+    }
     if (!e.sources[i]) {
       // A caller that writes into the graph's own buffer needs no copy.
       if (src.data_ptr() == dst.data_ptr() && src.strides() == dst.strides()) continue;
@@ -1079,7 +1104,7 @@ Status ModelState::feed_graph(GraphEntry& e, const std::vector<Tensor>& inputs) 
 Result<std::vector<Tensor>> ModelState::run_graph(const std::vector<Tensor>& inputs, const RunOptions& options) {
   AOTIRT_RETURN_IF_ERROR(check_inputs(inputs));
   std::lock_guard<std::mutex> lock(graph_mutex_);
-  std::vector<int64_t> key = signature_of(inputs);
+  std::vector<int64_t> key = signature_of(inputs, graph_inputs_in_place_, device_id_);
   GraphEntry* e = nullptr;
   for (auto& g : graphs_)
     if (g->key == key) e = g.get();

@@ -33,6 +33,16 @@ ModelGroup::~ModelGroup() = default;
 
 Result<std::unique_ptr<ModelGroup>> ModelGroup::load(const std::vector<std::string>& paths,
                                                      const LoadOptions& options, size_t* failed_index) {
+  try {
+    return load(paths, std::vector<LoadOptions>(paths.size(), options), failed_index);
+  } catch (const std::bad_alloc&) {
+    return AOTIRT_STATUS(kResourceExhausted, "loading a model group: out of memory");
+  }
+}
+
+Result<std::unique_ptr<ModelGroup>> ModelGroup::load(const std::vector<std::string>& paths,
+                                                     const std::vector<LoadOptions>& options,
+                                                     size_t* failed_index) {
   size_t index = 0;
   auto fail = [&](Status s) {
     if (failed_index) *failed_index = index;
@@ -41,6 +51,9 @@ Result<std::unique_ptr<ModelGroup>> ModelGroup::load(const std::vector<std::stri
   };
   try {
     if (paths.empty()) return fail(AOTIRT_STATUS(kInvalidArgument, "a model group needs at least one package"));
+    if (options.size() != paths.size())
+      return fail(AOTIRT_STATUS(kInvalidArgument, "a model group of {} packages was given {} sets of load options",
+                                paths.size(), options.size()));
     // A missing package is named before any other is loaded.
     for (index = 0; index < paths.size(); ++index)
       if (::access(paths[index].c_str(), R_OK) != 0)
@@ -49,7 +62,7 @@ Result<std::unique_ptr<ModelGroup>> ModelGroup::load(const std::vector<std::stri
     auto state = std::make_unique<ModelGroupState>();
     state->models.reserve(paths.size());
     for (index = 0; index < paths.size(); ++index) {
-      Result<std::unique_ptr<ModelState>> m = ModelState::load(paths[index], options, &state->pool);
+      Result<std::unique_ptr<ModelState>> m = ModelState::load(paths[index], options[index], &state->pool);
       if (!m.ok()) {
         Status s = m.take_status();
         return fail(s.annotate(fmt::format("loading '{}' (package {} of {} in the group)", paths[index], index + 1,

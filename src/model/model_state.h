@@ -71,6 +71,9 @@ class ModelState {
     // inputs), or null when the input is copied in before each replay.
     std::vector<const void*> sources;
     std::vector<TensorImpl> staging;  // device copies of host data for recorded copies
+    // Per input: recorded in place (graph_inputs_in_place); |inputs| then
+    // holds the caller's own tensor, whose storage it keeps alive.
+    std::vector<bool> in_place;
   };
 
   // Input handles for one run of the container, which steals them -- unless
@@ -172,6 +175,7 @@ class ModelState {
 
   bool graph_mode_ = false;
   size_t graph_warmup_runs_ = 1;
+  bool graph_inputs_in_place_ = false;
   mutable std::mutex graph_mutex_;  // serialises graph-mode runs
   std::vector<std::unique_ptr<GraphEntry>> graphs_;
   bool graph_overflow_warned_ = false;

@@ -202,15 +202,35 @@ def test_greedy_matches_transformers(llm_dir, prompt):
     assert got["stop_reason"] == "max_new_tokens"
     assert got["generated_tokens"] == 24 and got["prompt_tokens"] == len(prompt)
     assert got["decode_tokens_per_s"] > 0 and got["prefill_tokens_per_s"] > 0
+    assert got["graph_replays"] == 0  # CPU: no graphs
+
+
+def test_warm_up_runs_repeat_the_same_tokens(llm_dir):
+    """--warmup generates first unprinted; the cache is zeroed for each call."""
+    ids = "1,17,42,99,5,63"
+    cold = _generate(llm_dir, "--prompt-ids", ids, "-n", "12", "--ignore-eos")
+    warm = _generate(llm_dir, "--prompt-ids", ids, "-n", "12", "--ignore-eos", "--warmup", "2")
+    assert warm["tokens"] == cold["tokens"] and warm["generated_tokens"] == 12
 
 
 @requires_cuda
 def test_greedy_on_cuda_matches_transformers():
     """The pair exported for CUDA, run on the GPU, against transformers on the GPU."""
     prompt = [1, 17, 42, 99, 5, 63]
-    got = _generate(_exported("cuda"), "--prompt-ids", ",".join(map(str, prompt)), "-n", "24", "--ignore-eos")
+    ids = ",".join(map(str, prompt))
+    got = _generate(_exported("cuda"), "--prompt-ids", ids, "-n", "24", "--ignore-eos")
     assert got["tokens"] == _reference(prompt, 24, device="cuda")
     assert got["generated_tokens"] == 24 and got["stop_reason"] == "max_new_tokens"
+    # Decode steps replay a CUDA graph that updates the cache in place: the
+    # first decode step runs without it, the second records and replays it,
+    # and so do the other 21.
+    assert got["graph_replays"] == 22, got
+    # A second call on the same Generator replays the graph recorded by the
+    # first for every decode step, from a cache zeroed again.
+    warm = _generate(_exported("cuda"), "--prompt-ids", ids, "-n", "24", "--ignore-eos", "--warmup", "1")
+    assert warm["tokens"] == got["tokens"] and warm["graph_replays"] == 23, warm
+    plain = _generate(_exported("cuda"), "--prompt-ids", ids, "-n", "24", "--ignore-eos", "--no-cuda-graph")
+    assert plain["tokens"] == got["tokens"] and plain["graph_replays"] == 0, plain
 
 
 def _greedy_recomputed(model, prompt: list, new_tokens: int, device: str) -> list:
@@ -460,7 +480,7 @@ def test_a_directory_without_llm_json_is_named(tmp_path):
 
 def test_usage_errors_exit_2(llm_dir):
     for args in (["--prompt-ids", "1", "--temperature", "-1"], ["--prompt-ids", "1", "--top-p", "1.5"],
-                 ["--prompt", "a", "--prompt-ids", "1"]):
+                 ["--prompt", "a", "--prompt-ids", "1"], ["--prompt-ids", "1", "--warmup", "-1"]):
         proc = subprocess.run([str(CLI), "generate", str(llm_dir), *args], capture_output=True, text=True)
         assert proc.returncode == 2, (args, proc.stderr)
     proc = subprocess.run([str(CLI), "generate", str(llm_dir)], capture_output=True, text=True)

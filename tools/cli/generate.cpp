@@ -68,6 +68,10 @@ CLI::App* add_generate_command(CLI::App& app, GenerateArgs& a) {
   g->add_flag("--ignore-eos", a.ignore_eos, "Do not stop at the model's own stop tokens");
   g->add_flag("--print-ids", a.print_ids, "Print token ids instead of text");
   g->add_flag("--json", a.json, "Print one JSON object (tokens, text and figures) at the end");
+  g->add_flag("--no-cuda-graph", a.no_cuda_graph, "CUDA: run decode steps without a CUDA graph");
+  g->add_option("--warmup", a.warmup,
+                "Generate N times unprinted first, so the figures are of a warm run (benchmarks)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1000}));
   g->footer("Ctrl-C stops after the current token and prints what was generated.");
   return g;
 }
@@ -76,11 +80,12 @@ Status cmd_generate(const GenerateArgs& a, int* exit_code) {
   *exit_code = 0;
   if (a.prompt.empty() && a.prompt_ids.empty())
     return Status(StatusCode::kInvalidArgument, "give a prompt: --prompt TEXT or --prompt-ids IDS");
-  LoadOptions load;
+  GeneratorOptions load;
+  load.decode_cuda_graph = !a.no_cuda_graph;
   if (!a.device.empty()) {
     Result<DeviceId> d = DeviceId::parse(a.device);
     if (!d.ok()) return d.status();
-    load.device = d.value();
+    load.load.device = d.value();
   }
   const bool tty = isatty(fileno(stderr));
   if (tty) fmt::print(stderr, "loading {} ...", a.dir);
@@ -151,7 +156,16 @@ Status cmd_generate(const GenerateArgs& a, int* exit_code) {
   g_interrupted.store(false);
   catch_interrupt();
   GenerateStats st;
-  Result<std::vector<int64_t>> out = gen.generate(prompt, opts, &st);
+  Result<std::vector<int64_t>> out = std::vector<int64_t>();
+  {
+    GenerateOptions quiet = opts;
+    quiet.on_token = [](int64_t) { return !g_interrupted.load(); };
+    for (int64_t i = 0; i < a.warmup && out.ok() && !g_interrupted.load(); ++i) out = gen.generate(prompt, quiet, &st);
+  }
+  if (out.ok() && !g_interrupted.load())
+    out = gen.generate(prompt, opts, &st);
+  else if (out.ok())
+    st.stop_reason = "cancelled";  // during the warm-up runs
   signal(SIGINT, SIG_DFL);
   if (!a.json && !a.print_ids && tok && !so_far.empty()) {
     // What was held back, if the text still ends in a partial character.
@@ -180,6 +194,7 @@ Status cmd_generate(const GenerateArgs& a, int* exit_code) {
     j["time_to_first_token_s"] = st.first_token_seconds;
     j["prefill_tokens_per_s"] = prefill_rate;
     j["decode_tokens_per_s"] = decode_rate;
+    j["graph_replays"] = st.graph_replays;
     j["weight_bytes"] = gen.weight_bytes();
     j["unshared_weight_bytes"] = gen.unshared_weight_bytes();
     fmt::print("{}\n", j.dump());

@@ -28,6 +28,8 @@ struct GenerateArgs {
   bool ignore_eos = false;
   bool print_ids = false;
   bool json = false;
+  bool no_cuda_graph = false;
+  int64_t warmup = 0;
 };
 
 CLI::App* add_generate_command(CLI::App& app, GenerateArgs& args);
