@@ -48,11 +48,19 @@ TINY_SHAPES = (("p16_g16", 16, 16), ("ctx64", 48, 16))
 TINY_CACHE_LEN = 64
 # Warm repetitions per row; the median is reported.
 REPS = 3
+# Rough seconds per measurement (one system, one kind), to decide under
+# --budget-s whether to start it.
+GUESS_S = {"aotirt": 45, "torch.compile-reduce-overhead": 200, "eager": 90, "libtorch-aoti": 60}
 FIRST_TOKEN_MARKER = "AOTIRT_BENCH_FIRST_TOKEN"
 
 
-def llama_config(tiny: bool):
+def llama_config(tiny: bool, layers: int | None = None):
     import transformers
+
+    if layers:
+        cfg = llama_config(tiny)
+        cfg.num_hidden_layers = layers
+        return cfg
 
     if tiny:
         return transformers.LlamaConfig(vocab_size=512, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
@@ -81,7 +89,7 @@ def sync(device: str) -> None:
 
 # ---------------------------------------------------------------- preparation
 
-def make_checkpoint(work: Path, tiny: bool) -> Path:
+def make_checkpoint(work: Path, tiny: bool, layers: int | None = None) -> Path:
     import torch
     import transformers
 
@@ -89,7 +97,7 @@ def make_checkpoint(work: Path, tiny: bool) -> Path:
     if (ckpt / "config.json").exists():
         return ckpt
     torch.manual_seed(0)
-    model = transformers.LlamaForCausalLM(llama_config(tiny)).to(torch.bfloat16).eval()
+    model = transformers.LlamaForCausalLM(llama_config(tiny, layers)).to(torch.bfloat16).eval()
     # Random weights of a trained model's scale, so activations stay finite.
     with torch.no_grad():
         for p in model.parameters():
@@ -352,6 +360,8 @@ def main() -> int:
     ap.add_argument("--row-timeout", type=float, default=900)
     ap.add_argument("--results", default=str(HERE / "results"))
     ap.add_argument("--export-only", action="store_true", help="make the checkpoint and packages, measure nothing")
+    ap.add_argument("--layers", type=int, default=None,
+                    help="fewer layers than the model's (a quick export for kernel profiles; not a benchmark)")
     ap.add_argument("--budget-s", type=float, default=None,
                     help="start no new measurement after this many seconds; the same command again goes on")
     args = ap.parse_args()
@@ -364,7 +374,7 @@ def main() -> int:
 
     import procmon
 
-    work = Path(args.work) / ("tiny" if args.tiny else "llama1b")
+    work = Path(args.work) / (("tiny" if args.tiny else "llama1b") + (f"-{args.layers}layers" if args.layers else ""))
     work.mkdir(parents=True, exist_ok=True)
     args.cache_len = TINY_CACHE_LEN if args.tiny else MAX_CACHE_LEN
     shapes = [list(s) for s in (TINY_SHAPES if args.tiny else SHAPES)]
@@ -379,7 +389,7 @@ def main() -> int:
     t0 = time.perf_counter()
     log = lambda msg: print(f"[llm {time.perf_counter() - t0:7.1f}s] {msg}", flush=True)  # noqa: E731
 
-    ckpt = make_checkpoint(work, args.tiny)
+    ckpt = make_checkpoint(work, args.tiny, args.layers)
     vocab = llama_config(args.tiny).vocab_size
     # Both kinds export at once, each in a process of its own.
     procs = {}
@@ -423,7 +433,7 @@ def main() -> int:
             if f.exists():
                 measured[(system, kind)] = json.loads(f.read_text())
                 continue
-            if args.budget_s is not None and time.perf_counter() - t0 > args.budget_s:
+            if args.budget_s is not None and time.perf_counter() - t0 + GUESS_S[system] > args.budget_s:
                 complete = False
                 continue
             log(f"measuring {system} {kind}")
@@ -474,8 +484,10 @@ def main() -> int:
                     row["graph_replays"] = s["graph_replays"]
                 rows.append(row)
     meta = {
-        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                                 text=True).stdout.strip() or "unknown",
+        # A copy of the tree without .git (a GPU machine) names its commit.
+        "commit": os.environ.get("AOTIRT_BENCH_COMMIT") or subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+        or "unknown",
         "date": datetime.date.today().isoformat(),
         "device": device_name(args.device),
         "bandwidth_gb_s": bandwidth / 1e9,

@@ -158,9 +158,16 @@ Status check_package(const Model& model, const LlmConfig& c, const char* role) {
                 "the {} package takes {} inputs, but llm.json's {} layers need {} (token ids, positions and a key "
                 "and a value cache per layer): the packages and llm.json are not from one export",
                 role, model.num_inputs(), c.num_layers, want);
-  AOTIRT_ENSURE(model.num_outputs() == 1, kIncompatible,
-                "the {} package returns {} outputs, not the one logits tensor of aotirt.export_llm", role,
+  // The logits, and (exports since the greedy token was added) their argmax.
+  AOTIRT_ENSURE(model.num_outputs() == 1 || model.num_outputs() == 2, kIncompatible,
+                "the {} package returns {} outputs, not the logits (and greedy token) of aotirt.export_llm", role,
                 model.num_outputs());
+  if (model.num_outputs() == 2 && model.outputs().size() == 2) {
+    const TensorSpec& t = model.outputs()[1];
+    AOTIRT_ENSURE(!t.has_dtype || t.dtype == DType::kInt64, kIncompatible,
+                  "the {} package's second output is {}, not the int64 greedy token of aotirt.export_llm", role,
+                  dtype_name(t.dtype));
+  }
   const std::vector<TensorSpec>& specs = model.inputs();
   for (size_t i = 2; i < specs.size(); ++i) {
     const TensorSpec& s = specs[i];
@@ -290,8 +297,12 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
     }
     const size_t replays_before = state_->decode->graph_stats().replays;
 
+    // Outputs stay where the model leaves them: greedy generation with a
+    // greedy-token output reads back that one id, and otherwise the logits
+    // come to a host buffer kept for the call.
     RunOptions run_options;
-    run_options.outputs_to_host = true;
+    const bool device_model = !state_->device.is_cpu();
+    Tensor host_logits;
     llm::Sampler sampler(s);
     GenerateStats st;
     st.prompt_tokens = n;
@@ -310,10 +321,27 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
       inputs.push_back(std::move(pos_tensor));
       inputs.insert(inputs.end(), caches.begin(), caches.end());
       AOTIRT_ASSIGN_OR_RETURN(std::vector<Tensor> outs, model.run(inputs, run_options));
-      AOTIRT_ENSURE(outs.size() == 1 && outs[0].dtype() == DType::kFloat32 && outs[0].numel() == c.vocab_size,
+      AOTIRT_ENSURE(!outs.empty() && outs[0].dtype() == DType::kFloat32 && outs[0].numel() == c.vocab_size,
                     kIncompatible, "the model returned no float32 logits row of {} values: not an aotirt.export_llm "
                     "package pair", c.vocab_size);
-      return sampler.next(static_cast<const float*>(outs[0].data()), c.vocab_size);
+      if (s.temperature <= 0.0f && outs.size() == 2) {
+        AOTIRT_ENSURE(outs[1].dtype() == DType::kInt64 && outs[1].numel() == 1, kIncompatible,
+                      "the model's greedy token is not one int64: not an aotirt.export_llm package pair");
+        AOTIRT_ASSIGN_OR_RETURN(Tensor id, outs[1].to(DeviceId{}));
+        const int64_t token = *static_cast<const int64_t*>(id.data());
+        AOTIRT_ENSURE(token >= 0 && token < c.vocab_size, kInternal,
+                      "the model's greedy token {} is outside the vocabulary of {}", token, c.vocab_size);
+        return token;
+      }
+      const Tensor* logits = &outs[0];
+      if (device_model) {
+        if (!host_logits.defined()) {
+          AOTIRT_ASSIGN_OR_RETURN(host_logits, Tensor::empty(outs[0].sizes(), DType::kFloat32));
+        }
+        AOTIRT_RETURN_IF_ERROR(copy_tensor(*host_logits.impl(), *outs[0].impl(), false));
+        logits = &host_logits;
+      }
+      return sampler.next(static_cast<const float*>(logits->data()), c.vocab_size);
     };
 
     int64_t token = 0;

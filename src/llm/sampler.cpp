@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace aotirt {
 namespace llm {
@@ -10,11 +11,21 @@ Sampler::Sampler(const SamplingOptions& options) : options_(options), rng_(optio
 
 int64_t Sampler::next(const float* logits, int64_t n) {
   if (options_.temperature <= 0.0f) {
-    // First maximum, as torch.argmax picks; a NaN never wins.
-    int64_t best = 0;
-    for (int64_t i = 1; i < n; ++i)
-      if (logits[i] > logits[best] || std::isnan(logits[best])) best = i;
-    return best;
+    // First maximum, as torch.argmax picks; a NaN never wins. The largest
+    // value comes from a pass the compiler vectorises (eight running maxima;
+    // a NaN fails every comparison), then the first index holding it.
+    constexpr int kLanes = 8;
+    float lane_max[kLanes];
+    for (float& m : lane_max) m = -std::numeric_limits<float>::infinity();
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      for (int l = 0; l < kLanes; ++l) lane_max[l] = logits[i + l] > lane_max[l] ? logits[i + l] : lane_max[l];
+    float top = -std::numeric_limits<float>::infinity();
+    for (float m : lane_max) top = m > top ? m : top;
+    for (; i < n; ++i) top = logits[i] > top ? logits[i] : top;
+    for (int64_t j = 0; j < n; ++j)
+      if (logits[j] == top) return j;
+    return 0;  // every logit NaN (or -inf and NaN): the first id
   }
   scratch_.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) scratch_[i] = {logits[i] / options_.temperature, i};

@@ -355,7 +355,8 @@ TEST(CudaAttentionKernelChoice, KeysSplitWhenQueryTilesAreFew) {
 }
 
 // A decode step (up to 4 query rows, head dim 64 or 128, 16-byte rows) takes
-// the decode kernel, one block per row, split only for caches over 2048 keys.
+// the decode kernel, one block per row, split for caches over 2048 keys and,
+// from 1024 keys, until the blocks cover the SMs twice.
 TEST(CudaAttentionKernelChoice, DecodeStepsUseTheDecodeKernel) {
   CudaAttentionParams p;
   p.dtype = 15;
@@ -370,7 +371,17 @@ TEST(CudaAttentionKernelChoice, DecodeStepsUseTheDecodeKernel) {
   EXPECT_EQ(cuda_attention_key_splits(p, 132), 1);
   CudaAttentionParams q = p;
   q.len_kv = 5000;
-  EXPECT_EQ(cuda_attention_key_splits(q, 132), 3);
+  EXPECT_EQ(cuda_attention_key_splits(q, 132), 19);  // 12 rows: 22 would cover the SMs, 19 of 256+ keys
+  q.len_kv = 1023;
+  EXPECT_EQ(cuda_attention_key_splits(q, 132), 1);  // short: one block per row
+  // Llama-3.2-1B's decode step on a static cache of 2048: 32 rows, split 8.
+  CudaAttentionParams l = p;
+  l.heads_q = 32;
+  l.heads_kv = 8;
+  l.len_kv = 2048;
+  EXPECT_EQ(cuda_attention_key_splits(l, 132), 8);
+  l.len_kv = 8192;  // 4 of 2048 keys would leave SMs idle: 9 cover them twice
+  EXPECT_EQ(cuda_attention_key_splits(l, 132), 9);
   q = p;
   q.len_q = 5;  // more rows: the general kernel
   EXPECT_FALSE(cuda_attention_decode_eligible(q));

@@ -17,6 +17,17 @@ TEST(LlmSamplerTest, GreedyTakesTheFirstLargest) {
   EXPECT_EQ(s.next(logits.data(), 4), 1);
   const std::vector<float> nan_first = {NAN, 0.0f, 1.0f};
   EXPECT_EQ(s.next(nan_first.data(), 3), 2);
+  // A vocabulary's worth: the vectorised pass, its tail and NaNs anywhere.
+  std::vector<float> big(128257, -3.0f);
+  big[5] = NAN;
+  big[70001] = 9.5f;
+  big[128256] = 9.5f;  // a tie in the tail: the first stays
+  big[99999] = NAN;
+  EXPECT_EQ(s.next(big.data(), static_cast<int64_t>(big.size())), 70001);
+  big[128256] = 10.0f;
+  EXPECT_EQ(s.next(big.data(), static_cast<int64_t>(big.size())), 128256);
+  const std::vector<float> all_low = {-INFINITY, -INFINITY, -INFINITY};
+  EXPECT_EQ(s.next(all_low.data(), 3), 0);
 }
 
 TEST(LlmSamplerTest, TopKOfOneAndATinyTopPAreGreedy) {

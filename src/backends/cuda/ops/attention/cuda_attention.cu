@@ -567,8 +567,17 @@ bool cuda_attention_decode_eligible(const CudaAttentionParams& p) {
 int cuda_attention_key_splits(const CudaAttentionParams& p, int sm_count) {
   if (cuda_attention_decode_eligible(p)) {
     // One block reads a few thousand keys in a handful of memory round trips;
-    // longer caches split so that more SMs share them.
-    const int64_t splits = (p.len_kv + kCudaAttentionDecodeKeysPerBlock - 1) / kCudaAttentionDecodeKeysPerBlock;
+    // longer caches split so that more SMs share them. A long cache read by
+    // few rows (a static cache of 2048 keys and 32 heads: 32 blocks on a GPU
+    // of 132 SMs) also splits, into blocks of at least 256 keys, until the
+    // blocks cover every SM twice; a short one (GPT-2's 513 keys) is read
+    // faster whole than split and merged by a second kernel.
+    int64_t splits = (p.len_kv + kCudaAttentionDecodeKeysPerBlock - 1) / kCudaAttentionDecodeKeysPerBlock;
+    const int64_t rows = p.batch * p.heads_q * p.len_q;
+    if (rows > 0 && p.len_kv >= kCudaAttentionDecodeSplitMinKeys) {
+      const int64_t cover = (2 * static_cast<int64_t>(sm_count > 0 ? sm_count : 1) + rows - 1) / rows;
+      splits = std::max(splits, std::min(cover, p.len_kv / 256));
+    }
     return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(splits, 64)));
   }
   // Few query tiles (decode): split the keys so that every SM gets several

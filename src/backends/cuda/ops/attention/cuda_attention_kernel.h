@@ -74,6 +74,8 @@ cudaError_t cuda_launch_attention_softmax(const CudaAttentionParams& p, float* s
 // its own (one block per query row, 16-byte loads, no shared-memory tiles).
 constexpr int64_t kCudaAttentionDecodeMaxQueries = 4;
 constexpr int64_t kCudaAttentionDecodeKeysPerBlock = 2048;
+// Caches of at least this many keys also split to cover the SMs.
+constexpr int64_t kCudaAttentionDecodeSplitMinKeys = 1024;
 bool cuda_attention_decode_eligible(const CudaAttentionParams& p);
 
 // Key splits for |p| on a GPU with |sm_count| SMs (1: none); the launcher

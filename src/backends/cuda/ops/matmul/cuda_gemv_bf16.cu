@@ -3,8 +3,10 @@
 // with float32 sums and one rounding to bfloat16. Written here rather than
 // taken from cuBLASLt so that a bfloat16 decode step, whose GEMMs are all of
 // one row, loads no cuBLASLt. Both kernels stream B, the weights, once:
-// - B column-major (k contiguous): a warp per output column, 16-byte loads
-//   along k, the lanes' sums added with shuffles;
+// - B column-major (k contiguous): a warp per output column, or per slice
+//   of k when the columns are too few to fill the GPU (then the slices'
+//   sums meet in shared memory); 16-byte loads along k, eight in flight per
+//   lane, the lanes' sums added with shuffles;
 // - B row-major ([k, n], GPT-2's Conv1D weights): a block per 32 columns;
 //   each thread reads 8 columns of every 64th row of B (16 bytes), and the
 //   64 row slices' sums are added in shared memory.
@@ -89,6 +91,74 @@ __global__ void __launch_bounds__(32 * kColWarps) gemv_col_kernel(CudaBf16Proble
     for (int i = 0; i < p.m; ++i) store(p, i, j, acc[i]);
 }
 
+// The column-major kernel with 16-byte loads: KS warps share a column, each
+// summing one slice of k (whole multiples of 256 elements, a warp's one load
+// a lane), so that a few hundred columns still make enough blocks; each
+// lane keeps eight loads of B in flight (a 2048-long column in one go).
+template <int KS>
+__global__ void __launch_bounds__(32 * kColWarps) gemv_col_split_kernel(CudaBf16Problem p) {
+  constexpr int kCols = kColWarps / KS;
+  constexpr int kDepth = 8;
+  __shared__ float part[kColWarps][kRows];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int j = blockIdx.x * kCols + warp / KS;
+  const int slice = warp % KS;
+  const int64_t per = (p.k + KS * 256 - 1) / (KS * 256) * 256;
+  const int64_t k0 = slice * per, k1 = min(static_cast<int64_t>(p.k), k0 + per);
+  const __nv_bfloat16* a = static_cast<const __nv_bfloat16*>(p.a);
+  float acc[kRows];
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) acc[i] = 0.f;
+  if (j < p.n) {
+    const __nv_bfloat16* col = static_cast<const __nv_bfloat16*>(p.b) + static_cast<int64_t>(j) * p.ldb;
+    for (int64_t kk = k0 + lane * 8; kk < k1; kk += kDepth * 256) {
+      uint4 bv[kDepth];
+#pragma unroll
+      for (int u = 0; u < kDepth; ++u) {
+        const int64_t e = kk + u * 256;
+        bv[u] = e < k1 ? __ldg(reinterpret_cast<const uint4*>(col + e)) : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < kDepth; ++u) {
+        const int64_t e = kk + u * 256;
+        if (e >= k1) break;
+        float bf8[8], av[8];
+        unpack8(bv[u], bf8);
+#pragma unroll
+        for (int i = 0; i < kRows; ++i) {
+          if (i >= p.m) break;
+          unpack8(*reinterpret_cast<const uint4*>(a + i * p.lda + e), av);
+#pragma unroll
+          for (int x = 0; x < 8; ++x) acc[i] = fmaf(av[x], bf8[x], acc[i]);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kRows; ++i) {
+    float v = acc[i];
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+    acc[i] = v;
+  }
+  if (KS == 1) {
+    if (lane == 0 && j < p.n)
+      for (int i = 0; i < p.m; ++i) store(p, i, j, acc[i]);
+    return;
+  }
+  if (lane == 0)
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) part[warp][i] = acc[i];
+  __syncthreads();
+  if (lane == 0 && slice == 0 && j < p.n)
+    for (int i = 0; i < p.m; ++i) {
+      float sum = 0.f;
+#pragma unroll
+      for (int t = 0; t < KS; ++t) sum += part[warp + t][i];
+      store(p, i, j, sum);
+    }
+}
+
 template <bool kVec>
 __global__ void __launch_bounds__(kRowGroups* kRowSlices) gemv_row_kernel(CudaBf16Problem p) {
   __shared__ float part[kRowSlices][kRowCols];
@@ -170,11 +240,23 @@ cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t st
       gemv_row_kernel<false><<<grid, kRowGroups * kRowSlices, 0, stream>>>(p);
   } else {
     const bool vec = p.k % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0 && aligned16(p.a) && aligned16(p.b);
-    const dim3 grid((p.n + kColWarps - 1) / kColWarps);
-    if (vec)
-      gemv_col_kernel<true><<<grid, 32 * kColWarps, 0, stream>>>(p);
-    else
-      gemv_col_kernel<false><<<grid, 32 * kColWarps, 0, stream>>>(p);
+    if (!vec) {
+      gemv_col_kernel<false><<<dim3((p.n + kColWarps - 1) / kColWarps), 32 * kColWarps, 0, stream>>>(p);
+      return cudaGetLastError();
+    }
+    // Warps a column: the fewest that make 512 blocks (a few per SM), but
+    // no slice under 256 elements of k.
+    int ks = 1;
+    while (ks < kColWarps && static_cast<int64_t>(p.n) * ks < 512 * kColWarps &&
+           static_cast<int64_t>(p.k) >= 2 * 256 * ks)
+      ks *= 2;
+    const dim3 grid(static_cast<unsigned>((static_cast<int64_t>(p.n) * ks + kColWarps - 1) / kColWarps));
+    switch (ks) {
+      case 1: gemv_col_split_kernel<1><<<grid, 32 * kColWarps, 0, stream>>>(p); break;
+      case 2: gemv_col_split_kernel<2><<<grid, 32 * kColWarps, 0, stream>>>(p); break;
+      case 4: gemv_col_split_kernel<4><<<grid, 32 * kColWarps, 0, stream>>>(p); break;
+      default: gemv_col_split_kernel<8><<<grid, 32 * kColWarps, 0, stream>>>(p); break;
+    }
   }
   return cudaGetLastError();
 }

@@ -366,6 +366,86 @@ __global__ void int4pack_gemv_kernel(const __nv_bfloat16* x, const int32_t* pack
   }
 }
 
+// The few-row product on the packed words as they lie: a block per tile of
+// eight weight rows, its eight warps taking turns over the k super-tiles.
+// In one super-tile the tile's words are contiguous, lane L holding ikt / 2
+// of them for row L / 4, so a warp reads 32 * ikt * 2 bytes in one
+// coalesced load a lane. The four lanes of a row, then the warps, add their
+// sums. Each weight is dequantized to bfloat16 as torch's kernel does.
+template <int IKT>
+__global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bfloat16* x, const int32_t* packed,
+                                                                 const __nv_bfloat16* sz, __nv_bfloat16* out,
+                                                                 int m, int n, int k, int group_shift) {
+  constexpr int kHalf = IKT / 2;  // words a lane in one super-tile
+  constexpr int kTileK = IKT * 16;
+  constexpr int kChunk = 4;  // rows of x a pass
+  __shared__ float part[8][kChunk][8];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int nt = blockIdx.x;
+  const int row = nt * 8 + lane / 4, r = lane % 4;
+  const int super_tiles = k / kTileK;
+  const int32_t* base = packed + static_cast<int64_t>(nt) * super_tiles * 32 * kHalf + lane * kHalf;
+  for (int m0 = 0; m0 < m; m0 += kChunk) {
+    const int mc = min(kChunk, m - m0);
+    float acc[kChunk] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll 2
+    for (int ko = warp; ko < super_tiles; ko += 8) {
+      uint32_t words[kHalf];
+      const int32_t* wp = base + static_cast<int64_t>(ko) * 32 * kHalf;
+      if constexpr (kHalf == 4) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4*>(wp));
+        words[0] = v.x;
+        words[1] = v.y;
+        words[2] = v.z;
+        words[3] = v.w;
+      } else if constexpr (kHalf == 2) {
+        const uint2 v = __ldg(reinterpret_cast<const uint2*>(wp));
+        words[0] = v.x;
+        words[1] = v.y;
+      } else {
+        words[0] = static_cast<uint32_t>(__ldg(wp));
+      }
+#pragma unroll
+      for (int p = 0; p < kHalf; ++p) {
+        const int k_base = (ko * IKT + 2 * p) * 16 + 2 * r;
+        const int g = k_base >> group_shift;
+        const __nv_bfloat162 s = *reinterpret_cast<const __nv_bfloat162*>(sz + (static_cast<int64_t>(g) * n + row) * 2);
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const int kk = k_base + (v >> 1) * 16 + (v & 1) * 8;
+          const float w0 = __bfloat162float(int4_dequant(words[p], v, s.x, s.y));
+          const float w1 = __bfloat162float(int4_dequant(words[p], v + 4, s.x, s.y));
+#pragma unroll
+          for (int mm = 0; mm < kChunk; ++mm) {
+            if (mm >= mc) break;
+            const float2 xv = __bfloat1622float2(
+                *reinterpret_cast<const __nv_bfloat162*>(x + static_cast<int64_t>(m0 + mm) * k + kk));
+            acc[mm] = fmaf(w0, xv.x, acc[mm]);
+            acc[mm] = fmaf(w1, xv.y, acc[mm]);
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int mm = 0; mm < kChunk; ++mm) {
+      acc[mm] += __shfl_xor_sync(0xffffffffu, acc[mm], 1);
+      acc[mm] += __shfl_xor_sync(0xffffffffu, acc[mm], 2);
+      if (r == 0) part[warp][mm][lane / 4] = acc[mm];
+    }
+    __syncthreads();
+    if (threadIdx.x < kChunk * 8) {
+      const int mm = threadIdx.x / 8, nr = threadIdx.x % 8;
+      if (mm < mc) {
+        float sum = 0.f;
+#pragma unroll
+        for (int w = 0; w < 8; ++w) sum += part[w][mm][nr];
+        out[static_cast<int64_t>(m0 + mm) * n + nt * 8 + nr] = __float2bfloat16_rn(sum);
+      }
+    }
+    __syncthreads();
+  }
+}
+
 }  // namespace
 
 cudaError_t cuda_launch_int4pack_dequant(const int32_t* packed, const void* sz, void* w, int64_t n, int64_t k,
@@ -382,6 +462,28 @@ cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, cons
                                       int64_t n, int64_t k, int ikt, int64_t group, cudaStream_t stream) {
   if (m <= 0 || n <= 0) return cudaSuccess;
   if (ikt != 2 && ikt != 4 && ikt != 8) return cudaErrorInvalidValue;
+  // The tile kernel: whole tiles of rows and k, a power-of-two group of at
+  // least a super-tile pair's 32 k, 32-bit offsets and aligned rows of x.
+  const bool pow2 = group >= 32 && (group & (group - 1)) == 0;
+  const bool tiles = n % 8 == 0 && k % (ikt * 16) == 0 && k % 2 == 0;
+  const bool small = m * k < (int64_t{1} << 31) && n * k / 8 < (int64_t{1} << 31) && n / 8 < (int64_t{1} << 31);
+  if (pow2 && tiles && small && reinterpret_cast<uintptr_t>(x) % 4 == 0 && reinterpret_cast<uintptr_t>(sz) % 4 == 0 &&
+      reinterpret_cast<uintptr_t>(packed) % 16 == 0) {
+    int shift = 0;
+    while ((int64_t{1} << shift) < group) ++shift;
+    const auto* xb = static_cast<const __nv_bfloat16*>(x);
+    const auto* sb = static_cast<const __nv_bfloat16*>(sz);
+    auto* ob = static_cast<__nv_bfloat16*>(out);
+    const unsigned blocks = static_cast<unsigned>(n / 8);
+    const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
+    if (ikt == 8)
+      int4pack_gemv_tile_kernel<8><<<blocks, 256, 0, stream>>>(xb, packed, sb, ob, mi, ni, ki, shift);
+    else if (ikt == 4)
+      int4pack_gemv_tile_kernel<4><<<blocks, 256, 0, stream>>>(xb, packed, sb, ob, mi, ni, ki, shift);
+    else
+      int4pack_gemv_tile_kernel<2><<<blocks, 256, 0, stream>>>(xb, packed, sb, ob, mi, ni, ki, shift);
+    return cudaGetLastError();
+  }
   int4pack_gemv_kernel<<<blocks_for(n, kThreads / 32), kThreads, 0, stream>>>(
       static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),
       static_cast<__nv_bfloat16*>(out), m, n, k, ikt, group);
