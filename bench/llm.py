@@ -360,6 +360,12 @@ def main() -> int:
     ap.add_argument("--row-timeout", type=float, default=900)
     ap.add_argument("--results", default=str(HERE / "results"))
     ap.add_argument("--export-only", action="store_true", help="make the checkpoint and packages, measure nothing")
+    ap.add_argument("--report-only", action="store_true",
+                    help="measure nothing: report the measurements kept in the work folder")
+    ap.add_argument("--device-name", default=None, help="the device's name in the report (default: asked of torch)")
+    ap.add_argument("--merge-from", default=None,
+                    help="an earlier results JSON whose rows fill the (workload, system) pairs this run lacks; "
+                         "they keep their commit")
     ap.add_argument("--layers", type=int, default=None,
                     help="fewer layers than the model's (a quick export for kernel profiles; not a benchmark)")
     ap.add_argument("--budget-s", type=float, default=None,
@@ -389,8 +395,10 @@ def main() -> int:
     t0 = time.perf_counter()
     log = lambda msg: print(f"[llm {time.perf_counter() - t0:7.1f}s] {msg}", flush=True)  # noqa: E731
 
-    ckpt = make_checkpoint(work, args.tiny, args.layers)
     vocab = llama_config(args.tiny).vocab_size
+    if args.report_only:
+        return report(args, work, kinds, systems, shapes, t0)
+    ckpt = make_checkpoint(work, args.tiny, args.layers)
     # Both kinds export at once, each in a process of its own.
     procs = {}
     for kind in kinds:
@@ -449,10 +457,29 @@ def main() -> int:
     if not complete:
         log("INCOMPLETE: out of --budget-s; run the same command again to go on")
         return 3
+    return report(args, work, kinds, systems, shapes, t0)
 
+
+def report(args, work: Path, kinds: list, systems: list, shapes: list, t0: float) -> int:
+    """Rows and targets from the measurements kept in |work|; results files."""
+    log = lambda msg: print(f"[llm {time.perf_counter() - t0:7.1f}s] {msg}", flush=True)  # noqa: E731
+    done = work / "measured"
+    bandwidth = json.loads((done / "bandwidth.json").read_text())["bytes_per_s"]
+    measured = {}
+    for kind in kinds:
+        for system in systems:
+            f = done / f"{system}-{kind}.json"
+            if f.exists():
+                measured[(system, kind)] = json.loads(f.read_text())
     rows = []
     for kind in kinds:
-        cfg = json.loads((work / kind / "llm.json").read_text())
+        if (work / kind / "llm.json").exists():
+            cfg = json.loads((work / kind / "llm.json").read_text())
+        else:  # the packages are elsewhere: the cache follows from the model
+            mc = llama_config(args.tiny, args.layers)
+            cfg = {"num_layers": mc.num_hidden_layers, "cache_dtype": "bfloat16",
+                   "cache_shape": [1, mc.num_key_value_heads, args.cache_len,
+                                   getattr(mc, "head_dim", None) or mc.hidden_size // mc.num_attention_heads]}
         weights = measured.get(("aotirt", kind), {}).get("weight_bytes")
         for name, p, n in shapes:
             context = p + n / 2  # the mean context of the decode steps
@@ -461,7 +488,9 @@ def main() -> int:
                 limit = bandwidth / (weights + cache_bytes_per_token(cfg, context))
             workload = f"llama_{kind}_{name}"
             for system in systems:
-                r = measured.get((system, kind), {})
+                if (system, kind) not in measured:
+                    continue
+                r = measured[(system, kind)]
                 row = {"workload": workload, "system": system}
                 if "error" in r:
                     row["error"] = r["error"]
@@ -489,7 +518,7 @@ def main() -> int:
             ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
         or "unknown",
         "date": datetime.date.today().isoformat(),
-        "device": device_name(args.device),
+        "device": args.device_name or device_name(args.device),
         "bandwidth_gb_s": bandwidth / 1e9,
         "model": "tiny Llama-style" if args.tiny else "Llama-3.2-1B-shaped (random weights)",
         "max_cache_len": args.cache_len,
@@ -498,6 +527,17 @@ def main() -> int:
         "unshared_weight_bytes": {k: measured.get(("aotirt", k), {}).get("unshared_weight_bytes") for k in kinds},
         "reps": REPS,
     }
+    if args.merge_from:
+        # Rows of an earlier run (torch.compile's, say, which no aotirt change
+        # moves) where this one has none, each naming its commit.
+        old = json.loads(Path(args.merge_from).read_text())
+        have = {(r["workload"], r["system"]) for r in rows}
+        for r in old["rows"]:
+            if (r["workload"], r["system"]) not in have and "error" not in r:
+                rows.append({**r, "commit": r.get("commit") or old["commit"]})
+        workloads = [f"llama_{k}_{name}" for k in KINDS for name, _, _ in shapes]
+        rows.sort(key=lambda r: (workloads.index(r["workload"]) if r["workload"] in workloads else len(workloads),
+                                 SYSTEMS.index(r["system"]) if r["system"] in SYSTEMS else len(SYSTEMS)))
     label = args.label or (f"{args.device if args.device == 'cpu' else 'h200'}-llm")
     write_results(Path(args.results), f"{meta['date']}-{label}", rows, meta)
     bad = [r for r in rows if "error" in r]
@@ -565,11 +605,17 @@ def write_results(results: Path, stem: str, rows: list, meta: dict) -> None:
             continue
         tc = by.get((r["workload"], "torch.compile-reduce-overhead"), {})
         vs = r["tokens_per_s"] / tc["tokens_per_s"] if tc.get("tokens_per_s") else None
+        system = r["system"] + (f" (run of {r['commit']})" if r.get("commit") else "")
         lines.append(
-            f"| {r['workload']} | {r['system']} | {r['tokens_per_s']:.1f} | {fmt(r['limit_tokens_per_s'], '.0f')} | "
+            f"| {r['workload']} | {system} | {r['tokens_per_s']:.1f} | {fmt(r['limit_tokens_per_s'], '.0f')} | "
             f"{fmt(r['bandwidth_fraction'], '.0%')} | {fmt(vs, '.2f')}x | {r['prefill_tokens_per_s']:.0f} | "
             f"{r['time_to_first_token_s'] * 1e3:.1f} | {fmt(r['cold_start_s'], '.2f')} | "
             f"{fmt(r['first_generation_s'], '.2f')} | {fmt(r['peak_device_mb'], '.0f')} |")
+    merged = sorted({r["commit"] for r in rows if r.get("commit")})
+    if merged:
+        lines += ["", f"Rows marked \"run of ...\" are kept from an earlier run of this benchmark on the same kind of "
+                      f"machine ({', '.join(merged)}), for pairs this run did not measure; transformers' own rows "
+                      f"(eager, torch.compile) run no aotirt code."]
     lines += ["", "Weights held by aotirt (prefill and decode share one copy): " + ", ".join(
         f"{k} {v / 2**20:.0f} MiB (the two packages apart: {meta['unshared_weight_bytes'][k] / 2**20:.0f} MiB)"
         for k, v in meta["weight_bytes"].items() if v), "", "## Targets", ""]
