@@ -239,6 +239,21 @@ TEST_F(ModelHardeningTest, ZooRunsRefusedByTheLibrarysChecksDoNotLeak) {
 
 // The C entry gives foreign-function callers of the shims the same message as
 // aotirt::last_error(), per thread.
+// Options per package must come one per path; a group of none is refused.
+TEST(ModelGroupArgumentsTest, OptionsMustMatchThePaths) {
+  size_t failed = 99;
+  Result<std::unique_ptr<ModelGroup>> g =
+      ModelGroup::load({"a.pt2", "b.pt2"}, std::vector<LoadOptions>(1), &failed);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(g.status().message().find("2 packages was given 1 sets of load options"), std::string::npos)
+      << g.status().to_string();
+  EXPECT_NE(last_error().find("load options"), std::string::npos);
+  g = ModelGroup::load({}, std::vector<LoadOptions>{});
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("at least one package"), std::string::npos);
+}
+
 TEST(LastErrorMessageTest, CEntryCarriesTheShimsMessage) {
   int64_t dim = 0;
   ASSERT_EQ(aoti_torch_get_dim(nullptr, &dim), 1);
