@@ -2,12 +2,12 @@
 // scale per output channel) and _weight_int4pack_mm_cpu_tensor (int4
 // weights in torch's CPU packing, a scale and a zero per group of K). The
 // weights are dequantized to float32 a slab of output channels at a time
-// and multiplied with OpenBLAS; results are rounded once to A's dtype. An
-// int4 product of a few rows (a decode step) reads the packed weights in
-// place instead, a block of output channels at a time: dequantizing the
-// whole weight to float32 for one row wrote and read eight times its bytes
-// (a decode step of a small int4 model ran several times slower than
-// bfloat16's).
+// and multiplied with OpenBLAS; results are rounded once to A's dtype. A
+// product of a few rows (a decode step) reads the weights in place instead
+// (int4: a block of output channels at a time; int8: a row at a time):
+// dequantizing the whole weight to float32 for one row wrote and read eight
+// (int4) or four (int8) times its bytes, and a decode step of a small int4
+// model ran several times slower than bfloat16's.
 //
 // The int4 packing (what torch's _convert_weight_to_int4pack_for_cpu writes
 // for an [N, K] int32 weight of values 0..15) depends on the kernel set
@@ -145,7 +145,7 @@ Result<TensorImpl> weight_only_gemm(const ops::WeightOnlyArgs& a, DType dtype, c
   return out;
 }
 
-// Rows of A up to which the int4 product reads the packed weights in place.
+// Rows of A up to which the int4 and int8 products read the weights in place.
 constexpr int64_t kInt4FewRows = 4;
 constexpr int64_t kInt4MaxBlock = 64;  // the widest layout's rows a block
 
@@ -195,6 +195,37 @@ void int4_few_rows(const Int4Layout& l, const uint8_t* packed, const float* psz,
   }
 }
 
+// C[m, n] (float32) = (A[m, k] @ W[n, k]^T) * scale[n] for m <= kInt4FewRows
+// int8 weights read in place, a row of W at a time; eight running sums a
+// row of A so the compiler vectorises the dot products.
+void int8_few_rows(const int8_t* pw, const float* scale, const float* px, float* pc, int64_t m, int64_t n,
+                   int64_t k) {
+  constexpr int kLanes = 8;
+#pragma omp parallel for schedule(static) if (n * k >= (int64_t{1} << 16) && omp_get_max_threads() > 1)
+  for (int64_t j = 0; j < n; ++j) {
+    const int8_t* row = pw + j * k;
+    for (int64_t i = 0; i < m; ++i) {
+      const float* x = px + i * k;
+      float part[kLanes] = {};
+      int64_t q = 0;
+      for (; q + kLanes <= k; q += kLanes)
+        for (int l = 0; l < kLanes; ++l) part[l] += x[q + l] * static_cast<float>(row[q + l]);
+      float sum = 0.0f;
+      for (int l = 0; l < kLanes; ++l) sum += part[l];
+      for (; q < k; ++q) sum += x[q] * static_cast<float>(row[q]);
+      pc[i * n + j] = sum * scale[j];
+    }
+  }
+}
+
+// Float32 |c| as |dtype| (itself when float32).
+Result<TensorImpl> as_dtype(TensorImpl c, DType dtype) {
+  if (dtype == DType::kFloat32) return c;
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_contiguous(c.sizes(), dtype, DeviceId{}));
+  if (out.numel() > 0) AOTIRT_RETURN_IF_ERROR(host_copy_strided(out, c));
+  return out;
+}
+
 // One input row quantized to int8 as torch's reference kernel does.
 struct QuantRow {
   float recip_scale = 0;
@@ -240,6 +271,15 @@ AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle self, AtenTen
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl s, contiguous_as(*a.scales, DType::kFloat32));
     const int8_t* pw = static_cast<const int8_t*>(a.b->data_ptr());
     const int64_t k = a.k;
+    if (a.m > 0 && a.m <= kInt4FewRows && a.n > 0 && k > 0) {
+      AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, contiguous_as(*a.a, DType::kFloat32));
+      AOTIRT_ASSIGN_OR_RETURN(TensorImpl c, empty_contiguous(DimVector{a.m, a.n}, DType::kFloat32, DeviceId{}));
+      int8_few_rows(pw, static_cast<const float*>(s.data_ptr()), static_cast<const float*>(x.data_ptr()),
+                    static_cast<float*>(c.data_ptr()), a.m, a.n, k);
+      AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, as_dtype(std::move(c), a.a->dtype()));
+      *ret0 = new_handle(std::move(out));
+      return Status();
+    }
     auto dequant = [&](int64_t n0, int64_t rows, float* dst) {
       const int8_t* src = pw + n0 * k;
       for (int64_t i = 0; i < rows * k; ++i) dst[i] = static_cast<float>(src[i]);
@@ -284,12 +324,8 @@ AOTITorchError aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(AtenTensorHandle X,
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl c, empty_contiguous(DimVector{a.m, n}, DType::kFloat32, DeviceId{}));
       int4_few_rows(layout, pw, psz, static_cast<const float*>(x.data_ptr()), static_cast<float*>(c.data_ptr()),
                     a.m, n, k, group);
-      if (a.a->dtype() != DType::kFloat32) {
-        AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, empty_contiguous(c.sizes(), a.a->dtype(), DeviceId{}));
-        AOTIRT_RETURN_IF_ERROR(host_copy_strided(out, c));
-        c = std::move(out);
-      }
-      *ret0 = new_handle(std::move(c));
+      AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, as_dtype(std::move(c), a.a->dtype()));
+      *ret0 = new_handle(std::move(out));
       return Status();
     }
     Result<TensorImpl> r = weight_only_gemm(a, a.a->dtype(), nullptr, dequant);
