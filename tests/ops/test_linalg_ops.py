@@ -382,7 +382,7 @@ def test_weight_int8pack_mm(shims, device, dtype, shape):
 @pytest.mark.parametrize("device", ["cpu"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("shape", [(3, 128, 48, 32), (2, 64, 32, 64), (1, 256, 16, 128), (5, 256, 80, 256),
-                                   (0, 64, 16, 32)])
+                                   (6, 64, 272, 32), (13, 128, 576, 64), (70, 64, 80, 32), (0, 64, 16, 32)])
 def test_weight_int4pack_mm_cpu_tensor(shims, device, dtype, shape):
     name = need(shims, device, "_weight_int4pack_mm_cpu_tensor")
     m, k, n, group = shape
@@ -416,8 +416,10 @@ if cap != sys.argv[1]:
     print("CAPABILITY", cap)
     sys.exit(0)
 shims = Shims()
-m, k, group = 3, 128, 32
-for n in (16, 32, 48, 64, 80, 96, 112, 128, 144, 192):
+# Up to 64 rows read the packed weight in place, in tiles of rows; 70
+# dequantize it slab by slab.
+k, group = 128, 32
+for m, n in [(m, n) for m in (3, 11, 70) for n in (16, 32, 48, 64, 80, 96, 112, 128, 144, 192, 272)]:
     g = torch.Generator().manual_seed(n)
     w = torch.randint(0, 16, (n, k), generator=g, dtype=torch.int32)
     packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(w, 1)
@@ -430,7 +432,7 @@ for n in (16, 32, 48, 64, 80, 96, 112, 128, 144, 192):
     (r,) = out_handles(1)
     shims.call("aoti_torch_cpu__weight_int4pack_mm_cpu_tensor", shims.handle(x), shims.handle(packed),
                shims.handle(torch.tensor(group)), shims.handle(sz), ctypes.byref(r))
-    torch.testing.assert_close(shims.tensor(r, "cpu"), want, rtol=1e-4, atol=1e-4, msg=lambda s: f"N={n}: {s}")
+    torch.testing.assert_close(shims.tensor(r, "cpu"), want, rtol=1e-4, atol=1e-4, msg=lambda s: f"M={m} N={n}: {s}")
 print("OK")
 """
 

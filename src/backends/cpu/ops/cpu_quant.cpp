@@ -3,11 +3,12 @@
 // weights in torch's CPU packing, a scale and a zero per group of K). The
 // weights are dequantized to float32 a slab of output channels at a time
 // and multiplied with OpenBLAS; results are rounded once to A's dtype. A
-// product of a few rows (a decode step) reads the weights in place instead
-// (int4: a block of output channels at a time; int8: a row at a time):
-// dequantizing the whole weight to float32 for one row wrote and read eight
-// (int4) or four (int8) times its bytes, and a decode step of a small int4
-// model ran several times slower than bfloat16's.
+// product of few rows (a decode step, a short prompt) reads the weights in
+// place instead (int4: up to 64 rows, a block of output channels at a time,
+// on a kernel compiled per ISA; int8: up to 4 rows, a weight row at a
+// time): dequantizing the whole weight to float32 for one row wrote and read
+// eight (int4) or four (int8) times its bytes, and a decode step of a small
+// int4 model ran several times slower than bfloat16's.
 //
 // The int4 packing (what torch's _convert_weight_to_int4pack_for_cpu writes
 // for an [N, K] int32 weight of values 0..15) depends on the kernel set
@@ -43,6 +44,10 @@
 // results agree to the last bit. A bfloat16 input (per-channel blocks only,
 // as torch) is widened to float32 and the result truncated to bfloat16.
 #include <omp.h>
+
+// The per-ISA kernels' vector arguments never cross a call boundary (their
+// helpers are always inlined).
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 #include <algorithm>
 #include <cmath>
@@ -96,27 +101,18 @@ Int4Layout int4_layout(AtenCpuCapability c) {
 #endif
 }
 
-// The 4-bit value of weight (n, k).
-inline int int4_at(const Int4Layout& l, const uint8_t* packed, int64_t n_total, int64_t k_total, int64_t n,
-                   int64_t k) {
-  const int64_t block = n / l.block_n, j = n % l.block_n;
-  const int64_t rows = std::min(l.block_n, n_total - block * l.block_n);
-  const uint8_t* column = packed + block * l.block_n * (k_total / 2) + k * (rows / 2);
-  if (l.split_halves && rows == l.block_n) {
-    const int64_t half = l.block_n / 2;
-    const uint8_t byte = column[j % half];
-    return j >= half ? byte >> 4 : byte & 0xf;
-  }
-  const uint8_t byte = column[j / 2];
-  return (j & 1) ? byte >> 4 : byte & 0xf;
-}
+// How a slab of dequantized weights is laid out for the BLAS call.
+enum class SlabLayout {
+  kRows,     // [rows, K]: W's own rows
+  kColumns,  // [K, rows]: W^T, which int4's packing writes contiguously
+};
 
 // C[M, N] = A[M, K] @ W^T, W [N, K] produced slab by slab by
-// dequant(n0, rows, dst) (dst is [rows, K] float32); then scaled per
+// dequant(n0, rows, dst) (dst is float32 in |layout|); then scaled per
 // column by col_scale (may be null) and stored as |dtype|.
 template <class Dequant>
 Result<TensorImpl> weight_only_gemm(const ops::WeightOnlyArgs& a, DType dtype, const float* col_scale,
-                                    Dequant&& dequant) {
+                                    SlabLayout layout, Dequant&& dequant) {
   const int64_t m = a.m, n = a.n, k = a.k;
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl c, empty_contiguous(DimVector{m, n}, DType::kFloat32, DeviceId{}));
   float* pc = static_cast<float*>(c.data_ptr());
@@ -132,7 +128,10 @@ Result<TensorImpl> weight_only_gemm(const ops::WeightOnlyArgs& a, DType dtype, c
       for (int64_t n0 = 0; n0 < n; n0 += kSlab) {
         const int64_t rows = std::min(kSlab, n - n0);
         dequant(n0, rows, w.data());
-        gemm<float>(false, true, m, rows, k, 1.0f, px, k, w.data(), k, 0.0f, pc + n0, n, false);
+        if (layout == SlabLayout::kRows)
+          gemm<float>(false, true, m, rows, k, 1.0f, px, k, w.data(), k, 0.0f, pc + n0, n, false);
+        else
+          gemm<float>(false, false, m, rows, k, 1.0f, px, k, w.data(), rows, 0.0f, pc + n0, n, false);
       }
       if (col_scale)
         for (int64_t i = 0; i < m; ++i)
@@ -145,57 +144,279 @@ Result<TensorImpl> weight_only_gemm(const ops::WeightOnlyArgs& a, DType dtype, c
   return out;
 }
 
-// Rows of A up to which the int4 and int8 products read the weights in place.
-constexpr int64_t kInt4FewRows = 4;
+// Rows of A up to which the int4 and int8 products read the weights in place
+// (beyond them, dequantizing for OpenBLAS costs less than the product).
+constexpr int64_t kInt4FewRows = 64;
+constexpr int64_t kInt8FewRows = 4;
+// Rows of A an int4 block of output channels takes at a time, outside the
+// split-halves kernel.
+constexpr int64_t kInt4RowTile = 8;
 constexpr int64_t kInt4MaxBlock = 64;  // the widest layout's rows a block
 
 // C[m, n] (float32) = A[m, k] @ dequant(W)^T for m <= kInt4FewRows, straight
 // from the packed weights: a block of the layout's output channels at a
-// time, whose nibbles for one k are contiguous. Each weight is dequantized
-// as the slab path does it, (q - 8) * scale + zero, in float32.
-void int4_few_rows(const Int4Layout& l, const uint8_t* packed, const float* psz, const float* px, float* pc,
-                   int64_t m, int64_t n, int64_t k, int64_t group) {
-  const int64_t blocks = (n + l.block_n - 1) / l.block_n;
-#pragma omp parallel for schedule(static) if (n * k >= (int64_t{1} << 16) && omp_get_max_threads() > 1)
-  for (int64_t b = 0; b < blocks; ++b) {
-    const int64_t n0 = b * l.block_n, rows = std::min(l.block_n, n - n0);
-    const bool split = l.split_halves && rows == l.block_n;
-    const int64_t half = l.block_n / 2;
-    float acc[kInt4FewRows][kInt4MaxBlock] = {};
-    float sc[kInt4MaxBlock], zr[kInt4MaxBlock], w[kInt4MaxBlock];
-    const uint8_t* base = packed + n0 * (k / 2);
-    for (int64_t g0 = 0; g0 < k; g0 += group) {
-      const float* gsz = psz + ((g0 / group) * n + n0) * 2;
-      for (int64_t j = 0; j < rows; ++j) {
-        sc[j] = gsz[2 * j];
-        zr[j] = gsz[2 * j + 1];
-      }
-      const int64_t g1 = std::min(k, g0 + group);
-      for (int64_t q = g0; q < g1; ++q) {
-        const uint8_t* col = base + q * (rows / 2);
-        if (split) {
-          for (int64_t j = 0; j < half; ++j) {
-            w[j] = static_cast<float>((col[j] & 0xf) - 8) * sc[j] + zr[j];
-            w[j + half] = static_cast<float>((col[j] >> 4) - 8) * sc[j + half] + zr[j + half];
-          }
-        } else {
-          for (int64_t j = 0; j < rows; ++j) {
-            const uint8_t byte = col[j / 2];
-            w[j] = static_cast<float>(((j & 1) ? byte >> 4 : byte & 0xf) - 8) * sc[j] + zr[j];
-          }
-        }
-        for (int64_t i = 0; i < m; ++i) {
-          const float xv = px[i * k + q];
-          for (int64_t j = 0; j < rows; ++j) acc[i][j] += xv * w[j];
-        }
-      }
+// time, whose nibbles for one k are contiguous. Within a group of K the
+// scale and zero factor out: sum_q x_q ((w_q - 8) s + z) =
+// s sum_q x_q (w_q - 8) + z sum_q x_q, so the inner loop is one multiply-add
+// a weight and a row. The body is compiled for AVX-512, AVX2 and portably and
+// picked for the running CPU, as the bfloat16 few-row kernels are: built for
+// the baseline ISA alone, it ran at a fraction of torch's own kernel.
+struct Int4RowsProblem {
+  Int4Layout layout;
+  const uint8_t* packed;
+  // [groups, n, 2] (scale, zero), contiguous, in A's dtype: read in place,
+  // as widening all of them per call cost more than the product itself.
+  const void* sz;
+  DType sz_dtype;
+  const float* px;  // [m, k]
+  float* pc;        // [m, n]
+  int64_t m, n, k, group;
+};
+
+// The scales and zeros of |rows| output channels from n0 for group g.
+void int4_scale_zero(const Int4RowsProblem& p, int64_t g, int64_t n0, int64_t rows, float* sc, float* zr) {
+  const int64_t at = (g * p.n + n0) * 2;
+  if (p.sz_dtype == DType::kFloat32) {
+    const float* f = static_cast<const float*>(p.sz) + at;
+    for (int64_t j = 0; j < rows; ++j) {
+      sc[j] = f[2 * j];
+      zr[j] = f[2 * j + 1];
     }
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < rows; ++j) pc[i * n + n0 + j] = acc[i][j];
+    return;
+  }
+  const uint16_t* h = static_cast<const uint16_t*>(p.sz) + at;
+  const bool bf16 = p.sz_dtype == DType::kBFloat16;
+  for (int64_t j = 0; j < rows; ++j) {
+    sc[j] = bf16 ? bf16_to_float(h[2 * j]) : half_to_float(h[2 * j]);
+    zr[j] = bf16 ? bf16_to_float(h[2 * j + 1]) : half_to_float(h[2 * j + 1]);
   }
 }
 
-// C[m, n] (float32) = (A[m, k] @ W[n, k]^T) * scale[n] for m <= kInt4FewRows
+#define AOTIRT_QUANT_INLINE inline __attribute__((always_inline))
+
+// One block of kB output channels starting at n0 (kB = rows, a full block
+// when kFull; otherwise |rows| of the last, shorter block).
+template <int64_t kB, bool kSplit, bool kFull>
+AOTIRT_QUANT_INLINE void int4_rows_block(const Int4RowsProblem& p, int64_t n0, int64_t rows, int64_t i0,
+                                         int64_t m) {
+  const int64_t nb = kFull ? kB : rows;
+  const int64_t k = p.k;
+  const float* px = p.px + i0 * k;
+  float* pc = p.pc + i0 * p.n;
+  float acc[kInt4RowTile][kInt4MaxBlock] = {};
+  float part[kInt4RowTile][kInt4MaxBlock];
+  float w[kInt4MaxBlock];
+  const uint8_t* base = p.packed + n0 * (k / 2);
+  for (int64_t g0 = 0; g0 < k; g0 += p.group) {
+    const int64_t g1 = std::min(k, g0 + p.group);
+    float xsum[kInt4RowTile] = {};
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < nb; ++j) part[i][j] = 0.0f;
+    for (int64_t q = g0; q < g1; ++q) {
+      const uint8_t* col = base + q * (nb / 2);
+      if (kSplit && kFull) {
+        constexpr int64_t kHalf = kB / 2;
+        for (int64_t j = 0; j < kHalf; ++j) {
+          w[j] = static_cast<float>(static_cast<int32_t>(col[j] & 0xf) - 8);
+          w[j + kHalf] = static_cast<float>(static_cast<int32_t>(col[j] >> 4) - 8);
+        }
+      } else {
+        for (int64_t j = 0; j < nb / 2; ++j) {
+          w[2 * j] = static_cast<float>(static_cast<int32_t>(col[j] & 0xf) - 8);
+          w[2 * j + 1] = static_cast<float>(static_cast<int32_t>(col[j] >> 4) - 8);
+        }
+      }
+      for (int64_t i = 0; i < m; ++i) {
+        const float xv = px[i * k + q];
+        xsum[i] += xv;
+        for (int64_t j = 0; j < nb; ++j) part[i][j] += xv * w[j];
+      }
+    }
+    float sc[kInt4MaxBlock], zr[kInt4MaxBlock];
+    int4_scale_zero(p, g0 / p.group, n0, nb, sc, zr);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < nb; ++j) acc[i][j] += part[i][j] * sc[j] + xsum[i] * zr[j];
+  }
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < nb; ++j) pc[i * p.n + n0 + j] = acc[i][j];
+}
+
+// 16 float lanes, and the 16 bytes and 16 int32s that widen packed nibbles
+// (GCC splits them into the ISA's own vectors).
+typedef float V16F __attribute__((vector_size(64)));
+typedef uint8_t V16B __attribute__((vector_size(16)));
+typedef int32_t V16I __attribute__((vector_size(64)));
+
+// A full split-halves block (AVX512's or AVX2's packing) for kM rows from
+// i0, with the running sums in vector registers: the array form above kept
+// them in memory and ran at a fraction of the load bandwidth. Byte j of a
+// column holds channel j (low nibble) and j + kB / 2 (high nibble).
+template <int64_t kB, int kM>
+AOTIRT_QUANT_INLINE void int4_split_tile(const Int4RowsProblem& p, int64_t n0, int64_t i0) {
+  constexpr int kV = static_cast<int>(kB / 16), kHalfV = kV / 2;
+  const int64_t k = p.k;
+  float acc[kM][kB] = {};
+  const uint8_t* base = p.packed + n0 * (k / 2);
+  const float* x = p.px + i0 * k;
+  for (int64_t g0 = 0; g0 < k; g0 += p.group) {
+    const int64_t g1 = std::min(k, g0 + p.group);
+    V16F part[kM][kV] = {};
+    float xsum[kM] = {};
+    for (int64_t q = g0; q < g1; ++q) {
+      const uint8_t* col = base + q * (kB / 2);
+      V16F w[kV];
+      for (int v = 0; v < kHalfV; ++v) {
+        V16B bytes;
+        std::memcpy(&bytes, col + 16 * v, sizeof(bytes));
+        w[v] = __builtin_convertvector(__builtin_convertvector(bytes & 0xf, V16I) - 8, V16F);
+        w[v + kHalfV] = __builtin_convertvector(__builtin_convertvector(bytes >> 4, V16I) - 8, V16F);
+      }
+      for (int i = 0; i < kM; ++i) {
+        const float xv = x[i * k + q];
+        xsum[i] += xv;
+        for (int v = 0; v < kV; ++v) part[i][v] += xv * w[v];
+      }
+    }
+    float sc[kB], zr[kB];
+    int4_scale_zero(p, g0 / p.group, n0, kB, sc, zr);
+    for (int i = 0; i < kM; ++i)
+      for (int v = 0; v < kV; ++v) {
+        V16F a, s, z;
+        std::memcpy(&a, acc[i] + 16 * v, sizeof(a));
+        std::memcpy(&s, sc + 16 * v, sizeof(s));
+        std::memcpy(&z, zr + 16 * v, sizeof(z));
+        a += part[i][v] * s + xsum[i] * z;
+        std::memcpy(acc[i] + 16 * v, &a, sizeof(a));
+      }
+  }
+  for (int i = 0; i < kM; ++i) std::memcpy(p.pc + (i0 + i) * p.n + n0, acc[i], sizeof(acc[i]));
+}
+
+// Blocks [begin, end) of the layout's blocks.
+template <int64_t kB, bool kSplit>
+AOTIRT_QUANT_INLINE void int4_rows_blocks(const Int4RowsProblem& p, int64_t begin, int64_t end) {
+  for (int64_t b = begin; b < end; ++b) {
+    const int64_t n0 = b * kB, rows = std::min(kB, p.n - n0);
+    if (kSplit && rows == kB) {
+      int64_t i0 = 0;
+      for (; i0 + 4 <= p.m; i0 += 4) int4_split_tile<kB, 4>(p, n0, i0);
+      switch (p.m - i0) {
+        case 3:
+          int4_split_tile<kB, 3>(p, n0, i0);
+          break;
+        case 2:
+          int4_split_tile<kB, 2>(p, n0, i0);
+          break;
+        case 1:
+          int4_split_tile<kB, 1>(p, n0, i0);
+          break;
+        default:
+          break;
+      }
+    } else {
+      for (int64_t i0 = 0; i0 < p.m; i0 += kInt4RowTile) {
+        const int64_t mt = std::min(kInt4RowTile, p.m - i0);
+        if (rows == kB)
+          int4_rows_block<kB, kSplit, true>(p, n0, rows, i0, mt);
+        else
+          int4_rows_block<kB, kSplit, false>(p, n0, rows, i0, mt);
+      }
+    }
+  }
+}
+
+// The layout's block shape as template arguments.
+AOTIRT_QUANT_INLINE void int4_rows_dispatch(const Int4RowsProblem& p, int64_t begin, int64_t end) {
+  const Int4Layout& l = p.layout;
+  if (l.block_n == 64 && l.split_halves)
+    int4_rows_blocks<64, true>(p, begin, end);
+  else if (l.block_n == 32 && l.split_halves)
+    int4_rows_blocks<32, true>(p, begin, end);
+  else if (l.block_n == 32)
+    int4_rows_blocks<32, false>(p, begin, end);
+  else
+    int4_rows_blocks<16, false>(p, begin, end);
+}
+
+using Int4RowsFn = void (*)(const Int4RowsProblem&, int64_t, int64_t);
+
+void int4_rows_portable(const Int4RowsProblem& p, int64_t begin, int64_t end) { int4_rows_dispatch(p, begin, end); }
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) void int4_rows_avx2(const Int4RowsProblem& p, int64_t begin, int64_t end) {
+  int4_rows_dispatch(p, begin, end);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma"))) void int4_rows_avx512(const Int4RowsProblem& p,
+                                                                                     int64_t begin, int64_t end) {
+  int4_rows_dispatch(p, begin, end);
+}
+#endif
+
+Int4RowsFn int4_rows_kernel() {
+  static const Int4RowsFn fn = [] {
+    Int4RowsFn out = int4_rows_portable;
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+      out = int4_rows_avx512;
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      out = int4_rows_avx2;
+#endif
+    return out;
+  }();
+  return fn;
+}
+
+void int4_few_rows(const Int4RowsProblem& p) {
+  const int64_t blocks = (p.n + p.layout.block_n - 1) / p.layout.block_n;
+  const Int4RowsFn fn = int4_rows_kernel();
+  const int threads = p.n * p.k >= (int64_t{1} << 16) ? static_cast<int>(std::min<int64_t>(omp_get_max_threads(), blocks)) : 1;
+  if (threads <= 1) {
+    fn(p, 0, blocks);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    fn(p, blocks * t / nt, blocks * (t + 1) / nt);
+  }
+}
+
+// Output channels [n0, n0 + rows) of the int4 weight dequantized as W^T,
+// dst [k, rows] float32; n0 is a multiple of the layout's block. Each
+// packed column's nibbles land side by side, and the K range is split over
+// the threads: the per-element walk this replaced ran on one thread and
+// took longer than the BLAS call it fed.
+void int4_dequant_columns(const Int4Layout& l, const uint8_t* packed, const float* psz, int64_t n, int64_t k,
+                          int64_t group, int64_t n0, int64_t rows, float* dst) {
+  const int64_t half = l.block_n / 2;
+#pragma omp parallel for schedule(static) if (rows * k >= (int64_t{1} << 16) && omp_get_max_threads() > 1)
+  for (int64_t q = 0; q < k; ++q) {
+    float* out = dst + q * rows;
+    const float* gsz = psz + (q / group) * n * 2;
+    for (int64_t b0 = n0; b0 < n0 + rows; b0 += l.block_n) {
+      const int64_t nb = std::min(l.block_n, n - b0);
+      const uint8_t* col = packed + b0 * (k / 2) + q * (nb / 2);
+      const float* sz = gsz + b0 * 2;
+      float* o = out + (b0 - n0);
+      if (l.split_halves && nb == l.block_n) {
+        for (int64_t j = 0; j < half; ++j) {
+          o[j] = static_cast<float>((col[j] & 0xf) - 8) * sz[2 * j] + sz[2 * j + 1];
+          o[j + half] = static_cast<float>((col[j] >> 4) - 8) * sz[2 * (j + half)] + sz[2 * (j + half) + 1];
+        }
+      } else {
+        for (int64_t j = 0; j < nb; ++j) {
+          const uint8_t byte = col[j / 2];
+          o[j] = static_cast<float>(((j & 1) ? byte >> 4 : byte & 0xf) - 8) * sz[2 * j] + sz[2 * j + 1];
+        }
+      }
+    }
+  }
+}
+
+// C[m, n] (float32) = (A[m, k] @ W[n, k]^T) * scale[n] for m <= kInt8FewRows
 // int8 weights read in place, a row of W at a time; eight running sums a
 // row of A so the compiler vectorises the dot products.
 void int8_few_rows(const int8_t* pw, const float* scale, const float* px, float* pc, int64_t m, int64_t n,
@@ -271,7 +492,7 @@ AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle self, AtenTen
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl s, contiguous_as(*a.scales, DType::kFloat32));
     const int8_t* pw = static_cast<const int8_t*>(a.b->data_ptr());
     const int64_t k = a.k;
-    if (a.m > 0 && a.m <= kInt4FewRows && a.n > 0 && k > 0) {
+    if (a.m > 0 && a.m <= kInt8FewRows && a.n > 0 && k > 0) {
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, contiguous_as(*a.a, DType::kFloat32));
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl c, empty_contiguous(DimVector{a.m, a.n}, DType::kFloat32, DeviceId{}));
       int8_few_rows(pw, static_cast<const float*>(s.data_ptr()), static_cast<const float*>(x.data_ptr()),
@@ -282,9 +503,12 @@ AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle self, AtenTen
     }
     auto dequant = [&](int64_t n0, int64_t rows, float* dst) {
       const int8_t* src = pw + n0 * k;
-      for (int64_t i = 0; i < rows * k; ++i) dst[i] = static_cast<float>(src[i]);
+      const int64_t total = rows * k;
+#pragma omp parallel for schedule(static) if (total >= (int64_t{1} << 16) && omp_get_max_threads() > 1)
+      for (int64_t i = 0; i < total; ++i) dst[i] = static_cast<float>(src[i]);
     };
-    Result<TensorImpl> r = weight_only_gemm(a, a.a->dtype(), static_cast<const float*>(s.data_ptr()), dequant);
+    Result<TensorImpl> r =
+        weight_only_gemm(a, a.a->dtype(), static_cast<const float*>(s.data_ptr()), SlabLayout::kRows, dequant);
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, std::move(r));
     *ret0 = new_handle(std::move(out));
     return Status();
@@ -304,31 +528,26 @@ AOTITorchError aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(AtenTensorHandle X,
     AOTIRT_RETURN_IF_ERROR(check_cpu(*a.scales, "qScaleAndZeros"));
     const int64_t group = *static_cast<const int64_t*>(impl_of(qGroupSize)->data_ptr());
     AOTIRT_RETURN_IF_ERROR(ops::check_int4_group(a, group));
-    // [groups, N, 2] as float32, contiguous.
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl sz, contiguous_as(*a.scales, DType::kFloat32));
-    const float* psz = static_cast<const float*>(sz.data_ptr());
     const uint8_t* pw = static_cast<const uint8_t*>(a.b->data_ptr());
     const int64_t n = a.n, k = a.k;
     const Int4Layout layout = int4_layout(aten_cpu_capability(cpu_options().aten_cpu_capability));
-    auto dequant = [&](int64_t n0, int64_t rows, float* dst) {
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t row = n0 + r;
-        for (int64_t q = 0; q < k; ++q) {
-          const float* g = psz + ((q / group) * n + row) * 2;
-          dst[r * k + q] = static_cast<float>(int4_at(layout, pw, n, k, row, q) - 8) * g[0] + g[1];
-        }
-      }
-    };
     if (a.m > 0 && a.m <= kInt4FewRows && n > 0 && k > 0 && layout.block_n <= kInt4MaxBlock) {
+      AOTIRT_ASSIGN_OR_RETURN(TensorImpl sz, contiguous_as(*a.scales, a.scales->dtype()));
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, contiguous_as(*a.a, DType::kFloat32));
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl c, empty_contiguous(DimVector{a.m, n}, DType::kFloat32, DeviceId{}));
-      int4_few_rows(layout, pw, psz, static_cast<const float*>(x.data_ptr()), static_cast<float*>(c.data_ptr()),
-                    a.m, n, k, group);
+      int4_few_rows(Int4RowsProblem{layout, pw, sz.data_ptr(), sz.dtype(), static_cast<const float*>(x.data_ptr()),
+                                    static_cast<float*>(c.data_ptr()), a.m, n, k, group});
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, as_dtype(std::move(c), a.a->dtype()));
       *ret0 = new_handle(std::move(out));
       return Status();
     }
-    Result<TensorImpl> r = weight_only_gemm(a, a.a->dtype(), nullptr, dequant);
+    // [groups, N, 2] as float32, contiguous.
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl sz, contiguous_as(*a.scales, DType::kFloat32));
+    const float* psz = static_cast<const float*>(sz.data_ptr());
+    auto dequant = [&](int64_t n0, int64_t rows, float* dst) {
+      int4_dequant_columns(layout, pw, psz, n, k, group, n0, rows, dst);
+    };
+    Result<TensorImpl> r = weight_only_gemm(a, a.a->dtype(), nullptr, SlabLayout::kColumns, dequant);
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, std::move(r));
     *ret0 = new_handle(std::move(out));
     return Status();
