@@ -4,8 +4,8 @@
 // weights are dequantized to float32 a slab of output channels at a time
 // and multiplied with OpenBLAS; results are rounded once to A's dtype. A
 // product of few rows (a decode step, a short prompt) reads the weights in
-// place instead (int4: up to 64 rows, a block of output channels at a time,
-// on a kernel compiled per ISA; int8: up to 4 rows, a weight row at a
+// place instead, on kernels compiled per ISA (int4: up to 64 rows, a block
+// of output channels at a time; int8: up to 32 rows, a weight row at a
 // time): dequantizing the whole weight to float32 for one row wrote and read
 // eight (int4) or four (int8) times its bytes, and a decode step of a small
 // int4 model ran several times slower than bfloat16's.
@@ -147,7 +147,7 @@ Result<TensorImpl> weight_only_gemm(const ops::WeightOnlyArgs& a, DType dtype, c
 // Rows of A up to which the int4 and int8 products read the weights in place
 // (beyond them, dequantizing for OpenBLAS costs less than the product).
 constexpr int64_t kInt4FewRows = 64;
-constexpr int64_t kInt8FewRows = 4;
+constexpr int64_t kInt8FewRows = 32;
 // Rows of A an int4 block of output channels takes at a time, outside the
 // split-halves kernel.
 constexpr int64_t kInt4RowTile = 8;
@@ -417,25 +417,113 @@ void int4_dequant_columns(const Int4Layout& l, const uint8_t* packed, const floa
 }
 
 // C[m, n] (float32) = (A[m, k] @ W[n, k]^T) * scale[n] for m <= kInt8FewRows
-// int8 weights read in place, a row of W at a time; eight running sums a
-// row of A so the compiler vectorises the dot products.
-void int8_few_rows(const int8_t* pw, const float* scale, const float* px, float* pc, int64_t m, int64_t n,
-                   int64_t k) {
-  constexpr int kLanes = 8;
-#pragma omp parallel for schedule(static) if (n * k >= (int64_t{1} << 16) && omp_get_max_threads() > 1)
-  for (int64_t j = 0; j < n; ++j) {
-    const int8_t* row = pw + j * k;
-    for (int64_t i = 0; i < m; ++i) {
-      const float* x = px + i * k;
-      float part[kLanes] = {};
-      int64_t q = 0;
-      for (; q + kLanes <= k; q += kLanes)
-        for (int l = 0; l < kLanes; ++l) part[l] += x[q + l] * static_cast<float>(row[q + l]);
-      float sum = 0.0f;
-      for (int l = 0; l < kLanes; ++l) sum += part[l];
-      for (; q < k; ++q) sum += x[q] * static_cast<float>(row[q]);
-      pc[i * n + j] = sum * scale[j];
+// int8 weights read in place, a row of W at a time against up to four rows
+// of A, 16 lanes of running sums each. Compiled per ISA like the int4
+// kernel: the baseline build widened the bytes a few at a time and ran
+// several times slower than torch's own kernel.
+struct Int8RowsProblem {
+  const int8_t* pw;     // [n, k]
+  const float* scale;   // [n]
+  const float* px;      // [m, k]
+  float* pc;            // [m, n]
+  int64_t m, n, k;
+};
+
+typedef int8_t V16S8 __attribute__((vector_size(16)));
+typedef int16_t V16S16 __attribute__((vector_size(32)));
+
+template <int kM>
+AOTIRT_QUANT_INLINE void int8_rows_tile(const Int8RowsProblem& p, int64_t j, int64_t i0) {
+  const int64_t k = p.k;
+  const int8_t* row = p.pw + j * k;
+  const float* x = p.px + i0 * k;
+  // Independent chains of multiply-adds: with one a row, their latency
+  // rather than the loads bounds a single row's product.
+  constexpr int kU = kM >= 4 ? 1 : kM >= 2 ? 2 : 4;
+  V16F acc[kU][kM] = {};
+  int64_t q = 0;
+  for (; q + 16 * kU <= k; q += 16 * kU) {
+    for (int u = 0; u < kU; ++u) {
+      V16S8 b;
+      std::memcpy(&b, row + q + 16 * u, sizeof(b));
+      // Widened through int16: GCC 12 lowers the direct int8 -> int32
+      // conversion inside this loop to per-byte extracts.
+      const V16F w =
+          __builtin_convertvector(__builtin_convertvector(__builtin_convertvector(b, V16S16), V16I), V16F);
+      for (int i = 0; i < kM; ++i) {
+        V16F xv;
+        std::memcpy(&xv, x + i * k + q + 16 * u, sizeof(xv));
+        acc[u][i] += xv * w;
+      }
     }
+  }
+  for (int i = 0; i < kM; ++i) {
+    V16F total = acc[0][i];
+    for (int u = 1; u < kU; ++u) total += acc[u][i];
+    float sum = 0.0f;
+    for (int l = 0; l < 16; ++l) sum += total[l];
+    for (int64_t t = q; t < k; ++t) sum += x[i * k + t] * static_cast<float>(row[t]);
+    p.pc[(i0 + i) * p.n + j] = sum * p.scale[j];
+  }
+}
+
+AOTIRT_QUANT_INLINE void int8_rows_range(const Int8RowsProblem& p, int64_t begin, int64_t end) {
+  for (int64_t j = begin; j < end; ++j) {
+    int64_t i0 = 0;
+    for (; i0 + 4 <= p.m; i0 += 4) int8_rows_tile<4>(p, j, i0);
+    switch (p.m - i0) {
+      case 3:
+        int8_rows_tile<3>(p, j, i0);
+        break;
+      case 2:
+        int8_rows_tile<2>(p, j, i0);
+        break;
+      case 1:
+        int8_rows_tile<1>(p, j, i0);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+using Int8RowsFn = void (*)(const Int8RowsProblem&, int64_t, int64_t);
+
+void int8_rows_portable(const Int8RowsProblem& p, int64_t begin, int64_t end) { int8_rows_range(p, begin, end); }
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) void int8_rows_avx2(const Int8RowsProblem& p, int64_t begin, int64_t end) {
+  int8_rows_range(p, begin, end);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma"))) void int8_rows_avx512(const Int8RowsProblem& p,
+                                                                                     int64_t begin, int64_t end) {
+  int8_rows_range(p, begin, end);
+}
+#endif
+
+void int8_few_rows(const Int8RowsProblem& p) {
+  static const Int8RowsFn fn = [] {
+    Int8RowsFn out = int8_rows_portable;
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+      out = int8_rows_avx512;
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      out = int8_rows_avx2;
+#endif
+    return out;
+  }();
+  const int threads = p.n * p.k >= (int64_t{1} << 16) ? static_cast<int>(std::min<int64_t>(omp_get_max_threads(), p.n)) : 1;
+  if (threads <= 1) {
+    fn(p, 0, p.n);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    fn(p, p.n * t / nt, p.n * (t + 1) / nt);
   }
 }
 
@@ -495,8 +583,9 @@ AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle self, AtenTen
     if (a.m > 0 && a.m <= kInt8FewRows && a.n > 0 && k > 0) {
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, contiguous_as(*a.a, DType::kFloat32));
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl c, empty_contiguous(DimVector{a.m, a.n}, DType::kFloat32, DeviceId{}));
-      int8_few_rows(pw, static_cast<const float*>(s.data_ptr()), static_cast<const float*>(x.data_ptr()),
-                    static_cast<float*>(c.data_ptr()), a.m, a.n, k);
+      int8_few_rows(Int8RowsProblem{pw, static_cast<const float*>(s.data_ptr()),
+                                    static_cast<const float*>(x.data_ptr()), static_cast<float*>(c.data_ptr()), a.m,
+                                    a.n, k});
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, as_dtype(std::move(c), a.a->dtype()));
       *ret0 = new_handle(std::move(out));
       return Status();
