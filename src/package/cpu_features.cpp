@@ -2,6 +2,7 @@
 
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -167,6 +168,43 @@ AtenCpuCapability aten_cpu_capability(const std::string& requested) {
 #endif
   // torch warns about any other value and detects as if it were unset.
   return detect_aten_capability();
+}
+
+CpuKernelIsa cpu_kernel_isa(const std::string& requested) {
+#if defined(__x86_64__)
+  CpuKernelIsa host = CpuKernelIsa::kPortable;
+  if (has_avx512() && __builtin_cpu_supports("fma"))
+    host = CpuKernelIsa::kAvx512;
+  else if (has_avx2())
+    host = CpuKernelIsa::kAvx2;
+  CpuKernelIsa cap = CpuKernelIsa::kPortable;
+  switch (aten_cpu_capability(requested)) {
+    case AtenCpuCapability::kAvx512:
+      cap = CpuKernelIsa::kAvx512;
+      break;
+    case AtenCpuCapability::kAvx2:
+      cap = CpuKernelIsa::kAvx2;
+      break;
+    default:
+      break;
+  }
+  return std::min(host, cap);
+#else
+  (void)requested;
+  return CpuKernelIsa::kPortable;
+#endif
+}
+
+const char* cpu_kernel_isa_name(CpuKernelIsa isa) {
+  switch (isa) {
+    case CpuKernelIsa::kAvx2:
+      return "AVX2";
+    case CpuKernelIsa::kAvx512:
+      return "AVX512";
+    case CpuKernelIsa::kPortable:
+      break;
+  }
+  return "portable";
 }
 
 const char* aten_cpu_capability_name(AtenCpuCapability c) {

@@ -41,4 +41,14 @@ AtenCpuCapability aten_cpu_capability(const std::string& requested);
 // Its name as torch.backends.cpu.get_cpu_capability() spells it.
 const char* aten_cpu_capability_name(AtenCpuCapability c);
 
+// The vector ISA aotirt's own CPU kernels (few-row GEMMs, weight-only
+// products) are compiled for and picked at run time.
+enum class CpuKernelIsa { kPortable, kAvx2, kAvx512 };
+// The set they run on: the best this CPU has, capped by torch's capability
+// rule for |requested| (ATEN_CPU_CAPABILITY), so that one setting limits
+// torch's kernels and aotirt's alike and tests can run every variant on one
+// machine. Never above what the CPU has: "avx512" on an AVX2 CPU gives AVX2.
+CpuKernelIsa cpu_kernel_isa(const std::string& requested);
+const char* cpu_kernel_isa_name(CpuKernelIsa isa);
+
 }  // namespace aotirt

@@ -405,8 +405,11 @@ def test_weight_int4pack_mm_cpu_tensor(shims, device, dtype, shape):
 # aotirt alike, once per process, so each runs in a fresh interpreter. The
 # packing itself is plain scalar code, so even AVX512's runs on a CPU
 # without AVX512; the reference is the dequantized weight, not torch's kernel
-# (which under AVX512 would need the instructions).
-INT4_LAYOUT_SCRIPT = r"""
+# (which under AVX512 would need the instructions). The same setting caps
+# the ISA of aotirt's own CPU kernels (few-row GEMMs, in-place weight-only
+# products), so the three runs also cover their portable, AVX2 and AVX-512
+# variants where the CPU has them.
+CAPABILITY_SCRIPT = r"""
 import ctypes, sys
 import torch
 sys.path.insert(0, sys.argv[2])
@@ -433,16 +436,40 @@ for m, n in [(m, n) for m in (3, 11, 70) for n in (16, 32, 48, 64, 80, 96, 112, 
     shims.call("aoti_torch_cpu__weight_int4pack_mm_cpu_tensor", shims.handle(x), shims.handle(packed),
                shims.handle(torch.tensor(group)), shims.handle(sz), ctypes.byref(r))
     torch.testing.assert_close(shims.tensor(r, "cpu"), want, rtol=1e-4, atol=1e-4, msg=lambda s: f"M={m} N={n}: {s}")
+# aotirt's own kernels (few-row GEMMs, the in-place weight-only products)
+# run the variant this capability allows: portable under DEFAULT, AVX2 and
+# AVX-512 where the CPU has them. Each against the float64 product.
+g = torch.Generator().manual_seed(1)
+for m, k, n in [(1, 200, 24), (3, 72, 40), (7, 13, 5), (30, 136, 20)]:
+    x = torch.rand(m, k, generator=g) * 2 - 1
+    w = torch.randint(-128, 128, (n, k), generator=g, dtype=torch.int8)
+    s = torch.rand(n, generator=g) * 0.05
+    (r,) = out_handles(1)
+    shims.call("aoti_torch_cpu__weight_int8pack_mm", shims.handle(x), shims.handle(w), shims.handle(s),
+               ctypes.byref(r))
+    want = ((x.double() @ w.double().T) * s.double()).float()
+    torch.testing.assert_close(shims.tensor(r, "cpu"), want, rtol=1e-4, atol=1e-4, msg=lambda e: f"int8 {m}x{k}x{n}: {e}")
+for dtype, rows in ((torch.float32, (1, 3)), (torch.bfloat16, (1, 5, 8))):
+    for m in rows:
+        for k, n in ((96, 80), (37, 133)):
+            a = (torch.rand(m, k, generator=g) * 2 - 1).to(dtype)
+            for name, b in (("k-contiguous", (torch.rand(n, k, generator=g) * 2 - 1).to(dtype).t()),
+                            ("n-contiguous", (torch.rand(k, n, generator=g) * 2 - 1).to(dtype))):
+                out = torch.empty(m, n, dtype=dtype)
+                shims.call("aoti_torch_cpu_mm_out", shims.handle(out), shims.handle(a), shims.handle(b))
+                want = (a.double() @ b.double()).to(dtype)
+                tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else dict(rtol=1.6e-2, atol=1e-2)
+                torch.testing.assert_close(out, want, **tol, msg=lambda e: f"mm {dtype} {m}x{k}x{n} {name}: {e}")
 print("OK")
 """
 
 
 @pytest.mark.parametrize("device", ["cpu"])
 @pytest.mark.parametrize("capability", ["default", "avx2", "avx512"])
-def test_weight_int4pack_layout_follows_aten_capability(shims, device, capability):
+def test_cpu_kernels_follow_aten_capability(shims, device, capability):
     need(shims, device, "_weight_int4pack_mm_cpu_tensor")
     env = dict(os.environ, ATEN_CPU_CAPABILITY=capability, AOTIRT_BUILD_DIR=str(library_path().parents[1]))
-    p = subprocess.run([sys.executable, "-c", INT4_LAYOUT_SCRIPT, capability.upper(), str(Path(__file__).parent)],
+    p = subprocess.run([sys.executable, "-c", CAPABILITY_SCRIPT, capability.upper(), str(Path(__file__).parent)],
                        env=env, capture_output=True, text=True, timeout=300)
     if "CAPABILITY" in p.stdout:
         pytest.skip(f"torch here does not take ATEN_CPU_CAPABILITY={capability} ({p.stdout.strip()})")

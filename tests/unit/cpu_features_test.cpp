@@ -163,5 +163,25 @@ TEST(CpuFeaturesTest, AtenCapabilityFollowsTorchsRule) {
 #endif
 }
 
+// aotirt's own kernels: the best set the CPU has, capped by the capability
+// asked for, never above the CPU's.
+TEST(CpuFeaturesTest, KernelIsaIsCappedByTheCapability) {
+  EXPECT_EQ(cpu_kernel_isa("default"), CpuKernelIsa::kPortable);
+  EXPECT_STREQ(cpu_kernel_isa_name(CpuKernelIsa::kPortable), "portable");
+#if defined(__x86_64__)
+  std::set<std::string> f = cpuinfo_flags();
+  const bool avx512 = f.count("avx512f") && f.count("avx512vl") && f.count("avx512bw") && f.count("avx512dq") &&
+                      f.count("fma");
+  const bool avx2 = f.count("avx2") && f.count("fma");
+  const CpuKernelIsa host = avx512 ? CpuKernelIsa::kAvx512 : avx2 ? CpuKernelIsa::kAvx2 : CpuKernelIsa::kPortable;
+  EXPECT_EQ(cpu_kernel_isa(""), host) << cpu_kernel_isa_name(cpu_kernel_isa(""));
+  EXPECT_EQ(cpu_kernel_isa("no-such-capability"), host);
+  EXPECT_EQ(cpu_kernel_isa("avx512"), host) << "never above the CPU";
+  EXPECT_EQ(cpu_kernel_isa("avx2"), avx2 ? CpuKernelIsa::kAvx2 : CpuKernelIsa::kPortable);
+#else
+  EXPECT_EQ(cpu_kernel_isa(""), CpuKernelIsa::kPortable);
+#endif
+}
+
 }  // namespace
 }  // namespace aotirt

@@ -13,6 +13,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cpu/cpu_options.h"
+#include "package/cpu_features.h"
+
 namespace aotirt {
 namespace cpu_ops {
 namespace {
@@ -208,12 +211,15 @@ const Kernels& kernels() {
   static const Kernels k = [] {
     Kernels out;
 #if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
-      out = {blocks_avx512<false>, blocks_avx512<true>, 16};
-    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-      out = {blocks_avx2<false>, blocks_avx2<true>, 8};
+    switch (cpu_kernel_isa(cpu_options().aten_cpu_capability)) {
+      case CpuKernelIsa::kAvx512:
+        out = {blocks_avx512<false>, blocks_avx512<true>, 16};
+        break;
+      case CpuKernelIsa::kAvx2:
+        out = {blocks_avx2<false>, blocks_avx2<true>, 8};
+        break;
+      case CpuKernelIsa::kPortable:
+        break;
     }
 #endif
     return out;

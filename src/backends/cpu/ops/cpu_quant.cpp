@@ -194,6 +194,30 @@ void int4_scale_zero(const Int4RowsProblem& p, int64_t g, int64_t n0, int64_t ro
 
 #define AOTIRT_QUANT_INLINE inline __attribute__((always_inline))
 
+// The variant of a kernel for the ISA cpu_kernel_isa picks (the portable one
+// off x86). AOTIRT_X86_KERNELS passes the x86 variants where they exist.
+#if defined(__x86_64__)
+#define AOTIRT_X86_KERNELS(avx2, avx512) , avx2, avx512
+template <class Fn>
+Fn pick_kernel(Fn portable, Fn avx2, Fn avx512) {
+  switch (cpu_kernel_isa(cpu_options().aten_cpu_capability)) {
+    case CpuKernelIsa::kAvx512:
+      return avx512;
+    case CpuKernelIsa::kAvx2:
+      return avx2;
+    case CpuKernelIsa::kPortable:
+      break;
+  }
+  return portable;
+}
+#else
+#define AOTIRT_X86_KERNELS(avx2, avx512)
+template <class Fn>
+Fn pick_kernel(Fn portable) {
+  return portable;
+}
+#endif
+
 // One block of kB output channels starting at n0 (kB = rows, a full block
 // when kFull; otherwise |rows| of the last, shorter block).
 template <int64_t kB, bool kSplit, bool kFull>
@@ -354,18 +378,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma"))) void int4_rows
 #endif
 
 Int4RowsFn int4_rows_kernel() {
-  static const Int4RowsFn fn = [] {
-    Int4RowsFn out = int4_rows_portable;
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-      out = int4_rows_avx512;
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-      out = int4_rows_avx2;
-#endif
-    return out;
-  }();
+  static const Int4RowsFn fn = pick_kernel(int4_rows_portable AOTIRT_X86_KERNELS(int4_rows_avx2, int4_rows_avx512));
   return fn;
 }
 
@@ -429,62 +442,72 @@ struct Int8RowsProblem {
   int64_t m, n, k;
 };
 
-typedef int8_t V16S8 __attribute__((vector_size(16)));
-typedef int16_t V16S16 __attribute__((vector_size(32)));
 
-template <int kM>
+// kJ weight rows from j against kM rows of A from i0: each widened weight
+// vector serves kM products and each loaded A vector kJ, and the kJ * kM
+// chains of multiply-adds are independent (one chain alone is bound by
+// their latency).
+template <int kJ, int kM>
 AOTIRT_QUANT_INLINE void int8_rows_tile(const Int8RowsProblem& p, int64_t j, int64_t i0) {
   const int64_t k = p.k;
-  const int8_t* row = p.pw + j * k;
+  const int8_t* w = p.pw + j * k;
   const float* x = p.px + i0 * k;
-  // Independent chains of multiply-adds: with one a row, their latency
-  // rather than the loads bounds a single row's product.
-  constexpr int kU = kM >= 4 ? 1 : kM >= 2 ? 2 : 4;
-  V16F acc[kU][kM] = {};
+  V16F acc[kJ][kM] = {};
   int64_t q = 0;
-  for (; q + 16 * kU <= k; q += 16 * kU) {
-    for (int u = 0; u < kU; ++u) {
-      V16S8 b;
-      std::memcpy(&b, row + q + 16 * u, sizeof(b));
-      // Widened through int16: GCC 12 lowers the direct int8 -> int32
-      // conversion inside this loop to per-byte extracts.
-      const V16F w =
-          __builtin_convertvector(__builtin_convertvector(__builtin_convertvector(b, V16S16), V16I), V16F);
-      for (int i = 0; i < kM; ++i) {
-        V16F xv;
-        std::memcpy(&xv, x + i * k + q + 16 * u, sizeof(xv));
-        acc[u][i] += xv * w;
-      }
+  for (; q + 16 <= k; q += 16) {
+    V16F wv[kJ];
+    for (int r = 0; r < kJ; ++r) {
+      // Biased to unsigned and widened with a zero extension: GCC 12 lowers
+      // the signed int8 -> int32 conversion inside this loop to per-byte
+      // extracts.
+      V16B b;
+      std::memcpy(&b, w + r * k + q, sizeof(b));
+      wv[r] = __builtin_convertvector(__builtin_convertvector(b ^ 0x80, V16I) - 128, V16F);
+    }
+    for (int i = 0; i < kM; ++i) {
+      V16F xv;
+      std::memcpy(&xv, x + i * k + q, sizeof(xv));
+      for (int r = 0; r < kJ; ++r) acc[r][i] += xv * wv[r];
     }
   }
-  for (int i = 0; i < kM; ++i) {
-    V16F total = acc[0][i];
-    for (int u = 1; u < kU; ++u) total += acc[u][i];
-    float sum = 0.0f;
-    for (int l = 0; l < 16; ++l) sum += total[l];
-    for (int64_t t = q; t < k; ++t) sum += x[i * k + t] * static_cast<float>(row[t]);
-    p.pc[(i0 + i) * p.n + j] = sum * p.scale[j];
+  for (int r = 0; r < kJ; ++r)
+    for (int i = 0; i < kM; ++i) {
+      float sum = 0.0f;
+      for (int l = 0; l < 16; ++l) sum += acc[r][i][l];
+      for (int64_t t = q; t < k; ++t) sum += x[i * k + t] * static_cast<float>(w[r * k + t]);
+      p.pc[(i0 + i) * p.n + j + r] = sum * p.scale[j + r];
+    }
+}
+
+// Weight rows [j, j + kJ) against every row of A, four at a time.
+template <int kJ>
+AOTIRT_QUANT_INLINE void int8_rows_all(const Int8RowsProblem& p, int64_t j) {
+  int64_t i0 = 0;
+  for (; i0 + 4 <= p.m; i0 += 4) int8_rows_tile<kJ, 4>(p, j, i0);
+  switch (p.m - i0) {
+    case 3:
+      int8_rows_tile<kJ, 3>(p, j, i0);
+      break;
+    case 2:
+      int8_rows_tile<kJ, 2>(p, j, i0);
+      break;
+    case 1:
+      int8_rows_tile<kJ, 1>(p, j, i0);
+      break;
+    default:
+      break;
   }
 }
 
 AOTIRT_QUANT_INLINE void int8_rows_range(const Int8RowsProblem& p, int64_t begin, int64_t end) {
-  for (int64_t j = begin; j < end; ++j) {
-    int64_t i0 = 0;
-    for (; i0 + 4 <= p.m; i0 += 4) int8_rows_tile<4>(p, j, i0);
-    switch (p.m - i0) {
-      case 3:
-        int8_rows_tile<3>(p, j, i0);
-        break;
-      case 2:
-        int8_rows_tile<2>(p, j, i0);
-        break;
-      case 1:
-        int8_rows_tile<1>(p, j, i0);
-        break;
-      default:
-        break;
-    }
+  int64_t j = begin;
+  // Four weight rows a pass for one or two rows of A, two for more.
+  if (p.m <= 2) {
+    for (; j + 4 <= end; j += 4) int8_rows_all<4>(p, j);
+  } else {
+    for (; j + 2 <= end; j += 2) int8_rows_all<2>(p, j);
   }
+  for (; j < end; ++j) int8_rows_all<1>(p, j);
 }
 
 using Int8RowsFn = void (*)(const Int8RowsProblem&, int64_t, int64_t);
@@ -503,18 +526,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma"))) void int8_rows
 #endif
 
 void int8_few_rows(const Int8RowsProblem& p) {
-  static const Int8RowsFn fn = [] {
-    Int8RowsFn out = int8_rows_portable;
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-      out = int8_rows_avx512;
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-      out = int8_rows_avx2;
-#endif
-    return out;
-  }();
+  static const Int8RowsFn fn = pick_kernel(int8_rows_portable AOTIRT_X86_KERNELS(int8_rows_avx2, int8_rows_avx512));
   const int threads = p.n * p.k >= (int64_t{1} << 16) ? static_cast<int>(std::min<int64_t>(omp_get_max_threads(), p.n)) : 1;
   if (threads <= 1) {
     fn(p, 0, p.n);
