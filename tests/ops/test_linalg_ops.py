@@ -419,10 +419,10 @@ if cap != sys.argv[1]:
     print("CAPABILITY", cap)
     sys.exit(0)
 shims = Shims()
-# Up to 64 rows read the packed weight in place, in tiles of rows; 70
-# dequantize it slab by slab.
+# Up to 64 rows (2 on the portable kernels) read the packed weight in
+# place, in tiles of rows; 70 dequantize it slab by slab.
 k, group = 128, 32
-for m, n in [(m, n) for m in (3, 11, 70) for n in (16, 32, 48, 64, 80, 96, 112, 128, 144, 192, 272)]:
+for m, n in [(m, n) for m in (1, 2, 3, 11, 70) for n in (16, 32, 48, 64, 80, 96, 112, 128, 144, 192, 272)]:
     g = torch.Generator().manual_seed(n)
     w = torch.randint(0, 16, (n, k), generator=g, dtype=torch.int32)
     packed = torch.ops.aten._convert_weight_to_int4pack_for_cpu(w, 1)

@@ -5,8 +5,8 @@
 // and multiplied with OpenBLAS; results are rounded once to A's dtype. A
 // product of few rows (a decode step, a short prompt) reads the weights in
 // place instead, on kernels compiled per ISA (int4: up to 64 rows, a block
-// of output channels at a time; int8: up to 32 rows, a weight row at a
-// time): dequantizing the whole weight to float32 for one row wrote and read
+// of output channels at a time; int8: up to 32 rows, four weight rows at a
+// time; fewer on the portable kernels): dequantizing the whole weight to float32 for one row wrote and read
 // eight (int4) or four (int8) times its bytes, and a decode step of a small
 // int4 model ran several times slower than bfloat16's.
 //
@@ -145,9 +145,19 @@ Result<TensorImpl> weight_only_gemm(const ops::WeightOnlyArgs& a, DType dtype, c
 }
 
 // Rows of A up to which the int4 and int8 products read the weights in place
-// (beyond them, dequantizing for OpenBLAS costs less than the product).
+// (beyond them, dequantizing for OpenBLAS costs less than the product), with
+// the AVX2 or AVX-512 kernels and with the portable ones (which on x86 are
+// baseline SSE2, several times slower a row).
 constexpr int64_t kInt4FewRows = 64;
 constexpr int64_t kInt8FewRows = 32;
+constexpr int64_t kInt4FewRowsPortable = 2;
+constexpr int64_t kInt8FewRowsPortable = 4;
+
+// The row limit for the kernel set this process picks.
+int64_t in_place_rows(int64_t vector_isa_rows, int64_t portable_rows) {
+  static const bool vector_isa = cpu_kernel_isa(cpu_options().aten_cpu_capability) != CpuKernelIsa::kPortable;
+  return vector_isa ? vector_isa_rows : portable_rows;
+}
 // Rows of A an int4 block of output channels takes at a time, outside the
 // split-halves kernel.
 constexpr int64_t kInt4RowTile = 8;
@@ -271,12 +281,23 @@ typedef float V16F __attribute__((vector_size(64)));
 typedef uint8_t V16B __attribute__((vector_size(16)));
 typedef int32_t V16I __attribute__((vector_size(64)));
 
-// A full split-halves block (AVX512's or AVX2's packing) for kM rows from
-// i0, with the running sums in vector registers: the array form above kept
-// them in memory and ran at a fraction of the load bandwidth. Byte j of a
-// column holds channel j (low nibble) and j + kB / 2 (high nibble).
-template <int64_t kB, int kM>
-AOTIRT_QUANT_INLINE void int4_split_tile(const Int4RowsProblem& p, int64_t n0, int64_t i0) {
+// A full block for kM rows from i0, with the running sums in vector
+// registers: the array form above kept them in memory and ran at a fraction
+// of the load bandwidth. Lane slot s of the sums holds the block's channel
+// row_of(s). Split halves (AVX512's and AVX2's packing): byte j of a column
+// holds channel j (low nibble) and j + kB / 2 (high), so slots are channels.
+// Neighbour pairs in 32-row blocks (DEFAULT on x86, SVE256): byte j holds
+// channels 2j and 2j + 1, so the low nibbles fill slots 0-15 with the even
+// channels and the high ones slots 16-31 with the odd; scales and results
+// are permuted to match, once a group and once a block.
+template <int64_t kB, bool kSplit>
+constexpr int64_t int4_row_of(int64_t s) {
+  return kSplit ? s : s < kB / 2 ? 2 * s : 2 * (s - kB / 2) + 1;
+}
+
+template <int64_t kB, bool kSplit, int kM>
+AOTIRT_QUANT_INLINE void int4_vector_tile(const Int4RowsProblem& p, int64_t n0, int64_t i0) {
+  static_assert(kSplit || kB == 32, "neighbour pairs fill two vectors per column only in 32-row blocks");
   constexpr int kV = static_cast<int>(kB / 16), kHalfV = kV / 2;
   const int64_t k = p.k;
   float acc[kM][kB] = {};
@@ -303,6 +324,15 @@ AOTIRT_QUANT_INLINE void int4_split_tile(const Int4RowsProblem& p, int64_t n0, i
     }
     float sc[kB], zr[kB];
     int4_scale_zero(p, g0 / p.group, n0, kB, sc, zr);
+    if (!kSplit) {
+      float scs[kB], zrs[kB];
+      for (int64_t t = 0; t < kB; ++t) {
+        scs[t] = sc[int4_row_of<kB, kSplit>(t)];
+        zrs[t] = zr[int4_row_of<kB, kSplit>(t)];
+      }
+      std::memcpy(sc, scs, sizeof(sc));
+      std::memcpy(zr, zrs, sizeof(zr));
+    }
     for (int i = 0; i < kM; ++i)
       for (int v = 0; v < kV; ++v) {
         V16F a, s, z;
@@ -313,38 +343,54 @@ AOTIRT_QUANT_INLINE void int4_split_tile(const Int4RowsProblem& p, int64_t n0, i
         std::memcpy(acc[i] + 16 * v, &a, sizeof(a));
       }
   }
-  for (int i = 0; i < kM; ++i) std::memcpy(p.pc + (i0 + i) * p.n + n0, acc[i], sizeof(acc[i]));
+  for (int i = 0; i < kM; ++i) {
+    float* out = p.pc + (i0 + i) * p.n + n0;
+    if (kSplit)
+      std::memcpy(out, acc[i], sizeof(acc[i]));
+    else
+      for (int64_t t = 0; t < kB; ++t) out[int4_row_of<kB, kSplit>(t)] = acc[i][t];
+  }
 }
 
-// Blocks [begin, end) of the layout's blocks.
+// A full block for every row of A, four at a time.
+template <int64_t kB, bool kSplit>
+AOTIRT_QUANT_INLINE void int4_vector_tiles(const Int4RowsProblem& p, int64_t n0) {
+  int64_t i0 = 0;
+  for (; i0 + 4 <= p.m; i0 += 4) int4_vector_tile<kB, kSplit, 4>(p, n0, i0);
+  switch (p.m - i0) {
+    case 3:
+      int4_vector_tile<kB, kSplit, 3>(p, n0, i0);
+      break;
+    case 2:
+      int4_vector_tile<kB, kSplit, 2>(p, n0, i0);
+      break;
+    case 1:
+      int4_vector_tile<kB, kSplit, 1>(p, n0, i0);
+      break;
+    default:
+      break;
+  }
+}
+
+// Blocks [begin, end) of the layout's blocks: full ones in vector registers
+// where the packing allows, the rest (a shorter last block, 16-row
+// neighbour pairs) in the array form, kInt4RowTile rows of A at a time.
 template <int64_t kB, bool kSplit>
 AOTIRT_QUANT_INLINE void int4_rows_blocks(const Int4RowsProblem& p, int64_t begin, int64_t end) {
   for (int64_t b = begin; b < end; ++b) {
     const int64_t n0 = b * kB, rows = std::min(kB, p.n - n0);
-    if (kSplit && rows == kB) {
-      int64_t i0 = 0;
-      for (; i0 + 4 <= p.m; i0 += 4) int4_split_tile<kB, 4>(p, n0, i0);
-      switch (p.m - i0) {
-        case 3:
-          int4_split_tile<kB, 3>(p, n0, i0);
-          break;
-        case 2:
-          int4_split_tile<kB, 2>(p, n0, i0);
-          break;
-        case 1:
-          int4_split_tile<kB, 1>(p, n0, i0);
-          break;
-        default:
-          break;
+    if constexpr (kSplit || kB == 32) {
+      if (rows == kB) {
+        int4_vector_tiles<kB, kSplit>(p, n0);
+        continue;
       }
-    } else {
-      for (int64_t i0 = 0; i0 < p.m; i0 += kInt4RowTile) {
-        const int64_t mt = std::min(kInt4RowTile, p.m - i0);
-        if (rows == kB)
-          int4_rows_block<kB, kSplit, true>(p, n0, rows, i0, mt);
-        else
-          int4_rows_block<kB, kSplit, false>(p, n0, rows, i0, mt);
-      }
+    }
+    for (int64_t i0 = 0; i0 < p.m; i0 += kInt4RowTile) {
+      const int64_t mt = std::min(kInt4RowTile, p.m - i0);
+      if (rows == kB)
+        int4_rows_block<kB, kSplit, true>(p, n0, rows, i0, mt);
+      else
+        int4_rows_block<kB, kSplit, false>(p, n0, rows, i0, mt);
     }
   }
 }
@@ -592,7 +638,7 @@ AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle self, AtenTen
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl s, contiguous_as(*a.scales, DType::kFloat32));
     const int8_t* pw = static_cast<const int8_t*>(a.b->data_ptr());
     const int64_t k = a.k;
-    if (a.m > 0 && a.m <= kInt8FewRows && a.n > 0 && k > 0) {
+    if (a.m > 0 && a.m <= in_place_rows(kInt8FewRows, kInt8FewRowsPortable) && a.n > 0 && k > 0) {
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, contiguous_as(*a.a, DType::kFloat32));
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl c, empty_contiguous(DimVector{a.m, a.n}, DType::kFloat32, DeviceId{}));
       int8_few_rows(Int8RowsProblem{pw, static_cast<const float*>(s.data_ptr()),
@@ -632,7 +678,8 @@ AOTITorchError aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(AtenTensorHandle X,
     const uint8_t* pw = static_cast<const uint8_t*>(a.b->data_ptr());
     const int64_t n = a.n, k = a.k;
     const Int4Layout layout = int4_layout(aten_cpu_capability(cpu_options().aten_cpu_capability));
-    if (a.m > 0 && a.m <= kInt4FewRows && n > 0 && k > 0 && layout.block_n <= kInt4MaxBlock) {
+    if (a.m > 0 && a.m <= in_place_rows(kInt4FewRows, kInt4FewRowsPortable) && n > 0 && k > 0 &&
+        layout.block_n <= kInt4MaxBlock) {
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl sz, contiguous_as(*a.scales, a.scales->dtype()));
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, contiguous_as(*a.a, DType::kFloat32));
       AOTIRT_ASSIGN_OR_RETURN(TensorImpl c, empty_contiguous(DimVector{a.m, n}, DType::kFloat32, DeviceId{}));
