@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_options.h"
+#include "backends/cpu/ops/cpu_op_util.h"
 #include "package/cpu_features.h"
 
 namespace aotirt {
@@ -238,15 +239,7 @@ void gemm_rows(const RowsProblem& p) {
   // Threads only pay off once each has a few hundred KiB of B to stream.
   const int64_t bytes = p.n * p.k * (p.b_bf16 ? 2 : 4);
   const int threads = static_cast<int>(std::min<int64_t>({omp_get_max_threads(), blocks, bytes / (256 << 10) + 1}));
-  if (threads <= 1) {
-    fn(p, 0, blocks);
-    return;
-  }
-#pragma omp parallel num_threads(threads)
-  {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    fn(p, blocks * t / nt, blocks * (t + 1) / nt);
-  }
+  parallel_ranges(blocks, threads, [&](int64_t begin, int64_t end) { fn(p, begin, end); });
 }
 
 }  // namespace cpu_ops

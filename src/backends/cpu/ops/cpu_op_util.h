@@ -4,6 +4,8 @@
 // rules common to every backend are the op layer's (src/ops).
 #pragma once
 
+#include <omp.h>
+
 #include <cstdint>
 #include <string>
 
@@ -32,6 +34,22 @@ using ops::shape_str;
 
 // Fails unless |t| lives in host memory.
 Status check_cpu(const TensorImpl& t, const char* what);
+
+// fn(begin, end) over [0, items) cut into |threads| even ranges, one an
+// OpenMP thread (called inline for one thread): the split the few-row
+// kernels use, whose work per item is even.
+template <class Fn>
+void parallel_ranges(int64_t items, int threads, Fn&& fn) {
+  if (threads <= 1) {
+    fn(int64_t{0}, items);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    fn(items * t / nt, items * (t + 1) / nt);
+  }
+}
 
 // The dtype arithmetic runs in: float64 stays, everything else uses float32.
 inline DType compute_dtype(DType dtype) {

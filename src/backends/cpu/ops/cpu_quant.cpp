@@ -423,24 +423,17 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma"))) void int4_rows
 }
 #endif
 
-Int4RowsFn int4_rows_kernel() {
-  static const Int4RowsFn fn = pick_kernel(int4_rows_portable AOTIRT_X86_KERNELS(int4_rows_avx2, int4_rows_avx512));
-  return fn;
+// Threads for |items| ranges of a product of an n x k weight: one below
+// 64 Ki weights, where starting a team costs more than it saves.
+int few_rows_threads(int64_t n, int64_t k, int64_t items) {
+  return n * k >= (int64_t{1} << 16) ? static_cast<int>(std::min<int64_t>(omp_get_max_threads(), items)) : 1;
 }
 
 void int4_few_rows(const Int4RowsProblem& p) {
+  static const Int4RowsFn fn = pick_kernel(int4_rows_portable AOTIRT_X86_KERNELS(int4_rows_avx2, int4_rows_avx512));
   const int64_t blocks = (p.n + p.layout.block_n - 1) / p.layout.block_n;
-  const Int4RowsFn fn = int4_rows_kernel();
-  const int threads = p.n * p.k >= (int64_t{1} << 16) ? static_cast<int>(std::min<int64_t>(omp_get_max_threads(), blocks)) : 1;
-  if (threads <= 1) {
-    fn(p, 0, blocks);
-    return;
-  }
-#pragma omp parallel num_threads(threads)
-  {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    fn(p, blocks * t / nt, blocks * (t + 1) / nt);
-  }
+  parallel_ranges(blocks, few_rows_threads(p.n, p.k, blocks),
+                  [&](int64_t begin, int64_t end) { fn(p, begin, end); });
 }
 
 // Output channels [n0, n0 + rows) of the int4 weight dequantized as W^T,
@@ -573,16 +566,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma"))) void int8_rows
 
 void int8_few_rows(const Int8RowsProblem& p) {
   static const Int8RowsFn fn = pick_kernel(int8_rows_portable AOTIRT_X86_KERNELS(int8_rows_avx2, int8_rows_avx512));
-  const int threads = p.n * p.k >= (int64_t{1} << 16) ? static_cast<int>(std::min<int64_t>(omp_get_max_threads(), p.n)) : 1;
-  if (threads <= 1) {
-    fn(p, 0, p.n);
-    return;
-  }
-#pragma omp parallel num_threads(threads)
-  {
-    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    fn(p, p.n * t / nt, p.n * (t + 1) / nt);
-  }
+  parallel_ranges(p.n, few_rows_threads(p.n, p.k, p.n), [&](int64_t begin, int64_t end) { fn(p, begin, end); });
 }
 
 // Float32 |c| as |dtype| (itself when float32).
