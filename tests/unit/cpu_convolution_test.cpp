@@ -1,7 +1,7 @@
 // aoti_torch_cpu_convolution against a direct-summation double reference:
 // 1-d/2-d/3-d, stride, padding, dilation, groups, transposed with
 // output_padding, bias present or absent, non-contiguous and channels-last
-// inputs, bfloat16, and the argument errors.
+// inputs, weights in any layout, bfloat16, and the argument errors.
 #include <gtest/gtest.h>
 
 #include "cpu_ops_test_util.h"
@@ -156,6 +156,59 @@ TEST(CpuConvolutionTest, MatchesReferenceInFloat32AndFloat64) {
 TEST(CpuConvolutionTest, NonContiguousInput) {
   std::mt19937 rng(11);
   for (const ConvCase& c : kCases) check_case(c, DType::kFloat32, rng, /*permute_input=*/true);
+}
+
+// Weights in other layouts than dense: the kernels read them through their
+// strides (a package that folds batch norms makes a fresh channels-last
+// weight on every call). Kinds: 0 the last two dims swapped in memory, 1 the
+// input channels innermost (channels-last for 4-d), 2 a view into a larger
+// buffer (padded rows and an offset), 3 dim 0 broadcast (stride 0).
+Handle make_weight(const Dims& sizes, int kind, DType dtype) {
+  const size_t nd = sizes.size();
+  Dims perm(nd);
+  for (size_t i = 0; i < nd; ++i) perm[i] = static_cast<int64_t>(i);
+  switch (kind) {
+    case 0:
+      std::swap(perm[nd - 1], perm[nd - 2]);
+      return make_permuted(sizes, perm, dtype);
+    case 1:
+      perm.erase(perm.begin() + 1);
+      perm.push_back(1);
+      return make_permuted(sizes, perm, dtype);
+    case 2: {
+      Dims padded = sizes;
+      padded[nd - 1] += 3;
+      Dims st = contiguous(padded);
+      return make_strided(sizes, st, dtype, /*offset=*/5);
+    }
+    default: {
+      Dims st = contiguous(sizes);
+      st[0] = 0;
+      return make_strided(sizes, st, dtype);
+    }
+  }
+}
+
+TEST(CpuConvolutionTest, NonContiguousWeight) {
+  std::mt19937 rng(16);
+  for (const ConvCase& c : kCases) {
+    for (int kind = 0; kind < 4; ++kind) {
+      for (DType dtype : {DType::kFloat32, DType::kBFloat16}) {
+        const std::string what = "weight " + ::testing::PrintToString(c.weight) + " kind " + std::to_string(kind) +
+                                 " groups " + std::to_string(c.groups) + (c.transposed ? " transposed " : " ") +
+                                 dtype_name(dtype);
+        Handle x = make_tensor(c.input, dtype);
+        Handle w = make_weight(c.weight, kind, dtype);
+        fill_random(x, rng);
+        fill_random(w, rng);
+        Handle out;
+        ASSERT_EQ(run_conv(c, x, w, nullptr, &out), 0) << get_last_error().to_string() << " " << what;
+        EXPECT_EQ(out.sizes(), output_sizes(c)) << what;
+        EXPECT_TRUE(all_close(values(out), ref_conv(c, values(x), values(w), {}), atol_for(dtype), rtol_for(dtype)))
+            << what;
+      }
+    }
+  }
 }
 
 TEST(CpuConvolutionTest, ReducedPrecisionInputs) {

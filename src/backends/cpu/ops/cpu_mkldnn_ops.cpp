@@ -366,8 +366,25 @@ Status run_conv(ConvCall& c, AtenTensorHandle* ret0) {
   };
   AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<OnednnPrimitive> prim, ctx->primitive(key, make));
 
+  // A plain weight is reordered from its own memory, whatever its strides:
+  // a package that folds batch norms into its convolutions makes a fresh
+  // channels-last weight on every call, and a dense copy of it first (one
+  // thread, three-element rows) cost more than the convolutions themselves.
+  DimVector wstrides;
+  bool weight_strided = false;
+  if (!c.w.packed) {
+    const TensorImpl& w = *c.w.tensor;
+    wstrides.resize(static_cast<int64_t>(wdims.size()));
+    const int64_t shift = c.groups > 1 ? 1 : 0;
+    if (c.groups > 1) wstrides[0] = w.strides()[0] * (out_c / c.groups);
+    for (int64_t d = 0; d < w.dim(); ++d) wstrides[d + shift] = w.strides()[d];
+    weight_strided = true;
+    for (int64_t d = 0; d < wstrides.size(); ++d)
+      if (wdims[d] > 1 && wstrides[d] <= 0) weight_strided = false;  // oneDNN takes positive strides only
+  }
   AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<const void> weight,
-                          prepared_weight(*ctx, *prim, c.w, wdims.data(), static_cast<int>(wdims.size())));
+                          prepared_weight(*ctx, *prim, c.w, wdims.data(), static_cast<int>(wdims.size()),
+                                          weight_strided ? wstrides.data() : nullptr));
   // Activations in the primitive's own layouts, when it picked others.
   auto scratch_for = [&](const_dnnl_memory_desc_t md) {
     return empty_contiguous(DimVector{static_cast<int64_t>(api.dnnl_memory_desc_get_size(md))}, DType::kUInt8,
