@@ -3,6 +3,7 @@
 // custom scale, grouped K/V heads, non-contiguous inputs, reduced precision,
 // the output strides the compiled model expects, and the error paths.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <limits>
@@ -224,6 +225,34 @@ TEST(CpuAttentionTest, OutputFollowsQueryLayout) {
   // Head dim not innermost: computed through a contiguous temporary.
   r.q_perm = {0, 1, 3, 2};
   check(r, rng);
+}
+
+// Enough (batch, head) pairs and work for the pairs to be split across the
+// OpenMP threads (four here, whatever the machine has), each with its own
+// scores: grouped heads, masks, causal, strided q/k/v rows and float64.
+TEST(CpuAttentionTest, HeadsSplitAcrossThreads) {
+  std::mt19937 rng(38);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(4);
+  SdpaRun r;
+  r.shape = {2, 4, 2, 40, 48, 32};
+  check(r, rng);
+  r.q_perm = {0, 2, 1, 3};
+  r.causal = true;
+  check(r, rng);
+  r.mask = MaskKind::kBool;
+  r.mask_sizes = {2, 1, 40, 48};
+  check(r, rng);
+  r.dtype = DType::kFloat64;
+  r.mask = MaskKind::kFloat;
+  r.mask_dtype = DType::kFloat64;
+  r.causal = false;
+  check(r, rng);
+  // Fewer pairs than threads: the pairs in turn, on threaded BLAS.
+  r.shape = {1, 3, 3, 40, 48, 32};
+  r.mask_sizes = {40, 48};
+  check(r, rng);
+  omp_set_num_threads(saved);
 }
 
 TEST(CpuAttentionTest, ReducedPrecisionRunsInFloat32) {

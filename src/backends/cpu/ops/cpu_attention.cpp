@@ -1,12 +1,16 @@
 // CPU fallback for aten::_scaled_dot_product_flash_attention_for_cpu
 // (inference only: dropout must be 0). Per (batch, head): scores = q k^T on
 // BLAS, mask and causal cut, a max-subtracted softmax, then p v on BLAS.
+// q, k and v are read in place when their rows are unit-stride.
 // bfloat16/float16 run in float32, float64 in float64.
 //
 // Output layouts follow PyTorch's meta function, because the generated code
 // indexes the returned tensors with the strides it saw at compile time: the
 // output is laid out like torch.empty_like(query), and the logsumexp is a
 // float32 [B, L, H] buffer viewed as [B, H, L].
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -55,67 +59,121 @@ struct AttentionArgs {
   double scale = 1.0;
 };
 
-// q [B,H,L,E], k/v [B,Hkv,S,E] contiguous in T. |out| receives [B,H,L,E]
-// rows at |out_row_stride| (head and batch strides from |out_strides|);
-// |lse| is float32 with strides [L*H, 1, H].
+// One of q, k, v as BLAS reads it: [B, H, rows, E] with unit-stride rows
+// |row| elements apart (at least E, as BLAS wants), so that views such as
+// the q/k/v slices of one packed projection need no copy.
 template <class T>
-void attention(const AttentionArgs& args, const T* q, const T* k, const T* v, T* out,
-               const DimVector& out_strides, int64_t out_row_stride, float* lse) {
+struct RowsView {
+  const T* data = nullptr;
+  int64_t batch = 0, head = 0, row = 0;
+  const T* at(int64_t b, int64_t h) const { return data + b * batch + h * head; }
+};
+
+// |out| receives [B,H,L,E] rows at |out_row_stride| (head and batch strides
+// from |out_strides|); |lse| is float32 with strides [L*H, 1, H]. |work|
+// holds |threads| blocks of L*S + S values.
+//
+// The (batch, head) pairs are split across the OpenMP threads when there
+// are at least as many pairs as threads, each pair's products then on one
+// thread (OpenBLAS's OpenMP build runs single-threaded inside a parallel
+// region); with fewer pairs the pairs run in turn on threaded BLAS. One pair
+// at a time on threaded BLAS left most of a thread idle in the small
+// products of encoder attention (L = S = 128..256, E = 64).
+template <class T>
+void attention(const AttentionArgs& args, const RowsView<T>& q, const RowsView<T>& k, const RowsView<T>& v, T* out,
+               const DimVector& out_strides, int64_t out_row_stride, float* lse, T* work, int threads) {
   const AttentionShape& s = args.shape;
   const int64_t L = s.q_len, S = s.kv_len, E = s.head_dim;
   const int64_t group = s.heads / s.kv_heads;
-  const T neg_inf = -std::numeric_limits<T>::infinity();
-  std::vector<T> scores(static_cast<size_t>(L * S));
-  std::vector<T> mask_row(static_cast<size_t>(S));
+  const int64_t pairs = s.batch * s.heads;
   const char* mask_base = args.mask ? static_cast<const char*>(args.mask->data_ptr()) : nullptr;
   const int64_t mask_el = args.mask ? static_cast<int64_t>(dtype_size(args.mask->dtype())) : 0;
+  const int64_t ldq = std::max<int64_t>(q.row, 1), ldk = std::max<int64_t>(k.row, 1);
+  const int64_t ldv = std::max<int64_t>(v.row, 1);
 
-  for (int64_t b = 0; b < s.batch; ++b) {
-    for (int64_t h = 0; h < s.heads; ++h) {
-      const int64_t kvh = h / group;  // grouped-query heads share a K/V head
-      const T* qp = q + (b * s.heads + h) * L * E;
-      const T* kp = k + (b * s.kv_heads + kvh) * S * E;
-      const T* vp = v + (b * s.kv_heads + kvh) * S * E;
-      T* op = out + b * out_strides[0] + h * out_strides[1];
-      gemm<T>(false, true, L, S, E, static_cast<T>(args.scale), qp, std::max<int64_t>(E, 1), kp,
-              std::max<int64_t>(E, 1), T(0), scores.data(), std::max<int64_t>(S, 1));
-      for (int64_t i = 0; i < L; ++i) {
-        T* row = scores.data() + i * S;
-        if (mask_base) {
-          const char* mrow =
-              mask_base +
-              (b * args.mask_strides[0] + h * args.mask_strides[1] + i * args.mask_strides[2]) * mask_el;
-          load_mask_row(mrow, args.mask->dtype(), args.mask_strides[3], S, mask_row.data());
-          for (int64_t j = 0; j < S; ++j) row[j] += mask_row[j];
-        }
-        // Top-left aligned: query i sees keys 0..i, whatever S is.
-        if (args.causal)
-          for (int64_t j = i + 1; j < S; ++j) row[j] = neg_inf;
-        T max = neg_inf;
-        for (int64_t j = 0; j < S; ++j)
-          if (row[j] > max) max = row[j];
-        float* lse_at = lse + b * L * s.heads + h + i * s.heads;
-        if (max == neg_inf) {
-          // Every key is masked out: PyTorch's CPU kernel yields zeros and a
-          // logsumexp of 0 rather than NaN.
-          std::fill(row, row + S, T(0));
-          *lse_at = 0.0f;
-          continue;
-        }
-        T sum = 0;
-        for (int64_t j = 0; j < S; ++j) {
-          row[j] = std::exp(row[j] - max);
-          sum += row[j];
-        }
-        const T inv = T(1) / sum;
-        for (int64_t j = 0; j < S; ++j) row[j] *= inv;
-        *lse_at = static_cast<float>(max + std::log(sum));
+  auto one_pair = [&](int64_t bh, T* scores, T* mask_row) {
+    const T neg_inf = -std::numeric_limits<T>::infinity();
+    const int64_t b = bh / s.heads, h = bh % s.heads;
+    const int64_t kvh = h / group;  // grouped-query heads share a K/V head
+    T* op = out + b * out_strides[0] + h * out_strides[1];
+    gemm<T>(false, true, L, S, E, static_cast<T>(args.scale), q.at(b, h), ldq, k.at(b, kvh), ldk, T(0), scores,
+            std::max<int64_t>(S, 1));
+    for (int64_t i = 0; i < L; ++i) {
+      T* row = scores + i * S;
+      if (mask_base) {
+        const char* mrow =
+            mask_base + (b * args.mask_strides[0] + h * args.mask_strides[1] + i * args.mask_strides[2]) * mask_el;
+        load_mask_row(mrow, args.mask->dtype(), args.mask_strides[3], S, mask_row);
+#pragma omp simd
+        for (int64_t j = 0; j < S; ++j) row[j] += mask_row[j];
       }
-      // out_bh [L, E] = p [L, S] @ v_bh [S, E]
-      gemm<T>(false, false, L, E, S, T(1), scores.data(), std::max<int64_t>(S, 1), vp,
-              std::max<int64_t>(E, 1), T(0), op, out_row_stride);
+      // Top-left aligned: query i sees keys 0..i, whatever S is.
+      if (args.causal)
+        for (int64_t j = i + 1; j < S; ++j) row[j] = neg_inf;
+      T max = neg_inf;
+#pragma omp simd reduction(max : max)
+      for (int64_t j = 0; j < S; ++j) max = row[j] > max ? row[j] : max;
+      float* lse_at = lse + b * L * s.heads + h + i * s.heads;
+      if (max == neg_inf) {
+        // Every key is masked out: PyTorch's CPU kernel yields zeros and a
+        // logsumexp of 0 rather than NaN.
+        std::fill(row, row + S, T(0));
+        *lse_at = 0.0f;
+        continue;
+      }
+      T sum = 0;
+      for (int64_t j = 0; j < S; ++j) {
+        row[j] = std::exp(row[j] - max);
+        sum += row[j];
+      }
+      const T inv = T(1) / sum;
+#pragma omp simd
+      for (int64_t j = 0; j < S; ++j) row[j] *= inv;
+      *lse_at = static_cast<float>(max + std::log(sum));
     }
+    // out_bh [L, E] = p [L, S] @ v_bh [S, E]
+    gemm<T>(false, false, L, E, S, T(1), scores, std::max<int64_t>(S, 1), v.at(b, kvh), ldv, T(0), op,
+            out_row_stride);
+  };
+
+  const int64_t block = L * S + S;
+  if (threads > 1) {
+#pragma omp parallel num_threads(threads)
+    {
+      T* mine = work + static_cast<int64_t>(omp_get_thread_num()) * block;
+#pragma omp for schedule(static)
+      for (int64_t bh = 0; bh < pairs; ++bh) one_pair(bh, mine, mine + L * S);
+    }
+  } else {
+    for (int64_t bh = 0; bh < pairs; ++bh) one_pair(bh, work, work + L * S);
   }
+}
+
+// |t| itself when BLAS can read its rows in place (dtype |ct|, unit-stride
+// rows at least E apart, no negative strides), else a contiguous copy.
+Status rows_operand(const TensorImpl& t, DType ct, TensorImpl* out) {
+  const DimVector& sz = t.sizes();
+  const DimVector& st = t.strides();
+  const int64_t e = std::max<int64_t>(sz[3], 1);
+  const bool in_place = t.dtype() == ct && (sz[3] <= 1 || st[3] == 1) && (sz[2] <= 1 || st[2] >= e) &&
+                        st[0] >= 0 && st[1] >= 0;
+  if (in_place) {
+    *out = t;
+    return Status();
+  }
+  AOTIRT_ASSIGN_OR_RETURN(*out, contiguous_as(t, ct));
+  return Status();
+}
+
+template <class T>
+RowsView<T> rows_view(const TensorImpl& t, int64_t rows) {
+  RowsView<T> r;
+  r.data = static_cast<const T*>(t.data_ptr());
+  r.batch = t.strides()[0];
+  r.head = t.strides()[1];
+  // A single row's stride is never stepped over; BLAS only wants it >= E.
+  r.row = rows <= 1 ? std::max<int64_t>(t.sizes()[3], 1) : t.strides()[2];
+  return r;
 }
 
 Status check_mask(const TensorImpl& mask, DType qdtype, const DimVector& full, DimVector* strides) {
@@ -192,9 +250,10 @@ Status sdpa(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value
     AOTIRT_RETURN_IF_ERROR(check_blas_int(s.q_len, "query length"));
     AOTIRT_RETURN_IF_ERROR(check_blas_int(s.kv_len, "key length"));
     AOTIRT_RETURN_IF_ERROR(check_blas_int(s.head_dim, "head size"));
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl qc, contiguous_as(*q, ct));
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl kc, contiguous_as(*k, ct));
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl vc, contiguous_as(*v, ct));
+    TensorImpl qc, kc, vc;
+    AOTIRT_RETURN_IF_ERROR(rows_operand(*q, ct, &qc));
+    AOTIRT_RETURN_IF_ERROR(rows_operand(*k, ct, &kc));
+    AOTIRT_RETURN_IF_ERROR(rows_operand(*v, ct, &vc));
     // Rows of each (batch, head) slice go straight into |out| when its head
     // dim is unit-stride; otherwise through a contiguous temporary.
     const DimVector& os = out.strides();
@@ -206,14 +265,23 @@ Status sdpa(AtenTensorHandle query, AtenTensorHandle key, AtenTensorHandle value
     }
     const int64_t ldo = s.q_len <= 1 ? min_ld : y.strides()[2];
     float* plse = static_cast<float*>(lse.data_ptr());
+    // Pairs split across threads only when every thread gets one and the
+    // products are worth a fork.
+    const int64_t pairs = s.batch * s.heads;
+    const int max_threads = std::max(1, omp_get_max_threads());
+    const bool split = max_threads > 1 && pairs >= max_threads && s.q_len * s.kv_len * s.head_dim * pairs >= 32768;
+    const int threads = split ? max_threads : 1;
+    const int64_t block = s.q_len * s.kv_len + s.kv_len;
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl work,
+                            empty_contiguous(DimVector{std::max<int64_t>(block * threads, 1)}, ct, DeviceId{}));
     if (ct == DType::kFloat64) {
-      attention<double>(args, static_cast<const double*>(qc.data_ptr()),
-                        static_cast<const double*>(kc.data_ptr()), static_cast<const double*>(vc.data_ptr()),
-                        static_cast<double*>(y.data_ptr()), y.strides(), ldo, plse);
+      attention<double>(args, rows_view<double>(qc, s.q_len), rows_view<double>(kc, s.kv_len),
+                        rows_view<double>(vc, s.kv_len), static_cast<double*>(y.data_ptr()), y.strides(), ldo, plse,
+                        static_cast<double*>(work.data_ptr()), threads);
     } else {
-      attention<float>(args, static_cast<const float*>(qc.data_ptr()),
-                       static_cast<const float*>(kc.data_ptr()), static_cast<const float*>(vc.data_ptr()),
-                       static_cast<float*>(y.data_ptr()), y.strides(), ldo, plse);
+      attention<float>(args, rows_view<float>(qc, s.q_len), rows_view<float>(kc, s.kv_len),
+                       rows_view<float>(vc, s.kv_len), static_cast<float*>(y.data_ptr()), y.strides(), ldo, plse,
+                       static_cast<float*>(work.data_ptr()), threads);
     }
     if (!direct) AOTIRT_RETURN_IF_ERROR(host_copy_strided(out, y));
   }
