@@ -1,6 +1,10 @@
 #include "core/host_copy.h"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "base/status.h"
 #include "core/dtype.h"
@@ -34,33 +38,119 @@ Result<DimVector> broadcast_strides(const DimVector& src_sizes, const DimVector&
 
 namespace {
 
+// Copies of at least this many elements are split across the OpenMP
+// threads: a fork costs a few microseconds, a strided copy of this size
+// tens of them.
+constexpr int64_t kParallelElements = int64_t{1} << 16;
+
+// [lowest, highest] byte touched by a view.
+void byte_span(const DimVector& sizes, const DimVector& strides, int64_t el, const char* base, const char** lo,
+               const char** hi) {
+  int64_t low = 0, high = 0;
+  for (int64_t d = 0; d < sizes.size(); ++d) {
+    const int64_t reach = (sizes[d] - 1) * strides[d];
+    (reach < 0 ? low : high) += reach;
+  }
+  *lo = base + low * el;
+  *hi = base + high * el + el - 1;
+}
+
+// Calls |fn(dst_row, src_row, n, dst_step, src_step)| for every innermost
+// row of the copy. Dims are first coalesced where both sides are dense
+// across them (a dense or dtype-converting copy is one row), size-1 dims
+// dropped. Large copies whose source and destination do not overlap split
+// their rows (or, with fewer rows than threads, each row's columns) across
+// the OpenMP threads; |fn| must not share state.
 template <class Fn>
 void for_each_strided(const DimVector& sizes, const DimVector& dst_strides,
                       const DimVector& src_strides, int64_t dst_el, int64_t src_el, char* dst,
                       const char* src, Fn fn) {
-  int64_t nd = sizes.size();
+  DimVector sz, dstr, sstr;
+  for (int64_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 1) continue;
+    const int64_t k = sz.size();
+    if (k > 0 && dstr[k - 1] == dst_strides[d] * sizes[d] && sstr[k - 1] == src_strides[d] * sizes[d]) {
+      sz[k - 1] *= sizes[d];
+      dstr[k - 1] = dst_strides[d];
+      sstr[k - 1] = src_strides[d];
+      continue;
+    }
+    sz.resize(k + 1);
+    dstr.resize(k + 1);
+    sstr.resize(k + 1);
+    sz[k] = sizes[d];
+    dstr[k] = dst_strides[d];
+    sstr[k] = src_strides[d];
+  }
+  const int64_t nd = sz.size();
   if (nd == 0) {
     fn(dst, src, 1, 0, 0);
     return;
   }
-  // Iterate over all dims but the last; the callback handles one inner row.
-  int64_t inner = sizes[nd - 1];
-  int64_t ds = dst_strides[nd - 1] * dst_el;
-  int64_t ss = src_strides[nd - 1] * src_el;
-  std::vector<int64_t> idx(nd > 1 ? nd - 1 : 1, 0);
-  while (true) {
-    int64_t doff = 0, soff = 0;
-    for (int64_t d = 0; d < nd - 1; ++d) {
-      doff += idx[d] * dst_strides[d];
-      soff += idx[d] * src_strides[d];
+  const int64_t inner = sz[nd - 1];
+  const int64_t ds = dstr[nd - 1] * dst_el;
+  const int64_t ss = sstr[nd - 1] * src_el;
+  int64_t rows = 1;
+  for (int64_t d = 0; d < nd - 1; ++d) rows *= sz[d];
+
+  // Rows [begin, end) of the row-major order over all dims but the last;
+  // |idx| has room for nd - 1 counters.
+  auto run_rows = [&](int64_t begin, int64_t end, int64_t* idx) {
+    if (begin >= end) return;
+    int64_t rest = begin;
+    for (int64_t d = nd - 2; d >= 0; --d) {
+      idx[d] = rest % sz[d];
+      rest /= sz[d];
     }
-    fn(dst + doff * dst_el, src + soff * src_el, inner, ds, ss);
-    int64_t d = nd - 2;
-    for (; d >= 0; --d) {
-      if (++idx[d] < sizes[d]) break;
-      idx[d] = 0;
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t doff = 0, soff = 0;
+      for (int64_t d = 0; d < nd - 1; ++d) {
+        doff += idx[d] * dstr[d];
+        soff += idx[d] * sstr[d];
+      }
+      fn(dst + doff * dst_el, src + soff * src_el, inner, ds, ss);
+      for (int64_t d = nd - 2; d >= 0; --d) {
+        if (++idx[d] < sz[d]) break;
+        idx[d] = 0;
+      }
     }
-    if (d < 0) break;
+  };
+
+  const int threads = omp_in_parallel() ? 1 : std::max(1, omp_get_max_threads());
+  bool split = threads > 1 && rows * inner >= kParallelElements;
+  if (split) {
+    // Overlapping source and destination keep the one-thread row order.
+    const char *dlo, *dhi, *slo, *shi;
+    byte_span(sz, dstr, dst_el, dst, &dlo, &dhi);
+    byte_span(sz, sstr, src_el, src, &slo, &shi);
+    split = dhi < slo || shi < dlo;
+  }
+  // Counters for every thread, allocated before any fork.
+  std::vector<int64_t> counters(static_cast<size_t>((split ? threads : 1) * nd));
+  if (!split) {
+    run_rows(0, rows, counters.data());
+    return;
+  }
+  // Fewer rows than threads (a dense copy is one row): every thread takes
+  // its share of the columns of each row instead.
+  const bool by_columns = rows < threads;
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+    if (!by_columns) {
+      run_rows(rows * t / n, rows * (t + 1) / n, counters.data() + t * nd);
+    } else {
+      const int64_t lo = inner * t / n, hi = inner * (t + 1) / n;
+      for (int64_t r = 0; r < rows && hi > lo; ++r) {
+        int64_t doff = 0, soff = 0, rest = r;
+        for (int64_t d = nd - 2; d >= 0; --d) {
+          doff += (rest % sz[d]) * dstr[d];
+          soff += (rest % sz[d]) * sstr[d];
+          rest /= sz[d];
+        }
+        fn(dst + doff * dst_el + lo * ds, src + soff * src_el + lo * ss, hi - lo, ds, ss);
+      }
+    }
   }
 }
 

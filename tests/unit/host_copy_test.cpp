@@ -1,7 +1,9 @@
 // host_copy_strided: same-dtype copies of every dtype through strided,
-// broadcast and reversed views, and dtype conversions checked element by
-// element against the scalar conversion routines and known values.
+// broadcast and reversed views, large copies split across threads (and
+// overlapping ones kept in row order), and dtype conversions checked element
+// by element against the scalar conversion routines and known values.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstring>
@@ -94,6 +96,81 @@ TEST(HostCopyTest, ReversedSourceWithNegativeStride) {
   HostTensor dst(DType::kFloat32, {5});
   ASSERT_TRUE(host_copy_strided(dst.impl, reversed).ok());
   for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(dst.get({i}), 4.0 - static_cast<double>(i));
+}
+
+// Copies of 64K elements and more split their rows across the OpenMP
+// threads (four here, whatever the machine has).
+class ThreadsScope {
+ public:
+  explicit ThreadsScope(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
+  ~ThreadsScope() { omp_set_num_threads(saved_); }
+
+ private:
+  int saved_;
+};
+
+TEST(HostCopyTest, LargeCopiesSplitAcrossThreads) {
+  ThreadsScope threads(4);
+  const int64_t R = 301, C = 403;  // rows not divisible by the thread count
+  HostTensor src(DType::kFloat32, {R, C});
+  auto* ps = reinterpret_cast<float*>(src.bytes.data());
+  for (int64_t i = 0; i < R * C; ++i) ps[i] = static_cast<float>(i % 61) - 7.5f;  // exact in bfloat16
+  // Transposed destination, same dtype and converted to bfloat16.
+  for (DType dt : {DType::kFloat32, DType::kBFloat16, DType::kFloat64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    HostTensor dst(dt, {R, C}, {1, R}, 3);
+    ASSERT_TRUE(host_copy_strided(dst.impl, src.impl).ok());
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t j = 0; j < C; ++j) ASSERT_EQ(dst.get({i, j}), src.get({i, j})) << i << "," << j;
+  }
+  // A broadcast row, and a 4-d permuted source whose two leading dims coalesce.
+  HostTensor row(DType::kFloat32, {C});
+  for (int64_t j = 0; j < C; ++j) row.set({j}, static_cast<double>(j));
+  HostTensor wide(DType::kFloat32, {R, C});
+  ASSERT_TRUE(host_copy_strided(wide.impl, row.impl).ok());
+  for (int64_t i = 0; i < R; i += 37)
+    for (int64_t j = 0; j < C; ++j) ASSERT_EQ(wide.get({i, j}), static_cast<double>(j));
+  HostTensor perm(DType::kInt32, {6, 5, 67, 41}, {5 * 67 * 41, 67 * 41, 1, 67});
+  for (int64_t a = 0; a < 6; ++a)
+    for (int64_t b = 0; b < 5; ++b)
+      for (int64_t c = 0; c < 67; ++c)
+        for (int64_t d = 0; d < 41; ++d) perm.set({a, b, c, d}, static_cast<double>(((a * 5 + b) * 67 + c) * 41 + d));
+  HostTensor dense(DType::kInt32, {6, 5, 67, 41});
+  ASSERT_TRUE(host_copy_strided(dense.impl, perm.impl).ok());
+  auto* pd = reinterpret_cast<int32_t*>(dense.bytes.data());
+  for (int64_t i = 0; i < 6 * 5 * 67 * 41; ++i) ASSERT_EQ(pd[i], i);
+  // Fewer rows than threads: a dense conversion (one row once coalesced),
+  // and three padded rows; the threads split each row's columns.
+  HostTensor flat(DType::kFloat32, {2, 50001});
+  auto* pf = reinterpret_cast<float*>(flat.bytes.data());
+  for (int64_t i = 0; i < 2 * 50001; ++i) pf[i] = static_cast<float>(i % 97) - 40.0f;
+  HostTensor flat_bf16(DType::kBFloat16, {2, 50001});
+  ASSERT_TRUE(host_copy_strided(flat_bf16.impl, flat.impl).ok());
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 50001; ++j) ASSERT_EQ(flat_bf16.get({i, j}), flat.get({i, j})) << i << "," << j;
+  HostTensor padded(DType::kFloat64, {3, 30000}, {30007, 1}, 1);
+  HostTensor three(DType::kFloat32, {3, 30000});
+  auto* p3 = reinterpret_cast<float*>(three.bytes.data());
+  for (int64_t i = 0; i < 3 * 30000; ++i) p3[i] = static_cast<float>(i);
+  ASSERT_TRUE(host_copy_strided(padded.impl, three.impl).ok());
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 30000; ++j) ASSERT_EQ(padded.get({i, j}), static_cast<double>(i * 30000 + j));
+}
+
+TEST(HostCopyTest, OverlappingLargeCopyKeepsTheRowOrder) {
+  ThreadsScope threads(4);
+  // Every other row of one buffer copied one such row further on: in row
+  // order each row is read after the previous one overwrote it, so every
+  // destination row ends up holding source row 0 (as on one thread).
+  const int64_t R = 300, C = 512;
+  HostTensor buf(DType::kFloat32, {2 * R + 2, C});
+  for (int64_t i = 0; i < 2 * R + 2; ++i)
+    for (int64_t j = 0; j < C; ++j) buf.set({i, j}, static_cast<double>(i * C + j));
+  TensorImpl src(buf.impl.storage(), DType::kFloat32, {R, C}, {2 * C, 1}, 0);
+  TensorImpl dst(buf.impl.storage(), DType::kFloat32, {R, C}, {2 * C, 1}, 2 * C);
+  ASSERT_TRUE(host_copy_strided(dst, src).ok());
+  for (int64_t i = 1; i <= R; ++i)
+    for (int64_t j = 0; j < C; ++j) ASSERT_EQ(buf.get({2 * i, j}), static_cast<double>(j)) << i << "," << j;
 }
 
 TEST(HostCopyTest, BroadcastSources) {
