@@ -6,9 +6,10 @@
 // product of few rows (a decode step, a short prompt) reads the weights in
 // place instead, on kernels compiled per ISA (int4: up to 64 rows, a block
 // of output channels at a time; int8: up to 32 rows, four weight rows at a
-// time; fewer on the portable kernels): dequantizing the whole weight to float32 for one row wrote and read
-// eight (int4) or four (int8) times its bytes, and a decode step of a small
-// int4 model ran several times slower than bfloat16's.
+// time; fewer on the portable kernels): dequantizing the whole weight to
+// float32 for one row wrote and read eight (int4) or four (int8) times its
+// bytes, and a decode step of a small int4 model ran several times slower
+// than bfloat16's.
 //
 // The int4 packing (what torch's _convert_weight_to_int4pack_for_cpu writes
 // for an [N, K] int32 weight of values 0..15) depends on the kernel set
