@@ -198,6 +198,19 @@ AOTIRT_API std::string last_error();
 // The pointer stays valid until the next call of this function on the thread.
 extern "C" AOTIRT_API const char* aotirt_last_error_message(void) noexcept;
 
+// For callers that call the aoti_torch_* shims themselves (a custom runner, a
+// test): brackets the calls this thread makes on device |device_type|
+// (c10's number: 0 CPU, 1 CUDA) |device_index| as one run, as a model run
+// brackets its library's calls. Inside one, checks that only device kernels
+// can make (an index held on the device that is out of range) are read once,
+// by aotirt_run_end, rather than after each call: a call with a bad index
+// then returns 0, writes nothing out of bounds, and aotirt_run_end fails.
+// Both return 0 on success, 1 with the thread's last error set on failure;
+// aotirt_run_end frees |run| either way. Runs nest; end them in reverse
+// order, on the thread that began them.
+extern "C" AOTIRT_API int32_t aotirt_run_begin(int32_t device_type, int32_t device_index, void** run) noexcept;
+extern "C" AOTIRT_API int32_t aotirt_run_end(void* run) noexcept;
+
 namespace aotirt {
 
 // Host time spent inside the aoti_torch_* calls of model libraries, per

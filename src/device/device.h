@@ -106,10 +106,15 @@ class Device {
   virtual void release_caches() { allocator().trim(); }
   // Held around each run of a model on this device, for whatever the device
   // sets up per run (the CPU's OpenMP thread budget while runs overlap:
-  // backends/cpu/cpu_run_threads.h). Null: nothing to hold.
+  // backends/cpu/cpu_run_threads.h; CUDA's deferred index checks). Null:
+  // nothing to hold.
   class RunScope {
    public:
     virtual ~RunScope() = default;
+    // Called once the run's work is queued: reports what the device's ops
+    // left to be checked at the run's end (on CUDA, indices that kernels
+    // found out of range: cuda_run_checks.h). May wait for the device.
+    virtual Status finish() { return Status(); }
   };
   virtual std::unique_ptr<RunScope> enter_run() { return nullptr; }
 

@@ -933,6 +933,12 @@ Result<std::vector<Tensor>> ModelState::run(const std::vector<Tensor>& inputs, c
   const bool trace = log_level() <= LogLevel::kDebug && !first_run_done_.exchange(true);
   const auto start = trace ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   Result<std::vector<Tensor>> r = graph_mode_ ? run_graph(inputs, options) : run_eager(inputs, options, trace);
+  // What the device's ops left to check at the run's end (an index a kernel
+  // found out of range) fails the run.
+  if (r.ok() && run_scope) {
+    Status checked = run_scope->finish();
+    if (!checked.ok()) r = std::move(checked.annotate("running the model"));
+  }
   if (trace) {
     const MemoryUsage m = process_memory_usage();
     AOTIRT_LOG(kDebug, "first run: {:.1f} ms (RSS {} MiB, peak {} MiB)",

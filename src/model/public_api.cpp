@@ -202,6 +202,58 @@ extern "C" AOTIRT_API const char* aotirt_last_error_message(void) noexcept {
   return text.c_str();
 }
 
+namespace {
+
+// What aotirt_run_begin hands out: the device's scope, or none where the
+// device holds nothing per run.
+struct ShimRun {
+  std::unique_ptr<aotirt::Device::RunScope> scope;
+};
+
+}  // namespace
+
+extern "C" AOTIRT_API int32_t aotirt_run_begin(int32_t device_type, int32_t device_index, void** run) noexcept {
+  try {
+    if (!run) {
+      aotirt::set_last_error(AOTIRT_STATUS(kInvalidArgument, "aotirt_run_begin: 'run' is null"));
+      return 1;
+    }
+    *run = nullptr;
+    aotirt::Result<aotirt::Device*> dev =
+        aotirt::get_device(aotirt::DeviceId{static_cast<aotirt::DeviceType>(device_type), device_index});
+    if (!dev.ok()) {
+      aotirt::Status s = dev.status();
+      aotirt::set_last_error(s.annotate("aotirt_run_begin"));
+      return 1;
+    }
+    auto r = std::make_unique<ShimRun>();
+    r->scope = dev.value()->enter_run();
+    *run = r.release();
+    return 0;
+  } catch (const std::exception& e) {
+    aotirt::set_last_error(AOTIRT_STATUS(kInternal, "aotirt_run_begin: {}", e.what()));
+    return 1;
+  }
+}
+
+extern "C" AOTIRT_API int32_t aotirt_run_end(void* run) noexcept {
+  std::unique_ptr<ShimRun> r(static_cast<ShimRun*>(run));
+  if (!r) {
+    aotirt::set_last_error(AOTIRT_STATUS(kInvalidArgument, "aotirt_run_end: 'run' is null"));
+    return 1;
+  }
+  try {
+    aotirt::Status s = r->scope ? r->scope->finish() : aotirt::Status();
+    r.reset();
+    if (s.ok()) return 0;
+    aotirt::set_last_error(s);
+    return 1;
+  } catch (const std::exception& e) {
+    aotirt::set_last_error(AOTIRT_STATUS(kInternal, "aotirt_run_end: {}", e.what()));
+    return 1;
+  }
+}
+
 namespace aotirt {
 
 void set_shim_profiling(bool on) { g_shim_profiling.store(on, std::memory_order_relaxed); }

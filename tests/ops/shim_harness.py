@@ -9,6 +9,7 @@ the ABI.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 from pathlib import Path
@@ -113,6 +114,25 @@ class Shims:
         f = self.lib.aotirt_last_error_message
         f.restype = ctypes.c_char_p
         return (f() or b"").decode("utf-8", "replace")
+
+    @contextlib.contextmanager
+    def run(self, device: str, index: int = 0):
+        """The calls inside as one run (aotirt_run_begin / aotirt_run_end), as
+        a model run brackets its library's calls: checks only device kernels
+        can make are read at the end, where a failed one raises ShimError."""
+        begin, end = self.fn("aotirt_run_begin"), self.fn("aotirt_run_end")
+        begin.argtypes = [ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)]
+        end.argtypes = [ctypes.c_void_p]
+        r = ctypes.c_void_p()
+        if begin(DEVICE_CODES[device], index, ctypes.byref(r)) != 0:
+            raise ShimError(f"aotirt_run_begin failed: {self.last_error()}")
+        try:
+            yield
+        except BaseException:
+            end(r)
+            raise
+        if end(r) != 0:
+            raise ShimError(f"aotirt_run_end failed: {self.last_error()}")
 
     def call(self, name: str, *args) -> None:
         """Calls shim |name|; ShimError, with aotirt's message, when it

@@ -246,6 +246,70 @@ def test_index_errors(shims, device):
               torch.ops.aten.index_put(x, [L(2).to(device)], torch.ones((), device=device), True))
 
 
+@pytest.mark.parametrize("device", devices())
+def test_bad_device_index_inside_a_run(shims, device):
+    # Inside a run (as a model run brackets its library's calls) CUDA reads
+    # its bounds flags once, at the run's end: the call with a bad index
+    # returns, skips the bad positions (a gather gives zero there), and the
+    # run fails naming the first bad index. CPU checks at the call.
+    need(shims, f"aoti_torch_{device}_index_put")
+    x = make((3, 4), torch.float32, device)
+    five = torch.full((), 5.0, device=device)
+    if device == "cpu":
+        with pytest.raises(ShimError, match="index_put failed: .*index -9 is out of bounds for dimension 0"):
+            with shims.run(device):
+                run_index_put(shims, device, x, [L(0, -9).to(device)], five, False)
+        return
+    with pytest.raises(ShimError, match="aotirt_run_end failed: .*index -9 is out of bounds for dimension 0 with "
+                                        "size 3"):
+        with shims.run(device):
+            want = x.clone()
+            want[0] = 5.0
+            check(run_index_put(shims, device, x, [L(0, -9).to(device)], five, False), want)
+            got = run_index(shims, device, x, [None, L(1, 7).to(device)])
+            check(got[:, 0], x[:, 1])
+            assert torch.all(got[:, 1] == 0)
+    # Scatter's flag is deferred as well.
+    src = make((3, 4), torch.float32, device)
+    with pytest.raises(ShimError, match="aotirt_run_end failed: .*index 3 is out of bounds for dimension 0 with "
+                                        "size 3"):
+        with shims.run(device):
+            out = torch.empty(3, 4, device=device)
+            run_scatter(shims, device, "src", out, x, 0, L(3, 0, 0, 0).view(1, 4).to(device), src)
+    # The next runs are clean.
+    with shims.run(device):
+        check(run_index_put(shims, device, x, [L(2).to(device)], five, True),
+              torch.ops.aten.index_put(x, [L(2).to(device)], five, True))
+    # Past the 128 slots a run holds, calls check at once.
+    with pytest.raises(ShimError, match="aoti_torch_cuda_index_put failed: .*index -9 is out of bounds"):
+        with shims.run(device):
+            for _ in range(128):
+                run_index_put(shims, device, x, [L(1).to(device)], five, False)
+            run_index_put(shims, device, x, [L(-9).to(device)], five, False)
+    # An error inside the run's body ends the run too.
+    with pytest.raises(ZeroDivisionError):
+        with shims.run(device):
+            run_index_put(shims, device, x, [L(-9).to(device)], five, False)
+            1 / 0
+    with shims.run(device):
+        check(run_index(shims, device, x, [L(2, 0).to(device)]), x[[2, 0]])
+
+
+def test_run_bracket_refuses_bad_arguments(shims):
+    begin, end = shims.fn("aotirt_run_begin"), shims.fn("aotirt_run_end")
+    begin.argtypes = [ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)]
+    end.argtypes = [ctypes.c_void_p]
+    r = ctypes.c_void_p()
+    assert begin(42, 0, ctypes.byref(r)) == 1
+    assert "42" in shims.last_error() or "device" in shims.last_error()
+    assert begin(0, 0, None) == 1
+    assert "'run' is null" in shims.last_error()
+    assert end(None) == 1
+    assert "'run' is null" in shims.last_error()
+    assert begin(0, 0, ctypes.byref(r)) == 0 and r.value
+    assert end(r) == 0
+
+
 # ---------------------------------------------------------------------------
 # scatter
 

@@ -142,6 +142,24 @@ def test_large_scans_take_every_line(shims, device, op):
 
 
 @pytest.mark.parametrize("device", devices())
+@pytest.mark.parametrize("op,dtype", [("cumsum", torch.int64), ("cumsum", torch.float32), ("cumprod", torch.int64),
+                                      ("cumsum", torch.bfloat16), ("logcumsumexp", torch.float32)])
+def test_short_lines_across_tiles(shims, device, op, dtype):
+    # CUDA scans small problems a block per line in tiles of 2,048: lines
+    # that end inside, on and past a tile's end, and the size limits of that
+    # path on either side.
+    if not provided(shims, f"aoti_torch_{device}_{op}"):
+        pytest.skip(f"aoti_torch_{device}_{op} is not provided yet")
+    for shape in [(8, 2048), (5, 2049), (2, 3001), (3, 4096), (1, 4097), (256, 4096), (257, 4096), (9, 7)]:
+        if op == "cumprod":  # small factors, so that products stay exact and nonzero
+            t = torch.randint(1, 3, shape, generator=torch.Generator().manual_seed(5)).to(dtype).to(device)
+            t[:, 40:] = 1
+        else:
+            t = make(shape, dtype, device, seed=5)
+        check(op, device, run_scan(shims, op, device, t, 1), eager(op, t, 1))
+
+
+@pytest.mark.parametrize("device", devices())
 def test_nan_and_ties_in_cummax_and_cummin(shims, device):
     t = torch.tensor([[1.0, 3.0, 3.0, float("nan"), 5.0, -1.0], [2.0, 2.0, 1.0, 1.0, 0.0, 0.0]], device=device)
     for op in ("cummax", "cummin"):

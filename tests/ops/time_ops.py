@@ -9,12 +9,15 @@ through ctypes, as a model library would call it; the handle and the
 ctypes call cost a few microseconds, so the shapes are large enough for the
 kernels to dominate) with CUDA events (wall clock on the CPU), after a
 warm-up, and reports the median of 5 rounds per call and the ratio
-aotirt / torch. Results are written as markdown and JSON; bench/ keeps the
-committed tables.
+aotirt / torch. Each round of aotirt's calls is one run (aotirt_run_begin /
+aotirt_run_end), as a model's calls are: the indexing ops' bounds flags are
+read once, at the round's end, as at a model run's end. Results are written
+as markdown and JSON; bench/ keeps the committed tables.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import json
 import statistics
@@ -120,21 +123,24 @@ def shim_call(shims, device, op, t, kw):
     return run
 
 
-def timed(fn, device, reps):
-    for _ in range(3):
-        fn()
+def timed(fn, device, reps, bracket=contextlib.nullcontext):
+    with bracket():
+        for _ in range(3):
+            fn()
     rounds = []
     for _ in range(5):
         if device == "cuda":
             torch.cuda.synchronize()
             start = time.perf_counter()
-            for _ in range(reps):
-                fn()
+            with bracket():
+                for _ in range(reps):
+                    fn()
             torch.cuda.synchronize()
         else:
             start = time.perf_counter()
-            for _ in range(reps):
-                fn()
+            with bracket():
+                for _ in range(reps):
+                    fn()
         rounds.append((time.perf_counter() - start) / reps)
     return statistics.median(rounds)
 
@@ -157,14 +163,15 @@ def main():
                          "note": "not provided"})
             continue
         t_torch = timed(torch_call(op, t, kw), args.device, args.reps)
-        t_ours = timed(shim_call(shims, args.device, op, t, kw), args.device, args.reps)
+        t_ours = timed(shim_call(shims, args.device, op, t, kw), args.device, args.reps,
+                       lambda: shims.run(args.device))
         rows.append({"case": label, "op": op, "torch_us": t_torch * 1e6, "aotirt_us": t_ours * 1e6,
                      "ratio": t_ours / t_torch})
         print(f"{label:45s} torch {t_torch * 1e6:10.1f} us  aotirt {t_ours * 1e6:10.1f} us  "
               f"ratio {t_ours / t_torch:5.2f}", flush=True)
     dev = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
-    md = [f"Device: {dev}; torch {torch.__version__}. Time per call (median of 5 rounds of {args.reps}); "
-          "ratio = aotirt / torch (under 1 is faster).", "",
+    md = [f"Device: {dev}; torch {torch.__version__}. Time per call (median of 5 rounds of {args.reps}, "
+          "aotirt's each one run); ratio = aotirt / torch (under 1 is faster).", "",
           "| case | torch (us) | aotirt (us) | ratio |", "|---|---:|---:|---:|"]
     for r in rows:
         if r["ratio"] is None:

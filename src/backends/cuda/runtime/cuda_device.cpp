@@ -15,6 +15,7 @@
 #include "backends/cuda/runtime/cuda_copy.h"
 #include "backends/cuda/runtime/cuda_modules.h"
 #include "backends/cuda/runtime/cuda_options.h"
+#include "backends/cuda/runtime/cuda_run_checks.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "backends/cuda/runtime/cuda_status.h"
 #include "backends/cuda/runtime/cuda_stream.h"
@@ -78,6 +79,8 @@ Status CudaDevice::synchronize() {
   AOTIRT_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   return Status();
 }
+
+std::unique_ptr<Device::RunScope> CudaDevice::enter_run() { return std::make_unique<CudaRunScope>(this); }
 
 void* CudaDevice::current_stream() {
   Result<cudaStream_t> s = cuda_current_stream(index_);

@@ -44,6 +44,8 @@ class CudaDevice final : public Device {
   Status zero(const TensorImpl& dst) override;
   Status synchronize() override;
   void* current_stream() override;
+  // Holds the run's deferred device-side checks (cuda_run_checks.h).
+  std::unique_ptr<RunScope> enter_run() override;
   Status prepare_model_load() override;
   Status check_package(const std::vector<std::pair<std::string, std::string>>& metadata) override;
   // CUDA graphs: relaxed-mode stream capture of |body| on the current stream,

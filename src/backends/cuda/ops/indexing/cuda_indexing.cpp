@@ -5,10 +5,12 @@
 // into offsets on the device and the kernels (cuda_indexing.cu) run.
 //
 // Index values live on the device, so bounds are checked there: a kernel
-// that meets an out-of-range index skips it and raises a flag, and the host
-// reads the flag back, which waits for the stream. That wait is the price of
-// reporting a bad index as an error rather than a memory fault; inside a
-// stream capture it cannot be paid, and there the bad index is only
+// that meets an out-of-range index skips it and raises a flag. Inside a
+// model run the flag is a slot of the run's check words, read once when the
+// run ends (cuda_run_checks.h), and the run fails with the error; outside
+// one, the host reads the flag back at once, which waits for the stream.
+// Either way a bad index is an error rather than a memory fault; inside a
+// stream capture nothing can be read, and there the bad index is only
 // skipped. nonzero, masked_select and masked_scatter also wait, for the
 // number of selected elements that sizes their output (or is checked
 // against the source).
@@ -25,6 +27,7 @@
 #include "backends/cuda/runtime/cuda_copy.h"
 #include "backends/cuda/runtime/cuda_device.h"
 #include "backends/cuda/runtime/cuda_op_caches.h"
+#include "backends/cuda/runtime/cuda_run_checks.h"
 #include "backends/cuda/runtime/cuda_status.h"
 #include "base/status.h"
 #include "core/dtype.h"
@@ -137,8 +140,9 @@ class BoundsFlagCache final : public CudaOpCache {
   std::map<cudaStream_t, std::unique_ptr<StreamFlag>> flags_;
 };
 
-// The flag one call's kernels report to: the stream's own (held until the
-// call has read it), or, while a graph is recorded, words of the graph's own
+// The flag one call's kernels report to: a slot of the model run's check
+// words (read when the run ends), the stream's own flag (held until the call
+// has read it), or, while a graph is recorded, words of the graph's own
 // zeroed in the recording, since a replay may run beside other calls.
 // A call that leaves without reading the stream's flag (a failed launch)
 // zeroes it, so the next call does not report this one's index.
@@ -155,13 +159,25 @@ struct BoundsFlag {
   // Read, or known clean (indices checked on the host).
   mutable bool read = false;
   TensorImpl buffer;
+  int64_t* deferred = nullptr;
   int64_t* ptr() const {
+    if (deferred) return deferred;
     return static_cast<int64_t*>(shared ? shared->device_words.data_ptr() : buffer.data_ptr());
   }
 };
 
-Result<BoundsFlag> new_flag(int device, cudaStream_t stream) {
+Status bounds_error(int64_t value, int64_t dim, int64_t size) {
+  return AOTIRT_STATUS(kInvalidArgument, "index {} is out of bounds for dimension {} with size {}", value, dim, size);
+}
+
+// |describe| (null: check at once) makes the error from the flag's words when
+// the check is left to the end of the model run.
+Result<BoundsFlag> new_flag(int device, cudaStream_t stream, CudaCheckDescribe describe = nullptr) {
   BoundsFlag f;
+  if (describe && !capturing(stream)) {
+    f.deferred = CudaRunScope::defer(device, stream, std::move(describe));
+    if (f.deferred) return f;
+  }
   if (!capturing(stream)) {
     AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
     BoundsFlagCache& cache =
@@ -181,7 +197,7 @@ Result<BoundsFlag> new_flag(int device, cudaStream_t stream) {
 template <class DimOf>
 Status check_flag(cudaStream_t stream, const BoundsFlag& f, DimOf&& dim_of) {
   // A capture records the kernels for later replays; there is nothing to
-  // read yet, and waiting is not allowed.
+  // read yet, and waiting is not allowed. A deferred flag is read by the run.
   if (!f.shared) return Status();
   f.read = true;
   int64_t* host = f.shared->host_words;
@@ -194,7 +210,7 @@ Status check_flag(cudaStream_t stream, const BoundsFlag& f, DimOf&& dim_of) {
   AOTIRT_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(f.ptr(), 0, sizeof(int64_t) * kCudaIndexFlagWords, stream));
   int64_t dim = 0, size = 0;
   dim_of(which, &dim, &size);
-  return AOTIRT_STATUS(kInvalidArgument, "index {} is out of bounds for dimension {} with size {}", value, dim, size);
+  return bounds_error(value, dim, size);
 }
 
 // ---------------------------------------------------------------------------
@@ -387,20 +403,33 @@ Result<TensorImpl> index_offsets(int device, cudaStream_t stream, const TensorIm
     k.limit[i] = self.sizes()[p.dims[i]];
     k.stride[i] = strides[p.dims[i]];
   }
-  AOTIRT_ASSIGN_OR_RETURN(BoundsFlag flag, new_flag(device, stream));
+  // Which index the kernel names -> its dim and that dim's size.
+  std::vector<std::pair<int64_t, int64_t>> dims;
+  for (int64_t d : p.dims) dims.emplace_back(d, self.sizes()[d]);
+  auto dim_of = [dims](int64_t which, int64_t* dim, int64_t* size) {
+    const size_t w = static_cast<size_t>(which) < dims.size() ? static_cast<size_t>(which) : 0;
+    *dim = dims[w].first;
+    *size = dims[w].second;
+  };
+  // Indices checked on the host need no check here at all.
+  CudaCheckDescribe describe;
+  if (!p.host_checked) {
+    describe = [dim_of](const int64_t* words) {
+      int64_t dim = 0, size = 0;
+      dim_of(words[2], &dim, &size);
+      return bounds_error(words[1], dim, size);
+    };
+  }
+  AOTIRT_ASSIGN_OR_RETURN(BoundsFlag flag, new_flag(device, stream, std::move(describe)));
   AOTIRT_CUDA_RETURN_IF_ERROR(
       cuda_launch_index_offsets(k, nb, static_cast<int64_t*>(offsets.data_ptr()), flag.ptr(), stream));
-  // Checked before anything is written, so a bad index leaves no trace.
-  // Indices checked on the host need no wait here.
   if (p.host_checked) {
     flag.read = true;
     return offsets;
   }
-  AOTIRT_RETURN_IF_ERROR(check_flag(stream, flag, [&](int64_t which, int64_t* dim, int64_t* size) {
-    const size_t w = static_cast<size_t>(which) < p.dims.size() ? static_cast<size_t>(which) : 0;
-    *dim = p.dims[w];
-    *size = self.sizes()[p.dims[w]];
-  }));
+  // Read now (unless the run reads it), before anything is written, so a bad
+  // index leaves no trace; a bad index's offset is -1, which the walks skip.
+  AOTIRT_RETURN_IF_ERROR(check_flag(stream, flag, dim_of));
   return offsets;
 }
 
@@ -690,7 +719,10 @@ Status run_scatter(int device, cudaStream_t stream, TensorImpl& out, const Tenso
   const int dt = dtype_code(out.dtype());
   const bool is64 = index.dtype() == DType::kInt64;
   const CudaScatterOp op = kernel_op(reduce);
-  AOTIRT_ASSIGN_OR_RETURN(BoundsFlag flag, new_flag(device, stream));
+  const int64_t dim = w.dim, limit = w.limit;
+  AOTIRT_ASSIGN_OR_RETURN(BoundsFlag flag, new_flag(device, stream, [dim, limit](const int64_t* words) {
+                            return bounds_error(words[1], dim, limit);
+                          }));
   if (reduce != ops::ScatterReduce::kNone && !include_self) {
     AOTIRT_CUDA_RETURN_IF_ERROR(
         cuda_launch_scatter_identity(op, dt, out.data_ptr(), index.data_ptr(), is64, w, flag.ptr(), stream));
@@ -716,7 +748,6 @@ Status run_scatter(int device, cudaStream_t stream, TensorImpl& out, const Tenso
     }
     AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_scatter_mean(dt, out.data_ptr(), cp, include_self ? 1 : 0, ow, stream));
   }
-  const int64_t dim = w.dim, limit = w.limit;
   return check_flag(stream, flag, [&](int64_t, int64_t* d, int64_t* size) {
     *d = dim;
     *size = limit;

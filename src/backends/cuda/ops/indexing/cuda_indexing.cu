@@ -295,29 +295,34 @@ __global__ void index_offsets_kernel(CudaIndexOffsets p, int64_t nb, int64_t* of
       const int64_t limit = p.limit[k];
       if (v < -limit || v >= limit) {
         report(flag, v, k);
-        v = 0;
-      } else if (v < 0) {
-        v += limit;
+        off = -1;
+        break;
       }
+      if (v < 0) v += limit;
       off += v * p.stride[k];
     }
     offsets[i] = off;
   }
 }
 
+// skip(): a position whose index was out of range (offset -1); the run
+// fails, but nothing is read or written out of bounds.
 template <class S>
 struct GatherOp {
   __device__ void operator()(S* indexed, S* dense) const { *dense = *indexed; }
+  __device__ void skip(S* dense) const { *dense = S{}; }
 };
 template <class S>
 struct PutOp {
   __device__ void operator()(S* indexed, S* dense) const { *indexed = *dense; }
+  __device__ void skip(S*) const {}
 };
 template <class T>
 struct AccumulateOp {
   __device__ void operator()(typename T::S* indexed, typename T::S* dense) const {
     atomic_combine<T>(CudaScatterOp::kSum, indexed, T::load(*dense));
   }
+  __device__ void skip(typename T::S*) const {}
 };
 
 // threadIdx.y picks a result line, threadIdx.x walks along it; the line's
@@ -338,8 +343,12 @@ __global__ void index_walk_kernel(S* indexed, S* dense, const int64_t* offsets, 
       dn += c * w.dense_strides[d];
     }
     for (int64_t j = threadIdx.x; j < len; j += blockDim.x) {
-      const int64_t at_i = offsets[b + j * w.b_strides[last]] + io + j * w.indexed_strides[last];
-      op(indexed + at_i, dense + dn + j * w.dense_strides[last]);
+      const int64_t base = offsets[b + j * w.b_strides[last]];
+      S* at_dense = dense + dn + j * w.dense_strides[last];
+      if (base < 0)
+        op.skip(at_dense);
+      else
+        op(indexed + base + io + j * w.indexed_strides[last], at_dense);
     }
   }
 }

@@ -26,7 +26,7 @@ constexpr int kCudaIndexFlagWords = 3;
 // The self offsets of every position of the broadcast index shape B: for each
 // B position, sum over k of wrap(index_k) * stride[k], where index_k (int32
 // or int64) is read at its strides in B. Values outside [-limit, limit) set
-// the flag and give offset 0.
+// the flag and give offset -1, which the walks skip (a gather writes zero).
 struct CudaIndexOffsets {
   int bdims = 0;
   int64_t bsizes[kCudaIndexMaxDims] = {};

@@ -1,5 +1,8 @@
-// CUDA scans along one dimension. Two paths:
-//  - the dimension is innermost (inner == 1): one device-wide scan by key
+// CUDA scans along one dimension. Three paths:
+//  - the dimension is innermost (inner == 1) and the problem small (short
+//    lines, as an attention mask's cumsum): one block per line, one launch
+//    and no scratch, since there launches and not memory set the time;
+//  - the dimension is innermost otherwise: one device-wide scan by key
 //    (CUB's decoupled look-back scan, keyed by line), whatever the number and
 //    length of the lines, so one long line and many short ones both run at
 //    memory speed;
@@ -12,6 +15,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -140,6 +144,68 @@ __global__ void extreme_lines_kernel(const S* in, S* out, int64_t* indices, int6
   }
 }
 
+// ---- innermost dimension, small problems: one block per line ----
+
+constexpr int kLineThreads = 256;
+constexpr int kLineItems = 8;
+constexpr int64_t kLineTile = kLineThreads * kLineItems;
+
+// Lines up to this long, in problems up to this many elements, take a block
+// each.
+constexpr int64_t kBlockLineMaxLength = 2 * kLineTile;
+constexpr int64_t kBlockLineMaxElements = int64_t{1} << 20;
+
+bool block_lines(CudaScanOp op, const CudaScanShape& s) {
+  return s.inner == 1 && op != CudaScanOp::kMax && op != CudaScanOp::kMin && s.length <= kBlockLineMaxLength &&
+         s.outer * s.length <= kBlockLineMaxElements;
+}
+
+// Block b scans line b in tiles of kLineTile: each thread scans its
+// kLineItems consecutive elements, the block scans the threads' totals, and
+// a carry takes the tile's total to the next. |op| needs no identity: the
+// first thread of the first tile takes no prefix, and threads past the end of
+// the line only feed threads after them.
+template <class S, class Op>
+__global__ void __launch_bounds__(kLineThreads) scan_block_lines_kernel(const S* in, S* out, int64_t length, Op op) {
+  using A = typename Acc<S>::A;
+  using Scan = cub::BlockScan<A, kLineThreads>;
+  __shared__ typename Scan::TempStorage temp;
+  __shared__ A carry;
+  const S* line_in = in + static_cast<int64_t>(blockIdx.x) * length;
+  S* line_out = out + static_cast<int64_t>(blockIdx.x) * length;
+  for (int64_t tile = 0; tile < length; tile += kLineTile) {
+    const int64_t first = tile + static_cast<int64_t>(threadIdx.x) * kLineItems;
+    const int64_t left = length - first;
+    const int n = left <= 0 ? 0 : (left < kLineItems ? static_cast<int>(left) : kLineItems);
+    A v[kLineItems];
+    A total{};
+#pragma unroll
+    for (int j = 0; j < kLineItems; ++j) {
+      if (j < n) {
+        const A x = Acc<S>::load(line_in[first + j]);
+        total = j == 0 ? x : op(total, x);
+        v[j] = total;
+      }
+    }
+    A before, tile_total;
+    Scan(temp).ExclusiveScan(total, before, op, tile_total);
+#pragma unroll
+    for (int j = 0; j < kLineItems; ++j) {
+      if (j < n) {
+        A r = v[j];
+        if (threadIdx.x > 0) r = op(before, r);
+        if (tile > 0) r = op(carry, r);
+        line_out[first + j] = Acc<S>::store(r);
+      }
+    }
+    // A next tile exists only when this one was full, so tile_total is the
+    // whole tile's.
+    __syncthreads();
+    if (threadIdx.x == 0) carry = tile > 0 ? op(carry, tile_total) : tile_total;
+    __syncthreads();
+  }
+}
+
 // ---- innermost dimension: one scan by key ----
 
 struct LineOf {
@@ -238,6 +304,29 @@ cudaError_t scan_typed(CudaScanOp op, const void* in_v, void* out_v, int64_t* in
     return cudaGetLastError();
   }
   if (s.inner != 1) return cudaErrorInvalidValue;
+  if (block_lines(op, s)) {
+    if (query) {
+      bytes = 0;
+      return cudaSuccess;
+    }
+    const unsigned lines = static_cast<unsigned>(s.outer);
+    switch (op) {
+      case CudaScanOp::kSum:
+        scan_block_lines_kernel<<<lines, kLineThreads, 0, stream>>>(in, out, s.length, SumOp<A>{});
+        break;
+      case CudaScanOp::kProd:
+        scan_block_lines_kernel<<<lines, kLineThreads, 0, stream>>>(in, out, s.length, ProdOp<A>{});
+        break;
+      case CudaScanOp::kLogSumExp:
+        if constexpr (std::is_floating_point_v<A>)
+          scan_block_lines_kernel<<<lines, kLineThreads, 0, stream>>>(in, out, s.length, LogAddExpOp<A>{});
+        else
+          return cudaErrorInvalidValue;
+        break;
+      default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+  }
   void* t = query ? nullptr : temp;
   switch (op) {
     case CudaScanOp::kSum: return scan_by_key(t, bytes, in, out, s, SumOp<A>{}, stream);
