@@ -9,9 +9,11 @@
 #include <aotirt/types.h>
 
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 
+#include "core/dtype.h"
 #include "core/tensor.h"
 #include "cuda_test_util.h"
 
@@ -30,6 +32,13 @@ struct AttnCase {
   bool mask_broadcast;  // [L, S] instead of [B, H, L, S]
   bool transposed_q;    // q stored as [B, L, H, E]
   double scale;         // 0: default 1/sqrt(E)
+  // The mask in bands rather than at random: a causal band over the cache
+  // (query i sees keys up to i + S - L), odd batches with their last 37
+  // keys hidden, odd heads (of a full mask) with their first 64, and every
+  // 97th row from the 5th hidden whole; an additive one holds 0 and -inf,
+  // and random values on every 13th row. Whole tiles of it hide or show
+  // every key, which the tensor-core kernel skips or takes unmasked.
+  bool band = false;
 };
 
 // |c| in |dt|, for traces and timing lines.
@@ -38,7 +47,7 @@ inline std::string describe(const AttnCase& c, DType dt) {
          std::to_string(c.hkv) + " L=" + std::to_string(c.l) + " S=" + std::to_string(c.s) +
          " E=" + std::to_string(c.e) + " Ev=" + std::to_string(c.ev) + (c.causal ? " causal" : "") +
          (c.mask == Mask::kBool ? " bool-mask" : c.mask == Mask::kAdditive ? " add-mask" : "") +
-         (c.mask_broadcast ? "(LS)" : "") + (c.transposed_q ? " q-transposed" : "") +
+         (c.mask_broadcast ? "(LS)" : "") + (c.band ? " band" : "") + (c.transposed_q ? " q-transposed" : "") +
          (c.scale ? " scale=" + std::to_string(c.scale) : "");
 }
 
@@ -60,7 +69,24 @@ inline Inputs make_inputs(const AttnCase& c, DType dt, uint32_t seed) {
   in.dv = to_device(in.v);
   if (c.mask != Mask::kNone) {
     DimVector ms = c.mask_broadcast ? DimVector{c.l, c.s} : DimVector{c.b, c.hq, c.l, c.s};
-    if (c.mask == Mask::kBool) {
+    if (c.band) {
+      const DType mdt = c.mask == Mask::kBool ? DType::kBool : dt;
+      in.mask = host_empty(ms, mdt);
+      char* p = static_cast<char*>(in.mask.data_ptr());
+      const int64_t nb = c.mask_broadcast ? 1 : c.b, nh = c.mask_broadcast ? 1 : c.hq;
+      std::uniform_real_distribution<double> value(-3, 1);
+      for (int64_t b = 0; b < nb; ++b)
+        for (int64_t h = 0; h < nh; ++h)
+          for (int64_t i = 0; i < c.l; ++i)
+            for (int64_t j = 0; j < c.s; ++j) {
+              const bool shown = j <= i + (c.s - c.l) && i % 97 != 5 && !(b % 2 == 1 && j >= c.s - 37) &&
+                                 !(h % 2 == 1 && j < 64);
+              double x = shown ? 1.0 : 0.0;
+              if (c.mask != Mask::kBool)
+                x = !shown ? -std::numeric_limits<double>::infinity() : (i % 13 == 0 ? value(rng) : 0.0);
+              store_from_double(p + (((b * nh + h) * c.l + i) * c.s + j) * dtype_size(mdt), mdt, x);
+            }
+    } else if (c.mask == Mask::kBool) {
       in.mask = host_empty(ms, DType::kBool);
       uint8_t* p = static_cast<uint8_t*>(in.mask.data_ptr());
       for (int64_t i = 0; i < in.mask.numel(); ++i) p[i] = (rng() % 4) != 0;

@@ -217,6 +217,22 @@ TEST_F(CudaAttentionTest, CudnnMatchesReference) {
   }
 }
 
+// Masks in bands (AttnCase::band) over enough keys for the tensor-core
+// kernel's tile map: the tiles it skips or takes unmasked give what the
+// reference does, in its key-split blocks and its 64-row ones, with the mask
+// per head or broadcast, alone or with is_causal.
+TEST_F(CudaAttentionTest, BandMasksMatchReference) {
+  const std::vector<AttnCase> cases = {
+      {1, 4, 4, 200, 330, 64, 64, false, Mask::kBool, false, false, 0, true},
+      {2, 2, 2, 100, 260, 128, 128, false, Mask::kAdditive, true, false, 0, true},
+      {1, 32, 8, 530, 600, 64, 64, false, Mask::kAdditive, false, false, 0, true},
+      {1, 32, 32, 520, 520, 64, 64, true, Mask::kBool, true, false, 0, true},
+  };
+  uint32_t seed = 900;
+  for (DType dt : {DType::kBFloat16, DType::kFloat16})
+    for (const AttnCase& c : cases) check_case(c, dt, Op::kEfficient, seed++);
+}
+
 TEST_F(CudaAttentionTest, QueryViewsIntoAFusedBufferKeepTheirStrideOrder) {
   // q, k and v as Inductor hands them over after one fused qkv projection:
   // [B, H, L, E] views into a [B, L, 3, H, E] buffer. empty_like(query) (the

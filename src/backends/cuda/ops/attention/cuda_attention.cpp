@@ -208,6 +208,13 @@ Status run_attention(const AttentionArgs& a, const CudaOpScope& scope, const Ten
   const int sms = std::max(dev->properties().sm_count, 1);
   if (cuda_attention_tc_enabled() && cuda_attention_tc_eligible(p, dev->properties().major)) {
     ShimProfileScope profile("aoti_torch_cuda__scaled_dot_product_*_attention / tensor-core kernel launch");
+    // A mask over several key tiles is summed up per tile first, so that
+    // the kernel skips what it hides (cuda_attention_tc.cu).
+    TensorImpl hold;
+    if (const size_t bytes = cuda_attention_mask_tiles_bytes(p)) {
+      AOTIRT_ASSIGN_OR_RETURN(void* map, cuda_op_workspace(scope.device(), scope.stream(), bytes, &hold));
+      AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention_mask_tiles(p, map, scope.stream()));
+    }
     AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_attention_tc(p, sms, max_smem, scope.stream()));
     return Status();
   }

@@ -43,11 +43,38 @@ struct CudaAttentionParams {
   int64_t mask_strides[4] = {};  // [batch, head_q, query, key], 0 where it broadcasts
   float* lse = nullptr;          // optional log-sum-exp per [batch, head_q, query]
   int64_t lse_strides[3] = {};
+  // Optional, for the tensor-core kernels with a mask (made by
+  // cuda_launch_attention_mask_tiles): what the mask does to each tile of
+  // kCudaMaskTileRows queries and kCudaMaskTileKeys keys (a CudaMaskTile),
+  // indexed [batch, head_q, row tile, key tile] by mask_tile_strides (0 where
+  // the mask broadcasts; key tiles contiguous), and per [batch, head_q, row
+  // tile] (mask_end_strides) the key tiles up to the last one that shows a
+  // key. Blocks stop there and skip the tiles that hide every key.
+  const uint8_t* mask_tiles = nullptr;
+  int64_t mask_tile_strides[3] = {};
+  const int32_t* mask_tile_end = nullptr;
+  int64_t mask_end_strides[3] = {};
   // Key splits (1 = none). With more, the caller provides |num_splits| *
   // batch * heads_q * len_q * (head_dim_v + 1) floats of workspace.
   int num_splits = 1;
   float* workspace = nullptr;
 };
+
+// The mask's tile map (CudaAttentionParams::mask_tiles).
+constexpr int kCudaMaskTileRows = 16;
+constexpr int kCudaMaskTileKeys = 64;
+enum CudaMaskTile : uint8_t {
+  kCudaMaskTileHidden = 0,  // no query of the tile sees a key of it
+  kCudaMaskTileShown = 1,   // each sees each, unchanged (true; an additive 0)
+  kCudaMaskTileMixed = 2,   // anything else: the keys are tested one by one
+};
+
+// Bytes of the tile map for |p| (4-byte aligned); 0 when no map is worth
+// making (no mask, or a single tile of keys).
+size_t cuda_attention_mask_tiles_bytes(const CudaAttentionParams& p);
+// Fills the tile map in |workspace| (cuda_attention_mask_tiles_bytes(p)
+// bytes) from p's mask and points p's map fields at it.
+cudaError_t cuda_launch_attention_mask_tiles(CudaAttentionParams& p, void* workspace, cudaStream_t stream);
 
 // Keys each block handles per step; splits cover multiples of it.
 constexpr int kCudaAttentionKeyTile = 32;

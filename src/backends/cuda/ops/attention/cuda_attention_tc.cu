@@ -13,6 +13,11 @@
 // V tiles are copied with cp.async a step ahead of their use, V's fragments
 // come out of shared memory through ldmatrix.trans, and only the tiles that
 // cross the causal diagonal, the end of the keys or a mask test each key.
+// A mask is first summed up per tile (attention_mask_tiles_kernel): blocks
+// stop after the last tile that shows their rows a key, warps skip the tiles
+// that hide every key from theirs, and tiles the mask leaves alone take the
+// unmasked path, so a causal or padding mask given as a tensor costs about
+// what is_causal does.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -92,10 +97,22 @@ struct BlockRows {
     b = bh / p.heads_q;
     h = bh % p.heads_q;
     const int64_t hk = h / (p.heads_q / p.heads_kv);
-    // Causal rows near the end see the most keys: their tiles go first.
-    const int64_t tile = p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    // Causal rows near the end see the most keys: their tiles go first (as
+    // they do under a mask, usually causal when it is worth a map).
+    const bool late_first = p.causal || p.mask_tiles;
+    const int64_t tile = late_first ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
     row0 = tile * rows;
     kv_end = p.causal ? min(p.len_kv, min(row0 + rows, p.len_q) + p.causal_offset) : p.len_kv;
+    if (p.mask_tiles) {
+      // The tiles past the last one that shows any of the rows a key.
+      int64_t shown = 0;
+      for (int64_t r = row0; r < row0 + rows && r < p.len_q; r += kCudaMaskTileRows) {
+        const int64_t at = b * p.mask_end_strides[0] + h * p.mask_end_strides[1] +
+                           (r / kCudaMaskTileRows) * p.mask_end_strides[2];
+        shown = max(shown, static_cast<int64_t>(p.mask_tile_end[at]));
+      }
+      kv_end = min(kv_end, shown * kCudaMaskTileKeys);
+    }
     q = static_cast<const T*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1];
     k = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
     v = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
@@ -245,18 +262,31 @@ __device__ __forceinline__ void softmax_tile(const CudaAttentionParams& p, float
 // tests, which were most of a tile's instructions; the others (the diagonal,
 // the last partial tile, masks) take them. Lengths fit in int
 // (cuda_attention_tc_eligible).
+// |tile| is the mask's CudaMaskTile there (mask_tile).
 template <int D, int kKeysT>
 __device__ __forceinline__ void softmax_step(const CudaAttentionParams& p, float (&s)[kKeysT / 8][4], int64_t j0,
                                              int64_t kv_end, int64_t b, int64_t h, int64_t i0, int64_t i1,
-                                             int64_t first_row, float qk_scale, int t, TcRowState<D>& st) {
+                                             int64_t first_row, float qk_scale, int t, TcRowState<D>& st,
+                                             int tile = kCudaMaskTileMixed) {
   const bool plain =
-      p.mask_kind == kCudaMaskNone && j0 + kKeysT <= kv_end &&
+      (p.mask_kind == kCudaMaskNone || tile == kCudaMaskTileShown) && j0 + kKeysT <= kv_end &&
       (!p.causal || j0 + kKeysT - 1 <= first_row + p.causal_offset);
   if (plain)
     softmax_tile<D, kKeysT, false>(p, s, 0, 0, b, h, 0, 0, qk_scale, t, st);
   else
     softmax_tile<D, kKeysT, true>(p, s, static_cast<int>(j0), static_cast<int>(kv_end), b, h, static_cast<int>(i0),
                                   static_cast<int>(i1), qk_scale, t, st);
+}
+
+// The mask's CudaMaskTile for the 16 query rows from |first_row| and the
+// keys from |j0| (a tile of kCudaMaskTileKeys keys or part of one); mixed
+// without a map. Rows past the queries see nothing worth computing.
+__device__ __forceinline__ int mask_tile(const CudaAttentionParams& p, int64_t b, int64_t h, int64_t first_row,
+                                         int64_t j0) {
+  if (!p.mask_tiles) return kCudaMaskTileMixed;
+  if (first_row >= p.len_q) return kCudaMaskTileHidden;
+  return p.mask_tiles[b * p.mask_tile_strides[0] + h * p.mask_tile_strides[1] +
+                      (first_row / kCudaMaskTileRows) * p.mask_tile_strides[2] + j0 / kCudaMaskTileKeys];
 }
 
 __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row) {
@@ -328,19 +358,24 @@ __device__ __forceinline__ void tc_key_loop(const CudaAttentionParams& p, const 
                                             int64_t first_row, int tid, int g, int t, Sync sync,
                                             TcRowState<D>& st) {
   const float qk_scale = p.scale * kLog2e;
+  static_assert(kCudaMaskTileKeys % kKeysT == 0, "a key tile must lie within one tile of the mask's map");
   for (int64_t j0 = first; j0 < kv_end; j0 += step) {
     const int64_t next = j0 + step;
+    // Warp-uniform: a tile that hides every key from this warp's rows adds
+    // nothing to them (the copies and syncs still run for the others).
+    const int tile = mask_tile(p, b, h, first_row, j0);
+    const bool seen = tile != kCudaMaskTileHidden;
     cp_async_wait<1>();  // this tile's K (its V may still be in flight)
     sync();
     float s[kKeysT / 8][4];
-    tc_scores<T, D, kKeysT>(s, qf, k_s, g, t);
+    if (seen) tc_scores<T, D, kKeysT>(s, qf, k_s, g, t);
     sync();  // K is read: the next one may land
     if (next < kv_end) copy_tile_async<T, D, kKeysT, kThreads>(k_s, k, p.k_strides[2], next, kv_end, tid);
     cp_async_commit();
-    softmax_step<D, kKeysT>(p, s, j0, kv_end, b, h, i0, i1, first_row, qk_scale, t, st);
+    if (seen) softmax_step<D, kKeysT>(p, s, j0, kv_end, b, h, i0, i1, first_row, qk_scale, t, st, tile);
     cp_async_wait<1>();  // this tile's V
     sync();
-    tc_accumulate<T, D, kKeysT>(st, s, v_s, g, t);
+    if (seen) tc_accumulate<T, D, kKeysT>(st, s, v_s, g, t);
     sync();
     if (next < kv_end) copy_tile_async<T, D, kKeysT, kThreads>(v_s, v, p.v_strides[2], next, kv_end, tid);
     cp_async_commit();
@@ -747,6 +782,100 @@ bool aligned16(const void* ptr, const int64_t* strides) {
 }
 
 }  // namespace
+
+namespace {
+
+// One block a tile of the map: kCudaMaskTileRows x kCudaMaskTileKeys mask
+// values, four a thread. Only queries and keys inside the lengths count.
+constexpr int kMaskTileThreads = kCudaMaskTileRows * kCudaMaskTileKeys / 4;
+
+__global__ void __launch_bounds__(kMaskTileThreads)
+    attention_mask_tiles_kernel(CudaAttentionParams p, int64_t heads, uint8_t* tiles, int32_t* ends) {
+  const int64_t kt = blockIdx.x, rt = blockIdx.y;
+  const int64_t mb = blockIdx.z / heads, mh = blockIdx.z % heads;
+  const int64_t i = rt * kCudaMaskTileRows + threadIdx.x / (kCudaMaskTileKeys / 4);
+  const int64_t key0 = kt * kCudaMaskTileKeys + (threadIdx.x % (kCudaMaskTileKeys / 4)) * 4;
+  bool any = false, all = true;
+  if (i < p.len_q) {
+    const char* mp = static_cast<const char*>(p.mask);
+    const int64_t row = mb * p.mask_strides[0] + mh * p.mask_strides[1] + i * p.mask_strides[2];
+    for (int c = 0; c < 4; ++c) {
+      const int64_t key = key0 + c;
+      if (key >= p.len_kv) break;
+      const int64_t off = row + key * p.mask_strides[3];
+      bool shown, plain;
+      if (p.mask_kind == kCudaMaskBool) {
+        shown = plain = mp[off] != 0;
+      } else {
+        float x;
+        switch (p.mask_dtype) {
+          case 5: x = __half2float(reinterpret_cast<const __half*>(mp)[off]); break;
+          case 15: x = __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(mp)[off]); break;
+          default: x = reinterpret_cast<const float*>(mp)[off];
+        }
+        shown = x != -INFINITY;  // a NaN is shown (and stays NaN)
+        plain = x == 0.f;
+      }
+      any |= shown;
+      all &= plain;
+    }
+  }
+  any = __syncthreads_or(any);
+  all = __syncthreads_and(all);
+  if (threadIdx.x == 0) {
+    const int64_t at = (mb * heads + mh) * gridDim.y + rt;
+    tiles[at * gridDim.x + kt] = !any ? kCudaMaskTileHidden : (all ? kCudaMaskTileShown : kCudaMaskTileMixed);
+    if (any) atomicMax(ends + at, static_cast<int32_t>(kt + 1));
+  }
+}
+
+struct MaskMap {
+  int64_t batches, heads, row_tiles, key_tiles;
+  size_t tile_bytes;  // rounded up to 4
+};
+
+MaskMap mask_map(const CudaAttentionParams& p) {
+  MaskMap m;
+  m.batches = p.mask_strides[0] != 0 ? p.batch : 1;
+  m.heads = p.mask_strides[1] != 0 ? p.heads_q : 1;
+  m.row_tiles = (p.len_q + kCudaMaskTileRows - 1) / kCudaMaskTileRows;
+  m.key_tiles = (p.len_kv + kCudaMaskTileKeys - 1) / kCudaMaskTileKeys;
+  m.tile_bytes = (static_cast<size_t>(m.batches * m.heads * m.row_tiles * m.key_tiles) + 3) & ~size_t{3};
+  return m;
+}
+
+}  // namespace
+
+size_t cuda_attention_mask_tiles_bytes(const CudaAttentionParams& p) {
+  if (p.mask_kind == kCudaMaskNone || !p.mask || p.len_kv <= kCudaMaskTileKeys || p.len_q == 0) return 0;
+  const MaskMap m = mask_map(p);
+  // Grid y and z limits.
+  if (m.row_tiles > 65535 || m.batches * m.heads > 65535) return 0;
+  return m.tile_bytes + sizeof(int32_t) * static_cast<size_t>(m.batches * m.heads * m.row_tiles);
+}
+
+cudaError_t cuda_launch_attention_mask_tiles(CudaAttentionParams& p, void* workspace, cudaStream_t stream) {
+  const MaskMap m = mask_map(p);
+  uint8_t* tiles = static_cast<uint8_t*>(workspace);
+  int32_t* ends = reinterpret_cast<int32_t*>(tiles + m.tile_bytes);
+  const size_t end_bytes = sizeof(int32_t) * static_cast<size_t>(m.batches * m.heads * m.row_tiles);
+  cudaError_t err = cudaMemsetAsync(ends, 0, end_bytes, stream);
+  if (err != cudaSuccess) return err;
+  const dim3 grid(static_cast<unsigned>(m.key_tiles), static_cast<unsigned>(m.row_tiles),
+                  static_cast<unsigned>(m.batches * m.heads));
+  attention_mask_tiles_kernel<<<grid, kMaskTileThreads, 0, stream>>>(p, m.heads, tiles, ends);
+  err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  p.mask_tiles = tiles;
+  p.mask_tile_strides[0] = p.mask_strides[0] != 0 ? m.heads * m.row_tiles * m.key_tiles : 0;
+  p.mask_tile_strides[1] = p.mask_strides[1] != 0 ? m.row_tiles * m.key_tiles : 0;
+  p.mask_tile_strides[2] = m.key_tiles;
+  p.mask_tile_end = ends;
+  p.mask_end_strides[0] = p.mask_strides[0] != 0 ? m.heads * m.row_tiles : 0;
+  p.mask_end_strides[1] = p.mask_strides[1] != 0 ? m.row_tiles : 0;
+  p.mask_end_strides[2] = 1;
+  return cudaSuccess;
+}
 
 bool cuda_attention_tc_eligible(const CudaAttentionParams& p, int compute_major) {
   return compute_major >= 8 && (p.dtype == 5 || p.dtype == 15) && p.head_dim == p.head_dim_v && lengths_fit_int(p) &&
