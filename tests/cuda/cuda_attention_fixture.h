@@ -33,11 +33,12 @@ struct AttnCase {
   bool transposed_q;    // q stored as [B, L, H, E]
   double scale;         // 0: default 1/sqrt(E)
   // The mask in bands rather than at random: a causal band over the cache
-  // (query i sees keys up to i + S - L), odd batches with their last 37
-  // keys hidden, odd heads (of a full mask) with their first 64, and every
-  // 97th row from the 5th hidden whole; an additive one holds 0 and -inf,
-  // and random values on every 13th row. Whole tiles of it hide or show
-  // every key, which the tensor-core kernel skips or takes unmasked.
+  // (query i sees keys up to i + S - L; with at most 4 queries, a decode
+  // step, the cache is filled to two thirds only), odd batches with their
+  // last 37 keys hidden, odd heads (of a full mask) with their first 64, and
+  // every 97th row from the 5th hidden whole; an additive one holds 0 and
+  // -inf, and random values on every 13th row. Whole tiles of it hide or
+  // show every key, which the tensor-core kernel skips or takes unmasked.
   bool band = false;
 };
 
@@ -79,7 +80,8 @@ inline Inputs make_inputs(const AttnCase& c, DType dt, uint32_t seed) {
         for (int64_t h = 0; h < nh; ++h)
           for (int64_t i = 0; i < c.l; ++i)
             for (int64_t j = 0; j < c.s; ++j) {
-              const bool shown = j <= i + (c.s - c.l) && i % 97 != 5 && !(b % 2 == 1 && j >= c.s - 37) &&
+              const int64_t filled = c.l <= 4 ? c.s * 2 / 3 : c.s;
+              const bool shown = j <= i + (filled - c.l) && i % 97 != 5 && !(b % 2 == 1 && j >= c.s - 37) &&
                                  !(h % 2 == 1 && j < 64);
               double x = shown ? 1.0 : 0.0;
               if (c.mask != Mask::kBool)
