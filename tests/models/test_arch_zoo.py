@@ -20,8 +20,12 @@ import arch_zoo
 from cli_util import CLI, requires_cli
 from zoo_check import compare_outputs, package_entry, zoo_device
 
-LIBRARIES = ("torchvision", "timm", "transformers", "torchao")
+LIBRARIES = ("torchvision", "timm", "transformers")
 MISSING = [name for name in LIBRARIES if importlib.util.find_spec(name) is None]
+# The quantized layer alone needs torchao (its export fails without it);
+# the rest of the zoo runs where it is missing.
+NEEDS_TORCHAO = {m.name for m in arch_zoo.MODELS if m.name.startswith("ao_")}
+HAS_TORCHAO = importlib.util.find_spec("torchao") is not None
 
 pytestmark = [
     requires_cli,
@@ -58,6 +62,8 @@ def _missing_shims(pkg: dict) -> list:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_arch_matches_eager(name, arch_manifest, tmp_path):
+    if name in NEEDS_TORCHAO and not HAS_TORCHAO:
+        pytest.skip("not installed: torchao (scripts/setup.sh installs it)")
     pkg = package_entry(arch_manifest, name)
     pkg_dir = Path(arch_manifest["root"]) / pkg["dir"]
     for s in pkg["input_sets"]:

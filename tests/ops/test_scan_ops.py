@@ -156,7 +156,16 @@ def test_short_lines_across_tiles(shims, device, op, dtype):
             t[:, 40:] = 1
         else:
             t = make(shape, dtype, device, seed=5)
-        check(op, device, run_scan(shims, op, device, t, 1), eager(op, t, 1))
+        got = run_scan(shims, op, device, t, 1)
+        if dtype == torch.bfloat16:
+            # Long bfloat16 sums: torch's CUDA kernel rounds partial sums to
+            # bfloat16 on the way, aotirt keeps float32 to the end. Both are
+            # held to the float32 sum rounded once, within two steps of it.
+            want = eager(op, t.float(), 1).to(dtype)
+            assert got.dtype == want.dtype and got.stride() == want.stride()
+            torch.testing.assert_close(got, want, rtol=8e-3, atol=1e-2)
+        else:
+            check(op, device, got, eager(op, t, 1))
 
 
 @pytest.mark.parametrize("device", devices())
