@@ -220,16 +220,15 @@ TEST_F(CudaAttentionTest, CudnnMatchesReference) {
 // Masks in bands (AttnCase::band) over enough keys for the tensor-core
 // kernel's tile map: the tiles it skips or takes unmasked give what the
 // reference does, in its key-split blocks and its 64-row ones, with the mask
-// per head or broadcast, alone or with is_causal; and the decode kernel,
-// which reads only the keys from the first to the last the mask shows.
+// per head or broadcast, alone or with is_causal; and decode steps over a
+// static cache that is partly filled.
 TEST_F(CudaAttentionTest, BandMasksMatchReference) {
   const std::vector<AttnCase> cases = {
       {1, 4, 4, 200, 330, 64, 64, false, Mask::kBool, false, false, 0, true},
       {2, 2, 2, 100, 260, 128, 128, false, Mask::kAdditive, true, false, 0, true},
       {1, 32, 8, 530, 600, 64, 64, false, Mask::kAdditive, false, false, 0, true},
       {1, 32, 32, 520, 520, 64, 64, true, Mask::kBool, true, false, 0, true},
-      // Decode steps over a cache filled to two thirds: the key splits past
-      // the filled part read nothing.
+      // Decode steps over a cache filled to two thirds.
       {2, 8, 2, 3, 2048, 64, 64, false, Mask::kAdditive, false, false, 0, true},
       {1, 4, 4, 1, 1500, 128, 128, false, Mask::kBool, true, false, 0, true},
   };

@@ -311,48 +311,9 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_kernel(CudaAttentionPar
   const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
   const int64_t hk = h / (p.heads_q / p.heads_kv);
   const int64_t per = (p.len_kv + p.num_splits - 1) / p.num_splits;
-  int64_t kb = blockIdx.y * per;
+  const int64_t kb = blockIdx.y * per;
   int64_t ke = min(p.len_kv, kb + per);
   if (p.causal) ke = min(ke, i + 1 + p.causal_offset);
-  const char* mp = static_cast<const char*>(p.mask);
-  const int64_t mrow = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2];
-  const int msize = p.mask_dtype == 6 ? 4 : 2;
-  if (p.mask_kind != kCudaMaskNone && ke > kb && ke - kb <= INT32_MAX) {
-    // Only the keys from the first to the last the mask shows this row are
-    // read: a step over a static cache sees the filled part alone, and the
-    // splits past it load nothing. One coalesced pass over the mask row.
-    __shared__ int first_s, last_s;
-    if (threadIdx.x == 0) {
-      first_s = INT32_MAX;
-      last_s = -1;
-    }
-    __syncthreads();
-    int first = INT32_MAX, last = -1;
-    for (int64_t key = kb + threadIdx.x; key < ke; key += kDecodeThreads) {
-      const int64_t off = mrow + key * p.mask_strides[3];
-      const bool shown = p.mask_kind == kCudaMaskBool ? mp[off] != 0
-                                                      : load_any(mp + off * msize, p.mask_dtype) != -INFINITY;
-      if (shown) {
-        first = min(first, static_cast<int>(key - kb));
-        last = static_cast<int>(key - kb);
-      }
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-      first = min(first, __shfl_xor_sync(0xffffffffu, first, o));
-      last = max(last, __shfl_xor_sync(0xffffffffu, last, o));
-    }
-    if ((threadIdx.x & 31) == 0) {
-      atomicMin(&first_s, first);
-      atomicMax(&last_s, last);
-    }
-    __syncthreads();
-    if (last_s < 0) {
-      ke = kb;  // nothing shown: zeros and a log-sum-exp of -inf
-    } else {
-      ke = kb + last_s + 1;
-      kb += first_s;
-    }
-  }
 
   float q[V];
   {
@@ -364,6 +325,9 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_kernel(CudaAttentionPar
   }
   const T* kp = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1] + li * V;
   const T* vp = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1] + li * V;
+  const char* mp = static_cast<const char*>(p.mask);
+  const int64_t mrow = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2];
+  const int msize = p.mask_dtype == 6 ? 4 : 2;
 
   float m = -INFINITY, l = 0.f, acc[V];
 #pragma unroll
