@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import shutil
@@ -38,7 +39,10 @@ class _CachedDecoder(torch.nn.Module):
 
         self.model = model
         self.cache = StaticCache(config=model.config, max_cache_len=max_cache_len)
-        self.keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
+        params = inspect.signature(model.forward).parameters
+        self.keeps_logits = "logits_to_keep" in params
+        # transformers 5.25 renamed past_key_values to cache.
+        self.cache_arg = "cache" if "cache" in params else "past_key_values"
 
     def forward(self, input_ids, cache_position, caches):
         for i, layer in enumerate(self.cache.layers):
@@ -52,8 +56,8 @@ class _CachedDecoder(torch.nn.Module):
         # Only the last position's logits: the output layer then multiplies
         # one row, not the whole prompt's (as transformers' generate does).
         keep = {"logits_to_keep": 1} if self.keeps_logits else {}
-        out = self.model(input_ids=input_ids, cache_position=cache_position, past_key_values=self.cache,
-                         use_cache=True, **keep)
+        out = self.model(input_ids=input_ids, cache_position=cache_position, use_cache=True,
+                         **{self.cache_arg: self.cache}, **keep)
         logits = out.logits[:, -1, :].float()
         return logits, _greedy_token(logits)
 
@@ -72,6 +76,62 @@ def _greedy_token(logits):
     values, within = row.view(-1, chunk).max(dim=1)
     best = torch.argmax(values).reshape(1)
     return best * chunk + within.gather(0, best)
+
+
+def _decode_attention(stock):
+    """transformers' SDPA attention, except that a one-token step of a model
+    with grouped-query attention runs on the key/value heads themselves: the
+    query [b, heads, 1, d] is viewed as [b, kv_heads, heads / kv_heads, d],
+    each group's query heads becoming rows against their one key/value head.
+
+    transformers does this itself in eager mode, but not under torch.export,
+    where it expands the key and value caches to every query head instead
+    (repeat_kv): in the decode package that is a copy of the whole static
+    cache, twice a layer and every token, and an attention reading four
+    times the bytes. A mask that differs between heads, a position bias, a
+    soft cap, dropout or attention weights go to |stock| unchanged."""
+
+    def attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):
+        groups = getattr(module, "num_key_value_groups", 1)
+        one_token = isinstance(query.shape[2], int) and query.shape[2] == 1
+        plain = (not dropout and kwargs.get("position_bias") is None and kwargs.get("softcap") is None
+                 and not kwargs.get("output_attentions", False))
+        shared_mask = attention_mask is None or attention_mask.shape[1] == 1
+        if not (one_token and isinstance(groups, int) and groups > 1 and query.shape[1] == key.shape[1] * groups
+                and plain and shared_mask):
+            return stock(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                         is_causal=is_causal, **kwargs)
+        b, heads, _, d = query.shape
+        out = torch.nn.functional.scaled_dot_product_attention(
+            query.reshape(b, heads // groups, groups, d), key, value, attn_mask=attention_mask, scale=scaling)
+        return out.reshape(b, heads, 1, value.shape[-1]).transpose(1, 2).contiguous(), None
+
+    return attention
+
+
+@contextlib.contextmanager
+def _packed_decode_attention():
+    """Within: transformers' "sdpa" attention is _decode_attention's."""
+    try:
+        from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+    except ImportError:
+        yield
+        return
+    stock = ALL_ATTENTION_FUNCTIONS.get("sdpa")
+    if stock is None:
+        yield
+        return
+    # The mapping's own override slot, if it had none, is emptied again after.
+    local = getattr(ALL_ATTENTION_FUNCTIONS, "_local_mapping", None)
+    overridden = local is None or "sdpa" in local
+    ALL_ATTENTION_FUNCTIONS["sdpa"] = _decode_attention(stock)
+    try:
+        yield
+    finally:
+        if overridden:
+            ALL_ATTENTION_FUNCTIONS["sdpa"] = stock
+        else:
+            del ALL_ATTENTION_FUNCTIONS["sdpa"]
 
 
 def _cache_shape(config, max_cache_len: int) -> tuple:
@@ -243,7 +303,7 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
                    None),
     }
     for name, (example, dynamic) in plans.items():
-        with torch.no_grad():
+        with torch.no_grad(), _packed_decode_attention():
             ep = torch.export.export(wrapper, example, dynamic_shapes=dynamic)
             path = out / f"{name}.pt2"
             torch._inductor.aoti_compile_and_package(ep, package_path=str(path), inductor_configs=configs)

@@ -9,6 +9,7 @@ tokens, Ctrl-C and bad input are checked through the CLI. The export is
 cached by torch version and source."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -502,3 +503,51 @@ def test_export_llm_refuses_bad_arguments(tmp_path):
         aotirt.export_llm(_model(), tmp_path, quantize="int3")
     with pytest.raises(aotirt.ExportError, match="group_size must be one of"):
         aotirt.export_llm(_model(), tmp_path, quantize="int4", group_size=48)
+
+
+def _sdpa_query_heads(wrapper, example, packed: bool) -> list:
+    """The query heads of every attention call in the exported graph."""
+    import torch
+    from aotirt._llm import _packed_decode_attention
+
+    with torch.no_grad(), (_packed_decode_attention() if packed else contextlib.nullcontext()):
+        ep = torch.export.export(wrapper, example)
+    return [n.args[0].meta["val"].shape[1] for n in ep.graph.nodes
+            if n.op == "call_function" and "scaled_dot_product" in str(n.target)]
+
+
+def test_decode_attention_runs_on_the_key_value_heads():
+    """export_llm's decode step views the query heads of each key/value head
+    as rows of that head instead of expanding the caches to every query
+    head, gives transformers' logits, and leaves transformers as it was."""
+    import torch
+    from aotirt._llm import _CachedDecoder, _cache_shape, _packed_decode_attention
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+    stock = ALL_ATTENTION_FUNCTIONS["sdpa"]
+    model = _model()
+    layers, shape = _cache_shape(model.config, 16)
+    wrapper = _CachedDecoder(model, 16).eval()
+    gen = torch.Generator().manual_seed(3)
+    caches = [torch.randn(shape, generator=gen) for _ in range(2 * layers)]
+    example = (torch.tensor([[17]]), torch.tensor([5]), [c.clone() for c in caches])
+
+    assert _sdpa_query_heads(wrapper, example, packed=False) == [4] * layers
+    assert _sdpa_query_heads(wrapper, example, packed=True) == [2] * layers
+    # A prefill (several query rows) keeps transformers' own path.
+    prefill = (torch.tensor([[17, 18, 19]]), torch.arange(3), [c.clone() for c in caches])
+    assert _sdpa_query_heads(wrapper, prefill, packed=True) == [4] * layers
+
+    def step(packed: bool):
+        c = [t.clone() for t in caches]
+        with torch.no_grad(), (_packed_decode_attention() if packed else contextlib.nullcontext()):
+            logits, token = wrapper(torch.tensor([[17]]), torch.tensor([5]), c)
+        return logits, token, c
+
+    want, want_token, want_caches = step(False)
+    got, got_token, got_caches = step(True)
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert torch.equal(got_token, want_token)
+    for a, b in zip(got_caches, want_caches):
+        assert torch.equal(a, b)
+    assert ALL_ATTENTION_FUNCTIONS["sdpa"] is stock
