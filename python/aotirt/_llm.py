@@ -134,6 +134,90 @@ def _packed_decode_attention():
             del ALL_ATTENTION_FUNCTIONS["sdpa"]
 
 
+# Sibling linear layers of transformers' decoders that read the same input:
+# the attention's query, key and value projections, the MLP's gate and up
+# projections. export_llm stacks each group into one product.
+STACKED_PROJECTIONS = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
+
+
+class _ProjectionStack:
+    """One linear layer holding several projections' output rows stacked,
+    computed once per input and handed out a slice per projection.
+
+    Not a module: the stacked nn.Linear is registered on the parent under
+    |name| (so its weight is one constant of the package), and looked up
+    there at each call, so that quantize_ may replace it."""
+
+    def __init__(self, parent, name: str, widths):
+        self.parent, self.name = parent, name
+        self.bounds = [sum(widths[:i]) for i in range(len(widths) + 1)]
+        self._input = self._version = self._output = None
+        self._served = set()
+
+    def slice(self, x, index: int):
+        version = getattr(x, "_version", None)
+        if self._input is not x or self._version != version or index in self._served:
+            self._input, self._version = x, version
+            self._output = getattr(self.parent, self.name)(x)
+            self._served = set()
+        out = self._output[..., self.bounds[index]:self.bounds[index + 1]]
+        self._served.add(index)
+        if len(self._served) == len(self.bounds) - 1:
+            # Every projection has its slice: hold no activation past the call.
+            self._input = self._version = self._output = None
+            self._served = set()
+        return out
+
+
+class _ProjectionSlice(torch.nn.Module):
+    """Stands in for one projection of a stack: its slice of the product."""
+
+    def __init__(self, stack: _ProjectionStack, index: int, in_features: int, out_features: int):
+        super().__init__()
+        object.__setattr__(self, "_stack", stack)  # not a submodule: the parent holds the weight
+        self.index, self.in_features, self.out_features = index, in_features, out_features
+
+    def forward(self, x):
+        return self._stack.slice(x, self.index)
+
+    def extra_repr(self) -> str:
+        return f"{self._stack.name}[{self._stack.bounds[self.index]}:{self._stack.bounds[self.index + 1]}]"
+
+
+def stack_projections(model) -> int:
+    """Replaces each group of STACKED_PROJECTIONS in |model| (plain
+    nn.Linear layers with one input width, dtype and device, all with or all
+    without a bias) by one nn.Linear of their stacked weights, named
+    aotirt_<names>, and the layers by slices of its product. Returns the
+    number of groups stacked. A decode step then multiplies one larger
+    weight instead of two or three small ones, each a launch of a kernel
+    bound by its latency rather than by the bytes it reads."""
+    stacked = 0
+    for parent in list(model.modules()):
+        for names in STACKED_PROJECTIONS:
+            layers = [getattr(parent, n, None) for n in names]
+            if not all(type(m) is torch.nn.Linear for m in layers):
+                continue
+            w0 = layers[0].weight
+            if any(m.in_features != layers[0].in_features or m.weight.dtype != w0.dtype
+                   or m.weight.device != w0.device or (m.bias is None) != (layers[0].bias is None) for m in layers):
+                continue
+            fused = torch.nn.Linear(layers[0].in_features, sum(m.out_features for m in layers),
+                                    bias=layers[0].bias is not None, device="meta")
+            with torch.no_grad():
+                grad = w0.requires_grad
+                fused.weight = torch.nn.Parameter(torch.cat([m.weight for m in layers]), requires_grad=grad)
+                if layers[0].bias is not None:
+                    fused.bias = torch.nn.Parameter(torch.cat([m.bias for m in layers]), requires_grad=grad)
+            name = "aotirt_" + "_".join(n.removesuffix("_proj") for n in names) + "_proj"
+            parent.add_module(name, fused)
+            stack = _ProjectionStack(parent, name, [m.out_features for m in layers])
+            for i, (n, m) in enumerate(zip(names, layers)):
+                setattr(parent, n, _ProjectionSlice(stack, i, m.in_features, m.out_features))
+            stacked += 1
+    return stacked
+
+
 def _cache_shape(config, max_cache_len: int) -> tuple:
     text = config.get_text_config() if hasattr(config, "get_text_config") else config
     heads = text.num_attention_heads
@@ -260,8 +344,11 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
 
     |tokenizer| is a tokenizer.json or SentencePiece model file, a directory
     holding one, or a transformers (or tokenizers) tokenizer, saved as
-    tokenizer.json. |quantize| "int4" or "int8" quantizes the linear layers'
-    weights with torchao first (in place: |model| is changed); int4 takes
+    tokenizer.json. The query, key and value projections, and the MLP's gate
+    and up projections, are stacked into one linear layer each first (in
+    place: |model| is changed, and computes what it did; see
+    stack_projections). |quantize| "int4" or "int8" quantizes the linear
+    layers' weights with torchao then (in place too); int4 takes
     |group_size| 32, 64, 128 or 256. The caches have room for
     |max_cache_len| tokens (prompt and generated). |stop_token_ids| defaults
     to the model's eos_token_id.
@@ -281,6 +368,7 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
     model = model.eval().to(device)
     layers, shape = _cache_shape(model.config, max_cache_len)
     dtype = next(model.parameters()).dtype
+    stack_projections(model)
     if quantize is not None:
         quantize_llm(model, quantize, group_size, device)
     wrapper = _CachedDecoder(model, max_cache_len).eval()

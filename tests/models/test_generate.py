@@ -551,3 +551,51 @@ def test_decode_attention_runs_on_the_key_value_heads():
     for a, b in zip(got_caches, want_caches):
         assert torch.equal(a, b)
     assert ALL_ATTENTION_FUNCTIONS["sdpa"] is stock
+
+
+def test_stacked_projections_compute_what_the_layers_did():
+    """export_llm stacks q/k/v and gate/up into one linear layer each; the
+    model gives the same logits, a projection called on its own input still
+    gets its own product, no activation is held after a call, and the
+    exported decode step multiplies four weights a layer instead of seven."""
+    import copy
+
+    import torch
+    from aotirt._llm import _CachedDecoder, _cache_shape, stack_projections
+
+    model = _model()
+    ref = copy.deepcopy(model)
+    assert stack_projections(model) == 2 * model.config.num_hidden_layers
+    assert stack_projections(model) == 0  # nothing left to stack
+    names = {n for n, _ in model.named_parameters()}
+    assert "model.layers.0.self_attn.aotirt_q_k_v_proj.weight" in names
+    assert "model.layers.0.mlp.aotirt_gate_up_proj.weight" in names
+    assert not any(n.endswith((".q_proj.weight", ".k_proj.weight", ".up_proj.weight")) for n in names)
+
+    ids = torch.tensor([[1, 17, 42, 99, 5]])
+    with torch.no_grad():
+        torch.testing.assert_close(model(ids).logits, ref(ids).logits, rtol=1e-5, atol=1e-5)
+        attn, ref_attn = model.model.layers[1].self_attn, ref.model.layers[1].self_attn
+        x, y = torch.randn(1, 3, 64), torch.randn(1, 3, 64)
+        # Out of order, a projection twice, another input in between.
+        torch.testing.assert_close(attn.v_proj(x), ref_attn.v_proj(x), rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(attn.k_proj(y), ref_attn.k_proj(y), rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(attn.k_proj(x), ref_attn.k_proj(x), rtol=1e-6, atol=1e-6)
+        x.mul_(2)  # changed in place: computed again
+        torch.testing.assert_close(attn.q_proj(x), ref_attn.q_proj(x), rtol=1e-6, atol=1e-6)
+        model(ids)
+    for layer in model.model.layers:
+        assert layer.self_attn.q_proj._stack._output is None
+        assert layer.mlp.up_proj._stack._output is None
+
+    layers, shape = _cache_shape(model.config, 16)
+    example = (torch.tensor([[17]]), torch.tensor([5]), [torch.zeros(shape) for _ in range(2 * layers)])
+
+    def linears(m) -> int:
+        with torch.no_grad():
+            ep = torch.export.export(_CachedDecoder(m, 16).eval(), example)
+        return sum(1 for n in ep.graph.nodes if n.op == "call_function" and "linear" in str(n.target))
+
+    # Per layer 4 (q/k/v, o, gate/up, down) against 7, and the output layer.
+    assert linears(model) == 4 * layers + 1
+    assert linears(ref) == 7 * layers + 1
