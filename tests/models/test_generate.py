@@ -599,3 +599,50 @@ def test_stacked_projections_compute_what_the_layers_did():
     # Per layer 4 (q/k/v, o, gate/up, down) against 7, and the output layer.
     assert linears(model) == 4 * layers + 1
     assert linears(ref) == 7 * layers + 1
+
+
+def test_stacked_projections_keep_biases():
+    """Qwen2's query, key and value projections carry biases: they are
+    stacked too, and the logits stay the same."""
+    import copy
+
+    import torch
+    import transformers
+    from aotirt._llm import stack_projections
+
+    torch.manual_seed(2)
+    cfg = transformers.Qwen2Config(vocab_size=96, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256)
+    model = transformers.Qwen2ForCausalLM(cfg).eval()
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.k_proj.bias.normal_()
+    ref = copy.deepcopy(model)
+    assert stack_projections(model) == 4
+    assert model.model.layers[0].self_attn.aotirt_q_k_v_proj.bias.shape == (64 + 2 * 32,)
+    ids = torch.tensor([[3, 17, 42, 9]])
+    with torch.no_grad():
+        torch.testing.assert_close(model(ids).logits, ref(ids).logits, rtol=1e-5, atol=1e-5)
+
+
+def test_projections_that_differ_are_not_stacked():
+    import torch
+    from aotirt._llm import stack_projections
+
+    class Quant(torch.nn.Linear):
+        pass
+
+    def block(k_bias=True, k_in=8, k_type=torch.nn.Linear, v_dtype=torch.float32):
+        m = torch.nn.Module()
+        m.q_proj, m.k_proj = torch.nn.Linear(8, 8), k_type(k_in, 4, bias=k_bias)
+        m.v_proj = torch.nn.Linear(8, 4, dtype=v_dtype)
+        return m
+
+    assert stack_projections(block()) == 1
+    assert stack_projections(block(k_bias=False)) == 0
+    assert stack_projections(block(k_in=6)) == 0
+    assert stack_projections(block(k_type=Quant)) == 0
+    assert stack_projections(block(v_dtype=torch.float64)) == 0
+    partial = torch.nn.Module()
+    partial.gate_proj = torch.nn.Linear(8, 8)  # no up_proj beside it
+    assert stack_projections(partial) == 0
