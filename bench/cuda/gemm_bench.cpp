@@ -1,5 +1,5 @@
 // Timing of aotirt's GEMMs: every built bfloat16 shape and split on GPT-2's
-// prefill products (CudaBf16Test.Timing) and every built 3xTF32 one on
+// and Llama-3.2-1B's prefill products (CudaBf16Test.Timing) and every built 3xTF32 one on
 // ViT-B/16's and BERT-base's (CudaF32x3Test.Timing), each beside the
 // chooser's pick and the shim on the same problem. Prints "[ timing ]"
 // lines; fails only on a launch error. Their correctness tests are
@@ -24,7 +24,7 @@ namespace {
 using namespace cuda_test;
 
 // Time per call of every built shape and split on GPT-2's prefill GEMMs
-// (512 tokens), and of the shim on the same problem (with
+// (512 tokens) and Llama-3.2-1B's (1920 and 128 tokens), and of the shim on the same problem (with
 // AOTIRT_CUDA_GEMM=cublaslt in a second process: cuBLASLt's time);
 // marks the chooser's pick. Each kernel's 30 calls are recorded in a CUDA
 // graph and replayed, so the time is the GPU's, not the host's (a Hopper
@@ -52,7 +52,18 @@ TEST_F(CudaBf16Test, Timing) {
                           {512, 3072, 768, true, true, "fc, Linear", 0},
                           {512, 768, 3072, true, true, "mlp proj, Linear", 0},
                           {512, 50257, 768, true, false, "lm head", 0},
-                          {512, 50264, 768, true, false, "lm head, padded", 0}};
+                          {512, 50264, 768, true, false, "lm head, padded", 0},
+                          // Llama-3.2-1B's prefill of 1920 and 128 tokens
+                          // (bench/llm.py), as export_llm stacks its
+                          // projections: q/k/v, o, gate/up, down.
+                          {1920, 3072, 2048, true, false, "llama qkv 1920", 0},
+                          {1920, 2048, 2048, true, false, "llama o 1920", 0},
+                          {1920, 16384, 2048, true, false, "llama gate/up 1920", 0},
+                          {1920, 2048, 8192, true, false, "llama down 1920", 0},
+                          {128, 3072, 2048, true, false, "llama qkv 128", 0},
+                          {128, 2048, 2048, true, false, "llama o 128", 0},
+                          {128, 16384, 2048, true, false, "llama gate/up 128", 0},
+                          {128, 2048, 8192, true, false, "llama down 128", 0}};
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   int dev = 0, sms = 0;
