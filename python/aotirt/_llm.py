@@ -184,15 +184,12 @@ class _ProjectionSlice(torch.nn.Module):
         return f"{self._stack.name}[{self._stack.bounds[self.index]}:{self._stack.bounds[self.index + 1]}]"
 
 
-def stack_projections(model) -> int:
-    """Replaces each group of STACKED_PROJECTIONS in |model| (plain
-    nn.Linear layers with one input width, dtype and device, all with or all
-    without a bias) by one nn.Linear of their stacked weights, named
-    aotirt_<names>, and the layers by slices of its product. Returns the
-    number of groups stacked. A decode step then multiplies one larger
-    weight instead of two or three small ones, each a launch of a kernel
-    bound by its latency rather than by the bytes it reads."""
-    stacked = 0
+def _stack_groups(model, keep: bool) -> list:
+    """Stacks each group of STACKED_PROJECTIONS in |model| (see
+    stack_projections). With |keep|, the layers replaced are kept, their
+    weights and biases made views of the stacked ones (no second copy), for
+    _unstack; returns (parent, names, layers, stacked name) a group."""
+    groups = []
     for parent in list(model.modules()):
         for names in STACKED_PROJECTIONS:
             layers = [getattr(parent, n, None) for n in names]
@@ -202,20 +199,64 @@ def stack_projections(model) -> int:
             if any(m.in_features != layers[0].in_features or m.weight.dtype != w0.dtype
                    or m.weight.device != w0.device or (m.bias is None) != (layers[0].bias is None) for m in layers):
                 continue
-            fused = torch.nn.Linear(layers[0].in_features, sum(m.out_features for m in layers),
-                                    bias=layers[0].bias is not None, device="meta")
+            widths = [m.out_features for m in layers]
+            bounds = [sum(widths[:i]) for i in range(len(widths) + 1)]
+            fused = torch.nn.Linear(layers[0].in_features, bounds[-1], bias=layers[0].bias is not None,
+                                    device="meta")
             with torch.no_grad():
                 grad = w0.requires_grad
                 fused.weight = torch.nn.Parameter(torch.cat([m.weight for m in layers]), requires_grad=grad)
                 if layers[0].bias is not None:
                     fused.bias = torch.nn.Parameter(torch.cat([m.bias for m in layers]), requires_grad=grad)
+                if keep:
+                    for m, a, b in zip(layers, bounds, bounds[1:]):
+                        m.weight.data = fused.weight.data[a:b]
+                        if m.bias is not None:
+                            m.bias.data = fused.bias.data[a:b]
             name = "aotirt_" + "_".join(n.removesuffix("_proj") for n in names) + "_proj"
             parent.add_module(name, fused)
-            stack = _ProjectionStack(parent, name, [m.out_features for m in layers])
+            stack = _ProjectionStack(parent, name, widths)
             for i, (n, m) in enumerate(zip(names, layers)):
                 setattr(parent, n, _ProjectionSlice(stack, i, m.in_features, m.out_features))
-            stacked += 1
-    return stacked
+            groups.append((parent, names, layers if keep else None, name))
+    return groups
+
+
+def _unstack(groups) -> None:
+    """Puts back the layers _stack_groups(keep=True) replaced, each with a
+    weight of its own again, and removes the stacked layers."""
+    with torch.no_grad():
+        for parent, names, layers, name in groups:
+            for n, m in zip(names, layers):
+                m.weight.data = m.weight.data.clone()
+                if m.bias is not None:
+                    m.bias.data = m.bias.data.clone()
+                setattr(parent, n, m)
+            delattr(parent, name)
+
+
+def stack_projections(model) -> int:
+    """Replaces each group of STACKED_PROJECTIONS in |model| (plain
+    nn.Linear layers with one input width, dtype and device, all with or all
+    without a bias) by one nn.Linear of their stacked weights, named
+    aotirt_<names>, and the layers by slices of its product. Returns the
+    number of groups stacked. A decode step then multiplies one larger
+    weight instead of two or three small ones, each a launch of a kernel
+    bound by its latency rather than by the bytes it reads."""
+    return len(_stack_groups(model, keep=False))
+
+
+@contextlib.contextmanager
+def _projections_stacked(model, restore: bool):
+    """|model| with its projections stacked within; with |restore|, as it
+    was after (the same layer objects and parameter names, each weight its
+    own storage again), also when the body raises."""
+    groups = _stack_groups(model, keep=restore)
+    try:
+        yield len(groups)
+    finally:
+        if restore:
+            _unstack(groups)
 
 
 def _cache_shape(config, max_cache_len: int) -> tuple:
@@ -335,42 +376,13 @@ def quantize_llm(model, quantize: str, group_size: int, device: str):
     return model
 
 
-def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu", tokenizer=None,
-               quantize: str | None = None, group_size: int = 128, stop_token_ids=None,
-               inductor_configs: dict | None = None, check_shims: bool = True) -> Path:
-    """Exports a transformers decoder LM (Llama-style, Qwen2, Mistral) into
-    |out_dir|: prefill.pt2, decode.pt2, llm.json and the tokenizer. Returns
-    |out_dir|.
-
-    |tokenizer| is a tokenizer.json or SentencePiece model file, a directory
-    holding one, or a transformers (or tokenizers) tokenizer, saved as
-    tokenizer.json. The query, key and value projections, and the MLP's gate
-    and up projections, are stacked into one linear layer each first (in
-    place: |model| is changed, and computes what it did; see
-    stack_projections). |quantize| "int4" or "int8" quantizes the linear
-    layers' weights with torchao then (in place too); int4 takes
-    |group_size| 32, 64, 128 or 256. The caches have room for
-    |max_cache_len| tokens (prompt and generated). |stop_token_ids| defaults
-    to the model's eos_token_id.
-    """
-    from ._export import LEAN_OPTIONS, ExportError, check_package_shims
+def _export_pair(model, out: Path, max_cache_len: int, device: str, layers: int, shape: tuple, dtype,
+                 inductor_configs, check_shims: bool) -> str:
+    """Exports prefill.pt2 and decode.pt2 of |model| into |out|; returns the
+    export id stamped on both."""
+    from ._export import LEAN_OPTIONS, check_package_shims
     from ._vec_isa import prepare_vec_isa
 
-    if max_cache_len < 2:
-        raise ExportError(f"max_cache_len must be at least 2, not {max_cache_len}")
-    if quantize is not None and quantize not in QUANTIZE_KINDS:
-        raise ExportError(f"quantize must be one of {QUANTIZE_KINDS} or None, not {quantize!r}")
-    if quantize == "int4" and group_size not in INT4_GROUP_SIZES:
-        raise ExportError(f"group_size must be one of {INT4_GROUP_SIZES} for int4, not {group_size}")
-    tokenizer_plan = _tokenizer_plan(tokenizer, ExportError) if tokenizer is not None else None
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    model = model.eval().to(device)
-    layers, shape = _cache_shape(model.config, max_cache_len)
-    dtype = next(model.parameters()).dtype
-    stack_projections(model)
-    if quantize is not None:
-        quantize_llm(model, quantize, group_size, device)
     wrapper = _CachedDecoder(model, max_cache_len).eval()
 
     def caches():
@@ -397,6 +409,48 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
             torch._inductor.aoti_compile_and_package(ep, package_path=str(path), inductor_configs=configs)
         if check_shims:
             check_package_shims(path, device)
+    return export_id
+
+
+def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu", tokenizer=None,
+               quantize: str | None = None, group_size: int = 128, stop_token_ids=None,
+               inductor_configs: dict | None = None, check_shims: bool = True) -> Path:
+    """Exports a transformers decoder LM (Llama-style, Qwen2, Mistral) into
+    |out_dir|: prefill.pt2, decode.pt2, llm.json and the tokenizer. Returns
+    |out_dir|.
+
+    |tokenizer| is a tokenizer.json or SentencePiece model file, a directory
+    holding one, or a transformers (or tokenizers) tokenizer, saved as
+    tokenizer.json. The packages multiply the query, key and value
+    projections, and the MLP's gate and up projections, as one linear layer
+    each (see stack_projections); |model| is as it was afterwards, unless
+    |quantize| "int4" or "int8" quantized its linear layers' weights with
+    torchao (in place: |model| is then changed, and keeps its projections
+    stacked, computing what it did); int4 takes
+    |group_size| 32, 64, 128 or 256. The caches have room for
+    |max_cache_len| tokens (prompt and generated). |stop_token_ids| defaults
+    to the model's eos_token_id.
+    """
+    from ._export import ExportError
+
+    if max_cache_len < 2:
+        raise ExportError(f"max_cache_len must be at least 2, not {max_cache_len}")
+    if quantize is not None and quantize not in QUANTIZE_KINDS:
+        raise ExportError(f"quantize must be one of {QUANTIZE_KINDS} or None, not {quantize!r}")
+    if quantize == "int4" and group_size not in INT4_GROUP_SIZES:
+        raise ExportError(f"group_size must be one of {INT4_GROUP_SIZES} for int4, not {group_size}")
+    tokenizer_plan = _tokenizer_plan(tokenizer, ExportError) if tokenizer is not None else None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model = model.eval().to(device)
+    layers, shape = _cache_shape(model.config, max_cache_len)
+    dtype = next(model.parameters()).dtype
+    # Quantized weights stay stacked: torchao's tensors are not sliced back.
+    with _projections_stacked(model, restore=quantize is None):
+        if quantize is not None:
+            quantize_llm(model, quantize, group_size, device)
+        export_id = _export_pair(model, out, max_cache_len, device, layers, shape, dtype, inductor_configs,
+                                 check_shims)
 
     text = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     if stop_token_ids is None:

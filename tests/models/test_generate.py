@@ -646,3 +646,41 @@ def test_projections_that_differ_are_not_stacked():
     partial = torch.nn.Module()
     partial.gate_proj = torch.nn.Linear(8, 8)  # no up_proj beside it
     assert stack_projections(partial) == 0
+
+
+def test_export_llm_leaves_the_model_as_it_was(tmp_path):
+    """Within the export the projections are stacked; after it (here, a
+    failed one) the model has the same layer objects and parameter names,
+    the same values, and each weight in storage of its own."""
+    import torch
+    import aotirt
+    from aotirt._llm import _projections_stacked
+
+    model = _model()
+    layer = model.model.layers[0]
+    objects = (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.mlp.up_proj)
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    ids = torch.tensor([[1, 17, 42]])
+    with torch.no_grad():
+        want = model(ids).logits
+        with _projections_stacked(model, restore=True) as groups:
+            assert groups == 4
+            assert "model.layers.0.self_attn.aotirt_q_k_v_proj.weight" in dict(model.named_parameters())
+            torch.testing.assert_close(model(ids).logits, want, rtol=1e-5, atol=1e-5)
+
+    def check():
+        after = dict(model.named_parameters())
+        assert after.keys() == before.keys()
+        for n, p in after.items():
+            assert torch.equal(p, before[n]), n
+        assert (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.mlp.up_proj) == objects
+        pointers = {p.untyped_storage().data_ptr() for p in after.values()}
+        assert len(pointers) == len(after)
+        with torch.no_grad():
+            assert torch.equal(model(ids).logits, want)
+
+    check()
+    with pytest.raises(Exception, match="no_such_option"):
+        aotirt.export_llm(model, tmp_path, max_cache_len=8, inductor_configs={"no_such_option": 1},
+                          check_shims=False)
+    check()
