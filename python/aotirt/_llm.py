@@ -87,8 +87,8 @@ def _decode_attention(stock):
     transformers does this itself in eager mode, but not under torch.export,
     where it expands the key and value caches to every query head instead
     (repeat_kv): in the decode package that is a copy of the whole static
-    cache, twice a layer and every token, and an attention reading four
-    times the bytes. A mask that differs between heads, a position bias, a
+    cache, twice a layer and every token, and an attention reading
+    heads / kv_heads times its bytes. A mask that differs between heads, a position bias, a
     soft cap, dropout or attention weights go to |stock| unchanged."""
 
     def attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):
