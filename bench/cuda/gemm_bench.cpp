@@ -1,6 +1,6 @@
 // Timing of aotirt's GEMMs: every built bfloat16 shape and split on GPT-2's
-// and Llama-3.2-1B's prefill products (CudaBf16Test.Timing) and every built 3xTF32 one on
-// ViT-B/16's and BERT-base's (CudaF32x3Test.Timing), each beside the
+// and Llama-3.2-1B's prefill products (CudaBf16Test.Timing) and every built
+// 3xTF32 one on ViT-B/16's and BERT-base's (CudaF32x3Test.Timing), each beside the
 // chooser's pick and the shim on the same problem. Prints "[ timing ]"
 // lines; fails only on a launch error. Their correctness tests are
 // tests/cuda/cuda_gemm_bf16_test.cpp and cuda_gemm_f32x3_test.cpp.
@@ -24,8 +24,9 @@ namespace {
 using namespace cuda_test;
 
 // Time per call of every built shape and split on GPT-2's prefill GEMMs
-// (512 tokens) and Llama-3.2-1B's (1920 and 128 tokens), and of the shim on the same problem (with
-// AOTIRT_CUDA_GEMM=cublaslt in a second process: cuBLASLt's time);
+// (512 tokens) and Llama-3.2-1B's (1920 and 128 tokens), and of the shim on
+// the same problem (with AOTIRT_CUDA_GEMM=cublaslt in a second process:
+// cuBLASLt's time);
 // marks the chooser's pick. Each kernel's 30 calls are recorded in a CUDA
 // graph and replayed, so the time is the GPU's, not the host's (a Hopper
 // launch has the driver encode its tensor maps). For tuning

@@ -88,8 +88,9 @@ def _decode_attention(stock):
     where it expands the key and value caches to every query head instead
     (repeat_kv): in the decode package that is a copy of the whole static
     cache, twice a layer and every token, and an attention reading
-    heads / kv_heads times its bytes. A mask that differs between heads, a position bias, a
-    soft cap, dropout or attention weights go to |stock| unchanged."""
+    heads / kv_heads times its bytes. A mask that differs between heads, a
+    position bias, a soft cap, dropout or attention weights go to |stock|
+    unchanged."""
 
     def attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):
         groups = getattr(module, "num_key_value_groups", 1)
@@ -199,8 +200,9 @@ def _stack_groups(model, keep: bool) -> list:
             if any(m.in_features != layers[0].in_features or m.weight.dtype != w0.dtype
                    or m.weight.device != w0.device or (m.bias is None) != (layers[0].bias is None) for m in layers):
                 continue
-            widths = [m.out_features for m in layers]
-            bounds = [sum(widths[:i]) for i in range(len(widths) + 1)]
+            name = "aotirt_" + "_".join(n.removesuffix("_proj") for n in names) + "_proj"
+            stack = _ProjectionStack(parent, name, [m.out_features for m in layers])
+            bounds = stack.bounds
             fused = torch.nn.Linear(layers[0].in_features, bounds[-1], bias=layers[0].bias is not None,
                                     device="meta")
             with torch.no_grad():
@@ -213,9 +215,7 @@ def _stack_groups(model, keep: bool) -> list:
                         m.weight.data = fused.weight.data[a:b]
                         if m.bias is not None:
                             m.bias.data = fused.bias.data[a:b]
-            name = "aotirt_" + "_".join(n.removesuffix("_proj") for n in names) + "_proj"
             parent.add_module(name, fused)
-            stack = _ProjectionStack(parent, name, widths)
             for i, (n, m) in enumerate(zip(names, layers)):
                 setattr(parent, n, _ProjectionSlice(stack, i, m.in_features, m.out_features))
             groups.append((parent, names, layers if keep else None, name))
