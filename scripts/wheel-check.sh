@@ -3,7 +3,9 @@
 #   1. installed with its dependencies into .cache/wheel-venv, a virtual
 #      environment without torch: tests/wheel/test_runtime_api.py runs the zoo
 #      through the Python API and the `aotirt` console script, threads, the
-#      CMake package and bad input;
+#      CMake package and bad input; tests/wheel/test_generator_api.py runs
+#      aotirt.Generator on the LLM pair tests/models/test_generate.py
+#      exported, against transformers' tokens saved beside it;
 #   2. installed alone into a folder put ahead of the source tree for .venv's
 #      python (torch): tests/wheel/test_dlpack_torch.py checks DLPack round
 #      trips with torch without copies.
@@ -56,7 +58,7 @@ log="$(mktemp)"
 # From a folder outside the source tree, so that `import aotirt` finds the
 # installed wheel, not python/aotirt.
 (cd "$venv" && PATH="$venv/bin:$PATH" "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider \
-  "$ROOT/tests/wheel/test_runtime_api.py") 2>&1 | tee "$log"
+  "$ROOT/tests/wheel/test_runtime_api.py" "$ROOT/tests/wheel/test_generator_api.py") 2>&1 | tee "$log"
 tally_pytest "$log"
 
 # 2. DLPack with torch: the wheel's files ahead of everything else.

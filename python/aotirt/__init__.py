@@ -1,8 +1,8 @@
 # aotirt's Python side.
 #
-# The runtime (load, Model, inspect, Error and its subclasses) runs .pt2
-# packages without torch: it needs numpy and, for bfloat16 and float8 arrays,
-# ml_dtypes (docs/python.md). The exporter (export, export_llm, ...) turns
+# The runtime (load, Model, Generator, inspect, Error and its subclasses) runs
+# .pt2 packages without torch: it needs numpy and, for bfloat16 and float8
+# arrays, ml_dtypes (docs/python.md). The exporter (export, export_llm, ...) turns
 # PyTorch models into packages and imports torch when first used; install it
 # with `pip install aotirt[export]`. Package reading (read_metadata,
 # imported_shims, ...) needs neither.
@@ -31,6 +31,7 @@ from ._package import (
     model_names,
     read_metadata,
 )
+from ._generator import Generator
 from ._runtime_api import Model, TensorSpec, cmake_dir, inspect, load, runtime_version
 
 __version__ = "0.1.0"
@@ -73,6 +74,7 @@ def __dir__():
 __all__ = [
     "DataLossError",
     "Error",
+    "Generator",
     "IncompatibleError",
     "InternalError",
     "InvalidArgumentError",

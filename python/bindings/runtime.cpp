@@ -5,9 +5,11 @@
 // numpy, torch, cupy and jax arrays are borrowed without a copy where their
 // device and layout allow. Outputs are handed out as arrays that own their
 // aotirt::Tensor through a capsule: nothing is copied on the way out either.
-// The GIL is released while a model runs. A failed Status becomes a
-// StatusError, which the translator below raises as the aotirt.Error
-// subclass of its code (python/aotirt/_errors.py); nothing else is thrown.
+// The GIL is released while a model runs or a Generator generates. A failed
+// Status becomes a StatusError, which the translator below raises as the
+// aotirt.Error subclass of its code (python/aotirt/_errors.py); the only
+// other exception is a Python one raised in a Generator's token callback,
+// or by a signal during generation, raised again as it was.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -18,12 +20,14 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "aotirt/generate.h"
 #include "aotirt/model.h"
 #include "aotirt/status.h"
 #include "aotirt/tensor.h"
@@ -314,6 +318,115 @@ class PyModel {
   std::unique_ptr<Model> model_;
 };
 
+// A Generator (aotirt/generate.h). One call at a time: a second thread's
+// call is refused rather than queued behind a generation of unknown length.
+class PyGenerator {
+ public:
+  explicit PyGenerator(std::unique_ptr<Generator> g) : gen_(std::move(g)) {}
+
+  // The tokens generated after |prompt|. |on_token| (None or a callable)
+  // gets each token as it is chosen, with the GIL held; returning False
+  // stops generation after it, and an exception it raises stops it and is
+  // raised here. A pending signal (Ctrl-C: KeyboardInterrupt) stops it too,
+  // after the current token.
+  std::vector<int64_t> generate(const std::vector<int64_t>& prompt, int64_t max_new_tokens, double temperature,
+                                int64_t top_k, double top_p, uint64_t seed, const std::vector<int64_t>& stop_token_ids,
+                                bool use_config_stop_tokens, nb::object on_token) {
+    std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
+    if (!busy.owns_lock())
+      raise(StatusCode::kInvalidArgument,
+            "this Generator is already generating on another thread: it takes one call at a time (load a Generator "
+            "per thread to generate in parallel)");
+    GenerateOptions o;
+    o.max_new_tokens = max_new_tokens;
+    o.stop_token_ids = stop_token_ids;
+    o.use_config_stop_tokens = use_config_stop_tokens;
+    o.sampling.temperature = static_cast<float>(temperature);
+    o.sampling.top_k = top_k;
+    o.sampling.top_p = static_cast<float>(top_p);
+    o.sampling.seed = seed;
+    const bool has_callback = !on_token.is_none();
+    // The first Python error of the call, raised once generation returned.
+    std::optional<nb::python_error> error;
+    o.on_token = [&](int64_t token) -> bool {
+      nb::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() != 0) {
+        error.emplace();
+        return false;
+      }
+      if (!has_callback) return true;
+      try {
+        nb::object r = on_token(token);
+        return r.ptr() != Py_False;
+      } catch (nb::python_error& e) {
+        error.emplace(std::move(e));
+        return false;
+      }
+    };
+    GenerateStats st;
+    std::optional<Result<std::vector<int64_t>>> r;
+    {
+      nb::gil_scoped_release release;
+      r.emplace(gen_->generate(prompt, o, &st));
+    }
+    if (r->ok() || error) stats_ = st;
+    if (error) throw std::move(*error);
+    return take(std::move(*r));
+  }
+
+  // What the last call that generated reported (None before the first).
+  nb::object last_stats() const {
+    if (!stats_) return nb::none();
+    const GenerateStats& st = *stats_;
+    nb::dict d;
+    d["prompt_tokens"] = st.prompt_tokens;
+    d["generated_tokens"] = st.generated_tokens;
+    d["prefill_seconds"] = st.prefill_seconds;
+    d["decode_seconds"] = st.decode_seconds;
+    d["first_token_seconds"] = st.first_token_seconds;
+    d["stop_reason"] = st.stop_reason;
+    d["graph_replays"] = st.graph_replays;
+    return d;
+  }
+
+  nb::dict config() const {
+    const LlmConfig& c = gen_->config();
+    nb::dict d;
+    d["prefill_package"] = c.prefill_package;
+    d["decode_package"] = c.decode_package;
+    d["vocab_size"] = c.vocab_size;
+    d["max_cache_len"] = c.max_cache_len;
+    d["num_layers"] = c.num_layers;
+    d["cache_shape"] = c.cache_shape;
+    d["cache_dtype"] = dtype_name(c.cache_dtype);
+    d["stop_token_ids"] = c.stop_token_ids;
+    d["bos_token_id"] = c.bos_token_id < 0 ? nb::object(nb::none()) : nb::object(nb::int_(c.bos_token_id));
+    d["tokenizer"] = c.tokenizer.empty() ? nb::object(nb::none()) : nb::object(nb::str(c.tokenizer.c_str()));
+    d["export_id"] = c.export_id;
+    return d;
+  }
+  std::string device() const { return gen_->device().to_string(); }
+  size_t weight_bytes() const { return gen_->weight_bytes(); }
+  size_t unshared_weight_bytes() const { return gen_->unshared_weight_bytes(); }
+
+ private:
+  std::unique_ptr<Generator> gen_;
+  std::mutex busy_;
+  std::optional<GenerateStats> stats_;
+};
+
+PyGenerator* load_generator(const std::string& dir, const std::optional<std::string>& device, bool cuda_graph) {
+  GeneratorOptions options;
+  if (device) options.load.device = take(DeviceId::parse(*device));
+  options.decode_cuda_graph = cuda_graph;
+  std::optional<Result<std::unique_ptr<Generator>>> r;
+  {
+    nb::gil_scoped_release release;
+    r.emplace(Generator::load(dir, options));
+  }
+  return new PyGenerator(take(std::move(*r)));
+}
+
 PyModel* load(const std::string& path, const std::optional<std::string>& device, size_t num_runners,
               bool cuda_graph) {
   LoadOptions options;
@@ -369,6 +482,18 @@ NB_MODULE(_runtime, m) {
 
   m.def("load", &load, nb::arg("path"), nb::arg("device") = nb::none(), nb::arg("num_runners") = 1,
         nb::arg("cuda_graph") = false, nb::rv_policy::take_ownership);
+  nb::class_<PyGenerator>(m, "Generator")
+      .def("generate", &PyGenerator::generate, nb::arg("prompt"), nb::arg("max_new_tokens"), nb::arg("temperature"),
+           nb::arg("top_k"), nb::arg("top_p"), nb::arg("seed"), nb::arg("stop_token_ids"),
+           nb::arg("use_config_stop_tokens"), nb::arg("on_token").none())
+      .def_prop_ro("last_stats", &PyGenerator::last_stats)
+      .def_prop_ro("config", &PyGenerator::config)
+      .def_prop_ro("device", &PyGenerator::device)
+      .def_prop_ro("weight_bytes", &PyGenerator::weight_bytes)
+      .def_prop_ro("unshared_weight_bytes", &PyGenerator::unshared_weight_bytes);
+
+  m.def("load_generator", &load_generator, nb::arg("dir"), nb::arg("device") = nb::none(),
+        nb::arg("cuda_graph") = true, nb::rv_policy::take_ownership);
   m.def("inspect", &inspect, nb::arg("path"));
   m.def("version", [] { return std::string(aotirt::version()); });
   m.def("last_error", [] { return aotirt::last_error(); });

@@ -126,6 +126,10 @@ def _bpe_tokenizer():
     return transformers.PreTrainedTokenizerFast(tokenizer_object=tok)
 
 
+REFERENCE_PROMPTS = ([1, 17, 42, 99, 5, 63], [1])
+REFERENCE_TOKENS = 24
+
+
 def _exported(device: str, variant: str = "plain") -> Path:
     """The prefill/decode pair for |device|, exported once per torch version and source."""
     import torch
@@ -149,6 +153,12 @@ def _exported(device: str, variant: str = "plain") -> Path:
                 tok = _train_tokenizer(staging / "sp")
                 aotirt.export_llm(_model(), staging / "out", max_cache_len=MAX_CACHE_LEN, device=device,
                                   tokenizer=tok)
+                # transformers' greedy tokens beside the packages, for the
+                # wheel's torch-free tests of aotirt.Generator
+                # (tests/wheel/test_generator_api.py).
+                greedy = [{"prompt": p, "tokens": _reference(p, REFERENCE_TOKENS, device=device)}
+                          for p in REFERENCE_PROMPTS]
+                (staging / "out" / "reference.json").write_text(json.dumps({"greedy": greedy}))
             shutil.rmtree(final, ignore_errors=True)
             (staging / "out").rename(final)
         finally:
