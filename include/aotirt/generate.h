@@ -63,6 +63,14 @@ struct GenerateOptions {
   // Called with each new token as it is chosen; returning false stops
   // generation after it (Ctrl-C handling, a UI's cancel button).
   std::function<bool(int64_t token)> on_token;
+  // Keep what the cache holds from the previous call (its prompt and all
+  // but its last generated token) and run only the part of |prompt| past
+  // their longest common prefix: a chat's next turn, given the whole
+  // conversation, prefills only its new tokens. The prompt's last token
+  // always runs (its logits choose the first new token). false: the cache
+  // is zeroed and the whole prompt runs. A prefix prefilled apart from the
+  // rest may round differently in the last bits from one prefill of it all.
+  bool reuse_cache = false;
 };
 
 struct GenerateStats {
@@ -75,6 +83,9 @@ struct GenerateStats {
   std::string stop_reason;
   // Decode steps served by a CUDA graph replay (GeneratorOptions).
   int64_t graph_replays = 0;
+  // Prompt tokens the cache already held (GenerateOptions::reuse_cache),
+  // not run again.
+  int64_t reused_tokens = 0;
 };
 
 struct GeneratorOptions {
@@ -111,8 +122,8 @@ class AOTIRT_API Generator {
   // Generates after |prompt| (token ids; not returned) until a stop token,
   // |options.max_new_tokens| or a full cache. Each call starts from an empty
   // cache (the Generator keeps one cache on the device for all its calls,
-  // zeroed at each). Not to be called from two threads at once on one
-  // Generator.
+  // zeroed at each), unless |options.reuse_cache|. Not to be called from
+  // two threads at once on one Generator.
   Result<std::vector<int64_t>> generate(const std::vector<int64_t>& prompt, const GenerateOptions& options = {},
                                         GenerateStats* stats = nullptr);
 

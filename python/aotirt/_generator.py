@@ -125,7 +125,8 @@ class Generator:
         """What the last call that generated reported: prompt_tokens,
         generated_tokens, prefill_seconds, decode_seconds,
         first_token_seconds, stop_reason ("max_new_tokens", "stop_token",
-        "cache_full" or "cancelled"), graph_replays, and the rates
+        "cache_full" or "cancelled"), graph_replays, reused_tokens (prompt
+        tokens the cache already held: reuse_cache), and the rates
         prefill_tokens_per_s and decode_tokens_per_s (0 where not measured).
         None before the first call."""
         st = self._native.last_stats
@@ -141,7 +142,7 @@ class Generator:
     def generate(self, prompt: Sequence[int], max_new_tokens: int = 128, *, temperature: float = 0.0,
                  top_k: int = 0, top_p: float = 1.0, seed: int = 0,
                  stop_token_ids: Optional[Sequence[int]] = None, ignore_eos: bool = False,
-                 on_token: Optional[Callable[[int], Any]] = None) -> List[int]:
+                 reuse_cache: bool = False, on_token: Optional[Callable[[int], Any]] = None) -> List[int]:
         """Generates after ``prompt`` (token ids, not returned) and returns
         the new tokens.
 
@@ -156,9 +157,17 @@ class Generator:
         ``on_token(token)`` is called with each token as it is chosen;
         returning False stops generation after that token, and an exception
         it raises stops it and propagates. Ctrl-C (KeyboardInterrupt) stops
-        it after the current token. Each call starts from an empty cache. One
-        call at a time per Generator: another thread's call meanwhile raises
-        InvalidArgumentError.
+        it after the current token.
+
+        Each call starts from an empty cache, unless ``reuse_cache``: then
+        the cache keeps what the previous call left (its prompt and all but
+        its last generated token) as far as ``prompt`` begins with it, and
+        only the rest of ``prompt`` runs, so a chat's next turn, given the
+        whole conversation, prefills only its new tokens
+        (``last_stats["reused_tokens"]`` counts what was skipped).
+
+        One call at a time per Generator: another thread's call meanwhile
+        raises InvalidArgumentError.
         """
         ids = _token_ids("prompt", prompt)
         stops = [] if stop_token_ids is None else _token_ids("stop_token_ids", stop_token_ids)
@@ -167,7 +176,7 @@ class Generator:
         return self._native.generate(ids, _count("max_new_tokens", max_new_tokens, _INT64_MAX),
                                      _number("temperature", temperature), _count("top_k", top_k, _INT64_MAX),
                                      _number("top_p", top_p), _count("seed", seed, _UINT64_MAX), stops,
-                                     not ignore_eos, on_token)
+                                     not ignore_eos, bool(reuse_cache), on_token)
 
     def stream(self, prompt: Sequence[int], max_new_tokens: int = 128, **options: Any) -> Iterator[int]:
         """Yields the tokens :meth:`generate` returns, each as soon as it is

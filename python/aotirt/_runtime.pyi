@@ -20,7 +20,7 @@ class Model:
 
 class Generator:
     def generate(self, prompt: Sequence[int], max_new_tokens: int, temperature: float, top_k: int, top_p: float,
-                 seed: int, stop_token_ids: Sequence[int], use_config_stop_tokens: bool,
+                 seed: int, stop_token_ids: Sequence[int], use_config_stop_tokens: bool, reuse_cache: bool,
                  on_token: Optional[Callable[[int], Any]]) -> List[int]: ...
     @property
     def last_stats(self) -> Optional[dict]: ...

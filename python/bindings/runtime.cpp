@@ -331,7 +331,7 @@ class PyGenerator {
   // after the current token.
   std::vector<int64_t> generate(const std::vector<int64_t>& prompt, int64_t max_new_tokens, double temperature,
                                 int64_t top_k, double top_p, uint64_t seed, const std::vector<int64_t>& stop_token_ids,
-                                bool use_config_stop_tokens, nb::object on_token) {
+                                bool use_config_stop_tokens, bool reuse_cache, nb::object on_token) {
     std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
     if (!busy.owns_lock())
       raise(StatusCode::kInvalidArgument,
@@ -341,6 +341,7 @@ class PyGenerator {
     o.max_new_tokens = max_new_tokens;
     o.stop_token_ids = stop_token_ids;
     o.use_config_stop_tokens = use_config_stop_tokens;
+    o.reuse_cache = reuse_cache;
     o.sampling.temperature = static_cast<float>(temperature);
     o.sampling.top_k = top_k;
     o.sampling.top_p = static_cast<float>(top_p);
@@ -386,6 +387,7 @@ class PyGenerator {
     d["first_token_seconds"] = st.first_token_seconds;
     d["stop_reason"] = st.stop_reason;
     d["graph_replays"] = st.graph_replays;
+    d["reused_tokens"] = st.reused_tokens;
     return d;
   }
 
@@ -485,7 +487,7 @@ NB_MODULE(_runtime, m) {
   nb::class_<PyGenerator>(m, "Generator")
       .def("generate", &PyGenerator::generate, nb::arg("prompt"), nb::arg("max_new_tokens"), nb::arg("temperature"),
            nb::arg("top_k"), nb::arg("top_p"), nb::arg("seed"), nb::arg("stop_token_ids"),
-           nb::arg("use_config_stop_tokens"), nb::arg("on_token").none())
+           nb::arg("use_config_stop_tokens"), nb::arg("reuse_cache"), nb::arg("on_token").none())
       .def_prop_ro("last_stats", &PyGenerator::last_stats)
       .def_prop_ro("config", &PyGenerator::config)
       .def_prop_ro("device", &PyGenerator::device)

@@ -28,6 +28,9 @@ class GeneratorState {
   // The KV cache, a key and a value tensor per layer, made at the first
   // generate call and kept: a decode graph records these very tensors.
   std::vector<Tensor> caches;
+  // The tokens whose keys and values the cache holds at positions 0, 1, ...
+  // (GenerateOptions::reuse_cache).
+  std::vector<int64_t> cached;
 };
 
 namespace {
@@ -277,15 +280,29 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
     std::vector<int64_t> stops = options.stop_token_ids;
     if (options.use_config_stop_tokens) stops.insert(stops.end(), c.stop_token_ids.begin(), c.stop_token_ids.end());
 
-    // The cache, made once on the model's device and zeroed for this call.
+    // The cache, made once on the model's device (whole or not at all).
     std::vector<Tensor>& caches = state_->caches;
-    if (caches.empty()) {
+    const bool fresh = caches.empty();
+    if (fresh) {
+      std::vector<Tensor> made;
       for (int64_t i = 0; i < 2 * c.num_layers; ++i) {
         AOTIRT_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(c.cache_shape, c.cache_dtype, state_->device));
-        caches.push_back(std::move(t));
+        made.push_back(std::move(t));
       }
+      caches = std::move(made);
     }
-    {
+    // With reuse_cache, the longest common prefix of the prompt and what the
+    // cache holds is kept, but not the prompt's last token. Entries past it
+    // need no zeroing, only to be finite (a masked score times a NaN value
+    // would still be NaN): every query's mask hides the positions after its
+    // own. Otherwise, and for a cache just made, the cache is zeroed.
+    std::vector<int64_t>& cached = state_->cached;
+    int64_t reused = 0;
+    if (options.reuse_cache && !fresh) {
+      const int64_t limit = std::min<int64_t>(n - 1, static_cast<int64_t>(cached.size()));
+      while (reused < limit && cached[reused] == prompt[reused]) ++reused;
+    } else {
+      cached.clear();
       AOTIRT_ASSIGN_OR_RETURN(Device * dev, get_device(state_->device));
       for (const Tensor& t : caches) {
         Status zeroed = dev->zero(*t.impl());
@@ -295,6 +312,7 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
         }
       }
     }
+    cached.resize(reused);
     const size_t replays_before = state_->decode->graph_stats().replays;
 
     // Outputs stay where the model leaves them: greedy generation with a
@@ -306,6 +324,7 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
     llm::Sampler sampler(s);
     GenerateStats st;
     st.prompt_tokens = n;
+    st.reused_tokens = reused;
     std::vector<int64_t> generated;
 
     // Runs |ids| at positions [pos, pos + ids.size()) and chooses the next token.
@@ -320,7 +339,11 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
       inputs.push_back(std::move(id_tensor));
       inputs.push_back(std::move(pos_tensor));
       inputs.insert(inputs.end(), caches.begin(), caches.end());
+      // The run writes positions [pos, pos + len) alone: if it fails, what
+      // the cache holds before |pos| still stands.
+      cached.resize(static_cast<size_t>(pos));
       AOTIRT_ASSIGN_OR_RETURN(std::vector<Tensor> outs, model.run(inputs, run_options));
+      cached.insert(cached.end(), ids.begin(), ids.end());
       AOTIRT_ENSURE(!outs.empty() && outs[0].dtype() == DType::kFloat32 && outs[0].numel() == c.vocab_size,
                     kIncompatible, "the model returned no float32 logits row of {} values: not an aotirt.export_llm "
                     "package pair", c.vocab_size);
@@ -351,10 +374,13 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
       return generated;
     }
     // The prefill package's length is dynamic from 2 (torch.export
-    // specialises 1): a one-token prompt goes through decode.
+    // specialises 1): a one-token prompt, or one token past what the cache
+    // holds, goes through decode.
     {
       const Clock::time_point t0 = Clock::now();
-      AOTIRT_ASSIGN_OR_RETURN(token, step(prompt, 0, n >= 2 ? *state_->prefill : *state_->decode));
+      const std::vector<int64_t> rest(prompt.begin() + reused, prompt.end());
+      AOTIRT_ASSIGN_OR_RETURN(token,
+                              step(rest, reused, rest.size() >= 2 ? *state_->prefill : *state_->decode));
       st.prefill_seconds = seconds_since(t0);
     }
     const Clock::time_point decode_start = Clock::now();

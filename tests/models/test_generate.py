@@ -158,7 +158,10 @@ def _exported(device: str, variant: str = "plain") -> Path:
                 # (tests/wheel/test_generator_api.py).
                 greedy = [{"prompt": p, "tokens": _reference(p, REFERENCE_TOKENS, device=device)}
                           for p in REFERENCE_PROMPTS]
-                (staging / "out" / "reference.json").write_text(json.dumps({"greedy": greedy}))
+                # A second turn: the first prompt, 8 of its tokens and 3 more.
+                turn = REFERENCE_PROMPTS[0] + greedy[0]["tokens"][:8] + [7, 9, 11]
+                follow = {"prompt": turn, "tokens": _reference(turn, 16, device=device)}
+                (staging / "out" / "reference.json").write_text(json.dumps({"greedy": greedy, "follow": follow}))
             shutil.rmtree(final, ignore_errors=True)
             (staging / "out").rename(final)
         finally:

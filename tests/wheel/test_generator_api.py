@@ -70,6 +70,32 @@ def test_greedy_matches_transformers(llm):
     assert gen.generate(np.array(case["prompt"], dtype=np.int32), 4, ignore_eos=True) == case["tokens"][:4]
 
 
+def test_reuse_cache_runs_only_the_new_tokens(llm):
+    """A second turn with reuse_cache prefills only what follows the first
+    call's prompt and tokens, and gives transformers' tokens for the whole."""
+    _, gen, ref = llm
+    first, follow = ref["greedy"][0], ref["follow"]
+    got = gen.generate(first["prompt"], 8, ignore_eos=True)
+    assert got == first["tokens"][:8]
+    n = len(follow["tokens"])
+    assert gen.generate(follow["prompt"], n, ignore_eos=True, reuse_cache=True) == follow["tokens"]
+    # The cache held the first prompt and all but the last of its tokens.
+    assert gen.last_stats["reused_tokens"] == len(first["prompt"]) + 8 - 1
+    # One token past what the cache holds goes through the decode package.
+    third = follow["prompt"] + follow["tokens"]
+    assert gen.generate(third, 4, ignore_eos=True, reuse_cache=True) == gen.generate(third, 4, ignore_eos=True)
+    # A prompt that leaves the cached text keeps only the common prefix.
+    again = gen.generate(first["prompt"], 8, ignore_eos=True, reuse_cache=True)
+    assert gen.last_stats["reused_tokens"] == len(first["prompt"]) - 1 and again == first["tokens"][:8]
+    # Without reuse_cache nothing is reused, and the first call of a
+    # Generator has nothing to reuse.
+    gen.generate(follow["prompt"], 2, ignore_eos=True)
+    assert gen.last_stats["reused_tokens"] == 0
+    fresh = aotirt.Generator(Path(gen.config["prefill_package"]).parent, device=gen.device)
+    assert fresh.generate(follow["prompt"], n, ignore_eos=True, reuse_cache=True) == follow["tokens"]
+    assert fresh.last_stats["reused_tokens"] == 0
+
+
 def test_config_and_shared_weights(llm):
     d, gen, _ = llm
     cfg = gen.config
