@@ -356,6 +356,59 @@ def test_streamed_text_is_the_decoded_tokens(llm_dir):
     assert "6 generated (max_new_tokens)" in proc.stderr and "decode" in proc.stderr
 
 
+def _chat(llm_dir, lines, *args, check=True):
+    proc = subprocess.run([str(CLI), "generate", str(llm_dir), "--chat", "--json", *args],
+                          input="".join(line + "\n" for line in lines), capture_output=True, text=True, timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+        return [json.loads(line) for line in proc.stdout.strip().splitlines()]
+    return proc
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=requires_cuda)])
+def test_chat_turns_reuse_the_cache_and_match_transformers(device):
+    """--chat: each line continues the conversation; a turn prefills only its
+    line (the cache keeps the rest) and replies with transformers' greedy
+    tokens for the whole conversation."""
+    import sentencepiece as spm
+
+    out = _exported(device)
+    sp = spm.SentencePieceProcessor(model_file=str(out / "tokenizer.model"))
+    lines = ["the quick brown fox", "seven stars shine", "and rivers run"]
+    turns = _chat(out, ["", *lines], "-n", "8", "--ignore-eos")  # an empty line is skipped
+    assert len(turns) == 3
+    conversation = []
+    for i, (line, turn) in enumerate(zip(lines, turns)):
+        added = ([1] if i == 0 else []) + sp.encode(line)
+        reused = max(len(conversation) - 1, 0)  # all but the last reply token
+        conversation += added
+        assert turn["prompt_ids"] == conversation
+        assert turn["tokens"] == _reference(conversation, 8, device=device), i
+        assert turn["reused_tokens"] == reused and turn["prompt_tokens"] == len(conversation)
+        assert turn["text"] == sp.decode([t for t in turn["tokens"] if t < sp.get_piece_size()])
+        conversation += turn["tokens"]
+    # A --prompt is the first turn; the lines follow it.
+    first = _chat(out, ["seven stars shine"], "--prompt", "the quick brown fox", "-n", "8", "--ignore-eos")
+    assert [t["tokens"] for t in first] == [t["tokens"] for t in turns[:2]]
+
+
+def test_chat_errors_are_named(llm_dir, tmp_path):
+    # A conversation past the cache names its turn.
+    long_line = " ".join(["seven stars"] * 200)
+    proc = _chat(llm_dir, [long_line] * 6, "-n", "4", "--ignore-eos", check=False)
+    _fails(proc, "INVALID_ARGUMENT", "but the cache holds 1024", "turn ")
+    copy = tmp_path / "no-tokenizer"
+    shutil.copytree(llm_dir, copy)
+    (copy / "tokenizer.model").unlink()
+    cfg = json.loads((copy / "llm.json").read_text())
+    cfg.pop("tokenizer", None)
+    (copy / "llm.json").write_text(json.dumps(cfg))
+    _fails(_chat(copy, ["hello"], check=False), "NOT_FOUND", "--chat reads text and needs a tokenizer")
+    proc = subprocess.run([str(CLI), "generate", str(llm_dir), "--chat", "--warmup", "2"], input="", text=True,
+                          capture_output=True, timeout=60)
+    assert proc.returncode != 0 and "--warmup excludes --chat" in proc.stderr
+
+
 def test_sampling_is_seeded_and_top_k_one_is_greedy(llm_dir):
     base = ["--prompt-ids", "1,17,42", "-n", "16", "--ignore-eos", "--temperature", "1.5"]
     a = _generate(llm_dir, *base, "--seed", "5")["tokens"]

@@ -69,17 +69,23 @@ CLI::App* add_generate_command(CLI::App& app, GenerateArgs& a) {
   g->add_flag("--print-ids", a.print_ids, "Print token ids instead of text");
   g->add_flag("--json", a.json, "Print one JSON object (tokens, text and figures) at the end");
   g->add_flag("--no-cuda-graph", a.no_cuda_graph, "CUDA: run decode steps without a CUDA graph");
-  g->add_option("--warmup", a.warmup,
-                "Generate N times unprinted first, so the figures are of a warm run (benchmarks)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1000}));
-  g->footer("Ctrl-C stops after the current token and prints what was generated.");
+  CLI::Option* warmup =
+      g->add_option("--warmup", a.warmup,
+                    "Generate N times unprinted first, so the figures are of a warm run (benchmarks)")
+          ->check(CLI::Range(int64_t{0}, int64_t{1000}));
+  g->add_flag("--chat", a.chat,
+              "Converse: each line of stdin continues the text (after the prompt, if one is given) and gets a "
+              "reply; the cache keeps the conversation, so a turn prefills only its new line")
+      ->excludes(warmup);
+  g->footer("Ctrl-C stops after the current token and prints what was generated (with --chat: ends the reply; "
+            "end of input ends the conversation).");
   return g;
 }
 
 Status cmd_generate(const GenerateArgs& a, int* exit_code) {
   *exit_code = 0;
-  if (a.prompt.empty() && a.prompt_ids.empty())
-    return Status(StatusCode::kInvalidArgument, "give a prompt: --prompt TEXT or --prompt-ids IDS");
+  if (!a.chat && a.prompt.empty() && a.prompt_ids.empty())
+    return Status(StatusCode::kInvalidArgument, "give a prompt: --prompt TEXT or --prompt-ids IDS (or --chat)");
   GeneratorOptions load;
   load.decode_cuda_graph = !a.no_cuda_graph;
   if (!a.device.empty()) {
@@ -99,11 +105,12 @@ Status cmd_generate(const GenerateArgs& a, int* exit_code) {
   // The tokenizer: needed for a text prompt and for printing text.
   std::unique_ptr<Tokenizer> tok;
   const std::string tok_path = !a.tokenizer.empty() ? a.tokenizer : gen.config().tokenizer;
-  if (!a.prompt.empty() || (!a.print_ids && !tok_path.empty())) {
+  if (!a.prompt.empty() || a.chat || (!a.print_ids && !tok_path.empty())) {
     if (tok_path.empty())
       return Status(StatusCode::kNotFound,
-                    "a text prompt needs a tokenizer: the directory has none (export with tokenizer=...) and no "
-                    "--tokenizer was given; or pass --prompt-ids");
+                    std::string(a.chat ? "--chat reads text and" : "a text prompt") +
+                        " needs a tokenizer: the directory has none (export with tokenizer=...) and no --tokenizer "
+                        "was given" + (a.chat ? "" : "; or pass --prompt-ids"));
     Result<std::unique_ptr<Tokenizer>> t = open_tokenizer(tok_path);
     if (!t.ok()) return t.status();
     tok = std::move(t).value();
@@ -124,87 +131,143 @@ Status cmd_generate(const GenerateArgs& a, int* exit_code) {
   opts.sampling.top_k = a.top_k;
   opts.sampling.top_p = a.top_p;
   opts.sampling.seed = a.seed;
-  // Streaming: text is printed as the decoded whole grows, so pieces that
-  // join (SentencePiece's word-initial spaces) come out right.
-  std::vector<int64_t> so_far;
-  std::string printed;
-  const auto print_growth = [&](const std::string& text) {
-    if (text.size() > printed.size() && text.compare(0, printed.size(), printed) == 0) {
-      fmt::print("{}", text.substr(printed.size()));
-      printed = text;
-    }
-  };
-  opts.on_token = [&](int64_t token) {
-    so_far.push_back(token);
-    if (!a.json) {
-      if (a.print_ids || !tok) {
-        fmt::print("{}{}", so_far.size() > 1 ? " " : "", token);
-      } else {
-        Result<std::string> text = tok->decode(so_far);
-        if (text.ok()) {
-          // A character whose bytes span tokens decodes as U+FFFD until its
-          // last byte comes: held back, so the stream never shows it.
-          std::string& t = text.value();
-          while (t.size() >= 3 && t.compare(t.size() - 3, 3, kReplacement) == 0) t.resize(t.size() - 3);
-          print_growth(t);
-        }
+
+  // One turn: generates after |ids|, streaming the new tokens to stdout
+  // (unless --json), then prints the figures; |*st| gets them.
+  const auto run_turn = [&](const std::vector<int64_t>& ids, bool reuse, int64_t warmup,
+                            GenerateStats* st) -> Result<std::vector<int64_t>> {
+    // Streaming: text is printed as the decoded whole grows, so pieces that
+    // join (SentencePiece's word-initial spaces) come out right.
+    std::vector<int64_t> so_far;
+    std::string printed;
+    const auto print_growth = [&](const std::string& text) {
+      if (text.size() > printed.size() && text.compare(0, printed.size(), printed) == 0) {
+        fmt::print("{}", text.substr(printed.size()));
+        printed = text;
       }
+    };
+    GenerateOptions turn = opts;
+    turn.reuse_cache = reuse;
+    turn.on_token = [&](int64_t token) {
+      so_far.push_back(token);
+      if (!a.json) {
+        if (a.print_ids || !tok) {
+          fmt::print("{}{}", so_far.size() > 1 ? " " : "", token);
+        } else {
+          Result<std::string> text = tok->decode(so_far);
+          if (text.ok()) {
+            // A character whose bytes span tokens decodes as U+FFFD until its
+            // last byte comes: held back, so the stream never shows it.
+            std::string& t = text.value();
+            while (t.size() >= 3 && t.compare(t.size() - 3, 3, kReplacement) == 0) t.resize(t.size() - 3);
+            print_growth(t);
+          }
+        }
+        std::fflush(stdout);
+      }
+      return !g_interrupted.load();
+    };
+    g_interrupted.store(false);
+    catch_interrupt();
+    Result<std::vector<int64_t>> out = std::vector<int64_t>();
+    {
+      GenerateOptions quiet = turn;
+      quiet.on_token = [](int64_t) { return !g_interrupted.load(); };
+      for (int64_t i = 0; i < warmup && out.ok() && !g_interrupted.load(); ++i) out = gen.generate(ids, quiet, st);
+    }
+    if (out.ok() && !g_interrupted.load())
+      out = gen.generate(ids, turn, st);
+    else if (out.ok())
+      st->stop_reason = "cancelled";  // during the warm-up runs
+    signal(SIGINT, SIG_DFL);
+    if (!a.json && !a.print_ids && tok && !so_far.empty()) {
+      // What was held back, if the text still ends in a partial character.
+      Result<std::string> text = tok->decode(so_far);
+      if (text.ok()) print_growth(text.value());
+    }
+    if (!a.json && !so_far.empty()) fmt::print("\n");
+    if (!out.ok()) return out.status();
+
+    const double decode_rate = st->generated_tokens > 1 && st->decode_seconds > 0
+                                   ? static_cast<double>(st->generated_tokens - 1) / st->decode_seconds
+                                   : 0.0;
+    const double prefill_rate =
+        st->prefill_seconds > 0 ? static_cast<double>(st->prompt_tokens - st->reused_tokens) / st->prefill_seconds
+                                : 0.0;
+    if (a.json) {
+      nlohmann::json j;
+      j["prompt_ids"] = ids;
+      j["tokens"] = out.value();
+      if (tok) {
+        Result<std::string> text = tok->decode(out.value());
+        if (text.ok()) j["text"] = text.value();
+      }
+      j["stop_reason"] = st->stop_reason;
+      j["prompt_tokens"] = st->prompt_tokens;
+      j["reused_tokens"] = st->reused_tokens;
+      j["generated_tokens"] = st->generated_tokens;
+      j["load_s"] = load_seconds;
+      j["time_to_first_token_s"] = st->first_token_seconds;
+      j["prefill_tokens_per_s"] = prefill_rate;
+      j["decode_tokens_per_s"] = decode_rate;
+      j["graph_replays"] = st->graph_replays;
+      j["weight_bytes"] = gen.weight_bytes();
+      j["unshared_weight_bytes"] = gen.unshared_weight_bytes();
+      fmt::print("{}\n", j.dump());
       std::fflush(stdout);
     }
-    return !g_interrupted.load();
+    fmt::print(stderr, "{} prompt tokens{}, {} generated ({}); prefill {:.1f} tokens/s, decode {:.1f} tokens/s, "
+                       "first token after {:.3f} s, load {:.3f} s; weights {:.1f} MiB held ({:.1f} MiB unshared)\n",
+               st->prompt_tokens,
+               st->reused_tokens > 0 ? fmt::format(" ({} already in the cache)", st->reused_tokens) : "",
+               st->generated_tokens, st->stop_reason, prefill_rate, decode_rate, st->first_token_seconds,
+               load_seconds, static_cast<double>(gen.weight_bytes()) / (1 << 20),
+               static_cast<double>(gen.unshared_weight_bytes()) / (1 << 20));
+    return out;
   };
-  g_interrupted.store(false);
-  catch_interrupt();
-  GenerateStats st;
-  Result<std::vector<int64_t>> out = std::vector<int64_t>();
-  {
-    GenerateOptions quiet = opts;
-    quiet.on_token = [](int64_t) { return !g_interrupted.load(); };
-    for (int64_t i = 0; i < a.warmup && out.ok() && !g_interrupted.load(); ++i) out = gen.generate(prompt, quiet, &st);
-  }
-  if (out.ok() && !g_interrupted.load())
-    out = gen.generate(prompt, opts, &st);
-  else if (out.ok())
-    st.stop_reason = "cancelled";  // during the warm-up runs
-  signal(SIGINT, SIG_DFL);
-  if (!a.json && !a.print_ids && tok && !so_far.empty()) {
-    // What was held back, if the text still ends in a partial character.
-    Result<std::string> text = tok->decode(so_far);
-    if (text.ok()) print_growth(text.value());
-  }
-  if (!a.json && !so_far.empty()) fmt::print("\n");
-  if (!out.ok()) return out.status();
 
-  const double decode_rate = st.generated_tokens > 1 && st.decode_seconds > 0
-                                 ? static_cast<double>(st.generated_tokens - 1) / st.decode_seconds
-                                 : 0.0;
-  const double prefill_rate = st.prefill_seconds > 0 ? static_cast<double>(st.prompt_tokens) / st.prefill_seconds : 0.0;
-  if (a.json) {
-    nlohmann::json j;
-    j["prompt_ids"] = prompt;
-    j["tokens"] = out.value();
-    if (tok) {
-      Result<std::string> text = tok->decode(out.value());
-      if (text.ok()) j["text"] = text.value();
-    }
-    j["stop_reason"] = st.stop_reason;
-    j["prompt_tokens"] = st.prompt_tokens;
-    j["generated_tokens"] = st.generated_tokens;
-    j["load_s"] = load_seconds;
-    j["time_to_first_token_s"] = st.first_token_seconds;
-    j["prefill_tokens_per_s"] = prefill_rate;
-    j["decode_tokens_per_s"] = decode_rate;
-    j["graph_replays"] = st.graph_replays;
-    j["weight_bytes"] = gen.weight_bytes();
-    j["unshared_weight_bytes"] = gen.unshared_weight_bytes();
-    fmt::print("{}\n", j.dump());
+  if (!a.chat) {
+    GenerateStats st;
+    Result<std::vector<int64_t>> out = run_turn(prompt, false, a.warmup, &st);
+    if (!out.ok()) return out.status();
+    if (st.stop_reason == "cancelled") *exit_code = 130;
+    return Status();
   }
-  fmt::print(stderr, "{} prompt tokens, {} generated ({}); prefill {:.1f} tokens/s, decode {:.1f} tokens/s, "
-                     "first token after {:.3f} s, load {:.3f} s; weights {:.1f} MiB held ({:.1f} MiB unshared)\n",
-             st.prompt_tokens, st.generated_tokens, st.stop_reason, prefill_rate, decode_rate,
-             st.first_token_seconds, load_seconds, static_cast<double>(gen.weight_bytes()) / (1 << 20),
-             static_cast<double>(gen.unshared_weight_bytes()) / (1 << 20));
-  if (st.stop_reason == "cancelled") *exit_code = 130;
+
+  // --chat: the conversation grows by each line and each reply, and every
+  // turn reuses what the cache holds of it, so only the new line runs
+  // through the prefill. Ctrl-C ends the current reply; end of input ends
+  // the conversation.
+  std::vector<int64_t> conversation;
+  int64_t turns = 0;
+  const auto take_turn = [&](const std::vector<int64_t>& added) -> Status {
+    conversation.insert(conversation.end(), added.begin(), added.end());
+    ++turns;
+    GenerateStats st;
+    Result<std::vector<int64_t>> reply = run_turn(conversation, true, 0, &st);
+    if (!reply.ok()) {
+      Status s = reply.status();
+      return s.annotate(fmt::format("turn {} ({} tokens of conversation)", turns, conversation.size()));
+    }
+    conversation.insert(conversation.end(), reply.value().begin(), reply.value().end());
+    return Status();
+  };
+  if (!prompt.empty()) {
+    Status s = take_turn(prompt);
+    if (!s.ok()) return s;
+  }
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    Result<std::vector<int64_t>> ids = tok->encode(line);
+    if (!ids.ok()) return ids.status();
+    std::vector<int64_t> added = std::move(ids).value();
+    if (conversation.empty() && gen.config().bos_token_id >= 0)
+      added.insert(added.begin(), gen.config().bos_token_id);
+    if (added.empty()) continue;
+    Status s = take_turn(added);
+    if (!s.ok()) return s;
+  }
   return Status();
 }
 

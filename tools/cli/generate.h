@@ -30,6 +30,7 @@ struct GenerateArgs {
   bool json = false;
   bool no_cuda_graph = false;
   int64_t warmup = 0;
+  bool chat = false;  // lines of stdin as turns of a conversation
 };
 
 CLI::App* add_generate_command(CLI::App& app, GenerateArgs& args);
@@ -48,7 +49,8 @@ CLI::App* add_tokenize_command(CLI::App& app, TokenizeArgs& args);
 Status cmd_tokenize(const TokenizeArgs& args);
 
 // Runs the command. A Ctrl-C stops generation after the current token: the
-// tokens so far and the figures are printed, and |*exit_code| becomes 130.
+// tokens so far and the figures are printed, and |*exit_code| becomes 130
+// (with --chat, the reply ends and the conversation goes on).
 Status cmd_generate(const GenerateArgs& args, int* exit_code);
 
 }  // namespace cli
