@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import atexit
 import numbers
 import os
 import queue
@@ -67,6 +68,24 @@ def _count(name: str, value: Any, limit: int) -> int:
 
 
 _DONE = object()
+
+# Streams whose generation still runs on its own thread. At interpreter exit
+# each is told to stop and waited for, so that no generation calls back into
+# a Python that is shutting down (an iterator left unfinished and unclosed).
+_LIVE_STREAMS: "set[tuple[threading.Event, threading.Thread]]" = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def _stop_live_streams() -> None:
+    with _LIVE_LOCK:
+        live = list(_LIVE_STREAMS)
+    for stop, worker in live:
+        stop.set()
+    for stop, worker in live:
+        worker.join(timeout=60)
+
+
+atexit.register(_stop_live_streams)
 
 
 class _Failure:
@@ -205,6 +224,9 @@ class Generator:
                 tokens.put(_Failure(e))
 
         worker = threading.Thread(target=work, name="aotirt-generate", daemon=True)
+        live = (stop, worker)
+        with _LIVE_LOCK:
+            _LIVE_STREAMS.add(live)
         worker.start()
         try:
             while True:
@@ -217,6 +239,8 @@ class Generator:
         finally:
             stop.set()
             worker.join()
+            with _LIVE_LOCK:
+                _LIVE_STREAMS.discard(live)
 
     def __repr__(self) -> str:
         c = self._config

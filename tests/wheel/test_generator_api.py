@@ -251,6 +251,23 @@ sys.exit(1)
 """
 
 
+ABANDONED = r"""
+import sys
+import aotirt
+gen = aotirt.Generator(sys.argv[1])
+it = gen.stream([1, 5], 100000, ignore_eos=True)
+print("FIRST", next(it), flush=True)
+# The iterator is neither finished nor closed when the interpreter exits.
+"""
+
+
+def test_an_abandoned_stream_lets_the_interpreter_exit(cpu_llm):
+    d, _, _ = cpu_llm
+    proc = subprocess.run([sys.executable, "-c", ABANDONED, str(d)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("FIRST") and "Traceback" not in proc.stderr
+
+
 def test_ctrl_c_stops_after_the_current_token(cpu_llm):
     """SIGINT during generate: KeyboardInterrupt once the current token is
     chosen, generation cancelled, the Generator usable afterwards. In a
