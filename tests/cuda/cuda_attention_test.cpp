@@ -177,6 +177,8 @@ std::vector<AttnCase> flash_cases() {
       {2, 8, 2, 1, 300, 64, 64, false, Mask::kNone, false, false, 0},
       {1, 4, 4, 3, 40, 128, 128, true, Mask::kNone, false, true, 0},
       {1, 2, 2, 1, 5000, 64, 64, false, Mask::kNone, false, false, 0},
+      // One row over 16,384 keys: 64 splits, the most the merge takes.
+      {1, 1, 1, 1, 16384, 128, 128, false, Mask::kNone, false, false, 0},
   };
 }
 

@@ -210,9 +210,20 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Merges the splits of one query row: one block per row.
+// Merges the splits' partial rows: one block a row. Every split's
+// log-sum-exp is read at once (a thread each) and its weight kept in shared
+// memory, and the partial rows are read eight splits at a time with the
+// loads issued before any is used: read one after another, the dependent
+// round trips to L2 made this kernel as long as the split kernel's own work
+// on a decode step.
+constexpr int kCombineThreads = 128;
+constexpr int kCombineMaxSplits = 64;
+constexpr int kCombineUnroll = 8;
+
 template <class T>
-__global__ void combine_kernel(CudaAttentionParams p) {
+__global__ void __launch_bounds__(kCombineThreads) combine_kernel(CudaAttentionParams p) {
+  __shared__ float w_s[kCombineMaxSplits];
+  __shared__ float lse_s;
   const int64_t rowid = blockIdx.x;
   const int64_t rows_total = p.batch * p.heads_q * p.len_q;
   const int64_t i = rowid % p.len_q;
@@ -220,24 +231,36 @@ __global__ void combine_kernel(CudaAttentionParams p) {
   const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
   const int DV = static_cast<int>(p.head_dim_v);
   const int64_t pitch = DV + 1;
-  float lse_max = -INFINITY;
-  for (int s = 0; s < p.num_splits; ++s) lse_max = fmaxf(lse_max, p.workspace[(s * rows_total + rowid) * pitch + DV]);
-  float total = 0.f;
-  if (lse_max != -INFINITY)
-    for (int s = 0; s < p.num_splits; ++s) total += expf(p.workspace[(s * rows_total + rowid) * pitch + DV] - lse_max);
-  const float lse = lse_max == -INFINITY ? -INFINITY : lse_max + logf(total);
+  const int splits = p.num_splits;
+  const int tid = threadIdx.x;
+  if (tid < 32) {
+    // Splits 0..63 over the warp's lanes, two a lane.
+    const float a = tid < splits ? p.workspace[(tid * rows_total + rowid) * pitch + DV] : -INFINITY;
+    const float c = tid + 32 < splits ? p.workspace[((tid + 32) * rows_total + rowid) * pitch + DV] : -INFINITY;
+    const float mx = warp_max(fmaxf(a, c));
+    float total = 0.f;
+    if (mx != -INFINITY) total = warp_sum((a == -INFINITY ? 0.f : expf(a - mx)) + (c == -INFINITY ? 0.f : expf(c - mx)));
+    const float lse = mx == -INFINITY ? -INFINITY : mx + logf(total);
+    if (tid < splits) w_s[tid] = (a == -INFINITY || lse == -INFINITY) ? 0.f : expf(a - lse);
+    if (tid + 32 < splits) w_s[tid + 32] = (c == -INFINITY || lse == -INFINITY) ? 0.f : expf(c - lse);
+    if (tid == 0) lse_s = lse;
+  }
+  __syncthreads();
   T* o = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1] + i * p.out_strides[2];
-  for (int d = threadIdx.x; d < DV; d += blockDim.x) {
+  for (int d = tid; d < DV; d += blockDim.x) {
     float sum = 0.f;
-    if (lse_max != -INFINITY)
-      for (int s = 0; s < p.num_splits; ++s) {
-        const float* po = p.workspace + (s * rows_total + rowid) * pitch;
-        const float w = po[DV] == -INFINITY ? 0.f : expf(po[DV] - lse);
-        sum += w * po[d];
-      }
+    for (int s0 = 0; s0 < splits; s0 += kCombineUnroll) {
+      float part[kCombineUnroll];
+#pragma unroll
+      for (int u = 0; u < kCombineUnroll; ++u)
+        part[u] = s0 + u < splits ? p.workspace[((s0 + u) * rows_total + rowid) * pitch + d] : 0.f;
+#pragma unroll
+      for (int u = 0; u < kCombineUnroll; ++u)
+        if (s0 + u < splits) sum += w_s[s0 + u] * part[u];
+    }
     o[d * p.out_strides[3]] = store_f<T>(sum);
   }
-  if (p.lse && threadIdx.x == 0) p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] = lse;
+  if (p.lse && tid == 0) p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] = lse_s;
 }
 
 // Decode: one block per query row (and key split) with kDecodeThreads
@@ -437,12 +460,12 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_kernel(CudaAttentionPar
 template <class T, int D>
 cudaError_t launch_decode(const CudaAttentionParams& p, cudaStream_t stream) {
   const int64_t rows = p.batch * p.heads_q * p.len_q;
-  if (rows > INT32_MAX || p.num_splits > 65535) return cudaErrorInvalidConfiguration;
+  if (rows > INT32_MAX || p.num_splits > kCombineMaxSplits) return cudaErrorInvalidConfiguration;
   decode_kernel<T, D><<<dim3(static_cast<unsigned>(rows), static_cast<unsigned>(p.num_splits)), kDecodeThreads, 0,
                          stream>>>(p);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess || p.num_splits == 1) return err;
-  combine_kernel<T><<<static_cast<unsigned>(rows), 128, 0, stream>>>(p);
+  combine_kernel<T><<<static_cast<unsigned>(rows), kCombineThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 
@@ -506,13 +529,13 @@ cudaError_t launch_typed(const CudaAttentionParams& p, size_t max_smem, cudaStre
     if (err != cudaSuccess) return err;
   }
   const int64_t q_tiles = (p.len_q + block_rows - 1) / block_rows;
-  if (q_tiles > 65535 || p.num_splits > 65535) return cudaErrorInvalidConfiguration;
+  if (q_tiles > 65535 || p.num_splits > kCombineMaxSplits) return cudaErrorInvalidConfiguration;
   dim3 grid(static_cast<unsigned>(p.batch * p.heads_q), static_cast<unsigned>(q_tiles),
             static_cast<unsigned>(p.num_splits));
   kernel<<<grid, kThreads, smem, stream>>>(p);
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess || p.num_splits == 1) return err;
-  combine_kernel<T><<<static_cast<unsigned>(p.batch * p.heads_q * p.len_q), 128, 0, stream>>>(p);
+  combine_kernel<T><<<static_cast<unsigned>(p.batch * p.heads_q * p.len_q), kCombineThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 
@@ -578,7 +601,7 @@ int cuda_attention_key_splits(const CudaAttentionParams& p, int sm_count) {
       const int64_t cover = (2 * static_cast<int64_t>(sm_count > 0 ? sm_count : 1) + rows - 1) / rows;
       splits = std::max(splits, std::min(cover, p.len_kv / 256));
     }
-    return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(splits, 64)));
+    return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(splits, kCombineMaxSplits)));
   }
   // Few query tiles (decode): split the keys so that every SM gets several
   // short blocks; their latency, not arithmetic, bounds a decode step.
@@ -586,7 +609,7 @@ int cuda_attention_key_splits(const CudaAttentionParams& p, int sm_count) {
   const int64_t blocks = p.batch * p.heads_q * ((p.len_q + rows - 1) / rows);
   const int64_t target = 4 * static_cast<int64_t>(sm_count > 0 ? sm_count : 1);
   if (blocks <= 0 || blocks >= target || p.len_kv <= 2 * kTile) return 1;
-  int64_t splits = std::min<int64_t>((target + blocks - 1) / blocks, 64);
+  int64_t splits = std::min<int64_t>((target + blocks - 1) / blocks, kCombineMaxSplits);
   splits = std::min<int64_t>(splits, (p.len_kv + kTile - 1) / kTile);
   const int64_t per = ((p.len_kv + splits - 1) / splits + kTile - 1) / kTile * kTile;
   return static_cast<int>((p.len_kv + per - 1) / per);
