@@ -1,5 +1,6 @@
 // Timing of aotirt's GEMMs: every built bfloat16 shape and split on GPT-2's
-// and Llama-3.2-1B's prefill products (CudaBf16Test.Timing) and every built
+// and Llama-3.2-1B's prefill products (CudaBf16Test.Timing), the few-row
+// kernel on Llama's decode products (CudaBf16Test.GemvTiming), and every built
 // 3xTF32 one on ViT-B/16's and BERT-base's (CudaF32x3Test.Timing), each beside the
 // chooser's pick and the shim on the same problem. Prints "[ timing ]"
 // lines; fails only on a launch error. Their correctness tests are
@@ -7,7 +8,9 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -165,6 +168,117 @@ TEST_F(CudaBf16Test, Timing) {
   cudaEventDestroy(e1);
   cudaStreamDestroy(stream);
   cudaFree(ws);
+}
+
+// Time per call of the few-row kernel on a Llama-3.2-1B decode step's
+// products (one row; export_llm's stacked q/k/v and gate/up weights, the
+// output layer), and of a whole step's sixteen layers of them in a row, as
+// the bytes a second they read. Each shape cycles through enough weight
+// copies to exceed the L2 cache, so the weights come from memory, as in a
+// decode step; the calls are recorded in a CUDA graph and replayed, with
+// plain launches and (Hopper and later) with programmatic dependent ones.
+// Fails only on a launch error.
+TEST_F(CudaBf16Test, GemvTiming) {
+  struct Shape {
+    int n, k;
+    const char* what;
+  };
+  const Shape shapes[] = {{3072, 2048, "llama qkv"},
+                          {2048, 2048, "llama o"},
+                          {16384, 2048, "llama gate/up"},
+                          {2048, 8192, "llama down"},
+                          {128256, 2048, "llama output"}};
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::mt19937 rng(9);
+  // Times |calls| recorded once into a graph (the second replay of two).
+  auto time_graph = [&](const std::function<void()>& calls, int per_replay) -> double {
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    calls();
+    EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    EXPECT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    EXPECT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    cudaEventRecord(e0, stream);
+    EXPECT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    cudaEventRecord(e1, stream);
+    EXPECT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    return 1000.0 * ms / per_replay;
+  };
+  struct Held {
+    TensorImpl x, out;
+    std::vector<TensorImpl> w;
+  };
+  std::vector<Held> held;
+  auto problem = [](const Held& h, size_t copy, int n, int k) {
+    CudaBf16Problem q;
+    q.m = 1;
+    q.n = n;
+    q.k = k;
+    q.a = h.x.data_ptr();
+    q.lda = k;
+    q.b = h.w[copy % h.w.size()].data_ptr();
+    q.ldb = k;
+    q.d = h.out.data_ptr();
+    q.ldd = n;
+    return q;
+  };
+  int dev = 0, major = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  // Plain launches, then (Hopper and later) programmatic dependent ones.
+  std::vector<bool> modes = {false};
+  if (major >= 9) modes.push_back(true);
+  for (const Shape& s : shapes) {
+    const size_t bytes = size_t(s.n) * s.k * 2;
+    const size_t copies = std::max<size_t>(1, (size_t(256) << 20) / bytes);
+    Held h;
+    h.x = to_device(host_random(DimVector{1, s.k}, DType::kBFloat16, rng()));
+    h.out = device_empty(DimVector{1, s.n}, DType::kBFloat16);
+    for (size_t c = 0; c < copies; ++c)
+      h.w.push_back(to_device(host_random(DimVector{s.n, s.k}, DType::kBFloat16, rng())));
+    const int iters = int(std::max<size_t>(copies, 4));
+    for (bool dep : modes) {
+      for (int r = 0; r < 2; ++r)
+        ASSERT_EQ(cuda_bf16_gemv_rows_launch(problem(h, r, s.n, s.k), stream, dep), cudaSuccess);
+      const double us = time_graph(
+          [&] {
+            for (int it = 0; it < iters; ++it) cuda_bf16_gemv_rows_launch(problem(h, it, s.n, s.k), stream, dep);
+          },
+          iters);
+      std::printf("[ timing ] bf16 gemv %s (1x%dx%d, %zu weight copies)%s: %.2f us, %.0f GB/s\n", s.what, s.n, s.k,
+                  copies, dep ? ", dependent launch" : "", us, bytes / us * 1e-3);
+    }
+    held.push_back(std::move(h));
+  }
+  // Sixteen layers' q/k/v, o, gate/up and down (their own weights), then
+  // the output layer: a decode step's products without the rest.
+  const double layer_bytes = 2.0 * 2048 * (3072 + 2048 + 16384) + 2.0 * 8192 * 2048;
+  const double step_bytes = 16 * layer_bytes + 2.0 * 128256 * 2048;
+  for (bool dep : modes) {
+    const double step_us = time_graph(
+        [&] {
+          for (int layer = 0; layer < 16; ++layer)
+            for (int i = 0; i < 4; ++i)
+              cuda_bf16_gemv_rows_launch(problem(held[i], layer, shapes[i].n, shapes[i].k), stream, dep);
+          cuda_bf16_gemv_rows_launch(problem(held[4], 0, shapes[4].n, shapes[4].k), stream, dep);
+        },
+        1);
+    std::printf(
+        "[ timing ] bf16 gemv llama decode step (16 layers' products and the output layer)%s: %.1f us, %.0f GB/s\n",
+        dep ? ", dependent launch" : "", step_us, step_bytes / step_us * 1e-3);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaStreamDestroy(stream);
 }
 
 // The build's 3xTF32 kernel shapes, in its order.

@@ -331,6 +331,74 @@ TEST_F(CudaBf16Test, FewRowKernelMatchesFloat64) {
   }
 }
 
+// Few-row products chained on one stream with programmatic dependent launch,
+// each reading the one before's output as its A: each must wait for it
+// (the outputs start as NaN bytes, so a read ahead of the write shows), on
+// the stream and recorded in a CUDA graph. Plain launches elsewhere than
+// Hopper and later.
+TEST_F(CudaBf16Test, DependentLaunchesWaitForTheKernelAhead) {
+  int dev = 0, major = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  const bool dependent = major >= 9;
+  constexpr int kN = 2048, kChain = 6;
+  std::vector<TensorImpl> w, act;
+  act.push_back(to_device(host_random(DimVector{1, kN}, DType::kBFloat16, 70)));
+  for (int i = 0; i < kChain; ++i) {
+    // Weights scaled so that the products stay near 1 along the chain.
+    w.push_back(to_device(host_random(DimVector{kN, kN}, DType::kBFloat16, 71 + i, -0.04, 0.04)));
+    act.push_back(device_empty(DimVector{1, kN}, DType::kBFloat16));
+  }
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  auto queue = [&] {
+    for (int i = 0; i < kChain; ++i) {
+      CudaBf16Problem q;
+      q.m = 1;
+      q.n = kN;
+      q.k = kN;
+      q.a = act[i].data_ptr();
+      q.lda = kN;
+      q.b = w[i].data_ptr();
+      q.ldb = kN;
+      q.d = act[i + 1].data_ptr();
+      q.ldd = kN;
+      ASSERT_EQ(cuda_bf16_gemv_rows_launch(q, stream, dependent), cudaSuccess);
+    }
+  };
+  auto check = [&](const char* how) {
+    SCOPED_TRACE(how);
+    for (int i = 0; i < kChain; ++i) {
+      // Each link against float64 from the link's own (device) input.
+      const std::vector<double> a = values(to_host(act[i])), b = values(to_host(w[i])),
+                                got = values(to_host(act[i + 1]));
+      for (int j = 0; j < kN; ++j) {
+        double want = 0;
+        for (int k = 0; k < kN; ++k) want += a[k] * b[size_t(j) * kN + k];
+        ASSERT_NEAR(got[j], want, 1e-2 + 8e-3 * std::abs(want)) << "link " << i << ", column " << j;
+      }
+    }
+  };
+  for (int i = 1; i <= kChain; ++i) ASSERT_EQ(cudaMemsetAsync(act[i].data_ptr(), 0xff, act[i].nbytes(), stream), cudaSuccess);
+  queue();
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  check("on the stream");
+  for (int i = 1; i <= kChain; ++i) ASSERT_EQ(cudaMemsetAsync(act[i].data_ptr(), 0xff, act[i].nbytes(), stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  queue();
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  check("replayed from a graph");
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+}
+
 TEST_F(CudaBf16Test, BadProblemsAreRefused) {
   Bf16Data x = make({16, 16, 16, false, 0, 1.f, 0.f, 0}, 9);
   CudaBf16Problem p = x.p;

@@ -96,8 +96,11 @@ CudaBf16Choice cuda_bf16_choose(const CudaBf16Problem& p, int out_align, int sm_
 // output layer) takes a warp per output column; a row-major B (GPT-2's
 // Conv1D weights, [in, out]) a block per 32 columns whose threads split k
 // and sum their parts in shared memory. Any alignment; 16-byte loads where
-// the strides allow.
+// the strides allow. With |dependent_launch| (Hopper and later) the kernel
+// is launched with programmatic dependent launch: it starts reading the
+// weights before the kernel ahead of it on the stream ends, and reads A and
+// writes D only after that kernel is done.
 constexpr int kCudaBf16GemvMaxRows = 8;
-cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t stream);
+cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t stream, bool dependent_launch = false);
 
 }  // namespace aotirt

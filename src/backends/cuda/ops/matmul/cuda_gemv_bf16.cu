@@ -26,6 +26,21 @@ constexpr int kRowGroups = 4;   // row-major: 8-column groups a block
 constexpr int kRowSlices = 64;  // row-major: k slices a block
 constexpr int kRowCols = kRowGroups * 8;
 
+// Programmatic dependent launch (Hopper and later; no-ops elsewhere and for
+// a plain launch): wait until the kernel ahead on the stream has finished
+// and its writes are visible; let the kernel after this one start early
+// (it waits the same way before it reads this one's output).
+__device__ __forceinline__ void dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void dependents_may_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ float bf(const void* p, int64_t i) {
   return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
 }
@@ -49,6 +64,7 @@ __device__ __forceinline__ void store(const CudaBf16Problem& p, int i, int j, fl
 
 template <bool kVec>
 __global__ void __launch_bounds__(32 * kColWarps) gemv_col_kernel(CudaBf16Problem p) {
+  dependency_wait();
   const int j = blockIdx.x * kColWarps + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (j >= p.n) return;
@@ -109,6 +125,11 @@ __global__ void __launch_bounds__(32 * kColWarps) gemv_col_split_kernel(CudaBf16
   float acc[kRows];
 #pragma unroll
   for (int i = 0; i < kRows; ++i) acc[i] = 0.f;
+  dependents_may_start();
+  // The weights never depend on the kernel ahead: the first loads of B go
+  // out before the wait for it (under a dependent launch, while it runs),
+  // and A, which it may have written, is read after.
+  bool waited = false;
   if (j < p.n) {
     const __nv_bfloat16* col = static_cast<const __nv_bfloat16*>(p.b) + static_cast<int64_t>(j) * p.ldb;
     for (int64_t kk = k0 + lane * 8; kk < k1; kk += kDepth * 256) {
@@ -117,6 +138,10 @@ __global__ void __launch_bounds__(32 * kColWarps) gemv_col_split_kernel(CudaBf16
       for (int u = 0; u < kDepth; ++u) {
         const int64_t e = kk + u * 256;
         bv[u] = e < k1 ? __ldg(reinterpret_cast<const uint4*>(col + e)) : make_uint4(0, 0, 0, 0);
+      }
+      if (!waited) {
+        dependency_wait();
+        waited = true;
       }
 #pragma unroll
       for (int u = 0; u < kDepth; ++u) {
@@ -134,6 +159,7 @@ __global__ void __launch_bounds__(32 * kColWarps) gemv_col_split_kernel(CudaBf16
       }
     }
   }
+  if (!waited) dependency_wait();  // before any store
 #pragma unroll
   for (int i = 0; i < kRows; ++i) {
     float v = acc[i];
@@ -161,6 +187,7 @@ __global__ void __launch_bounds__(32 * kColWarps) gemv_col_split_kernel(CudaBf16
 
 template <bool kVec>
 __global__ void __launch_bounds__(kRowGroups* kRowSlices) gemv_row_kernel(CudaBf16Problem p) {
+  dependency_wait();
   __shared__ float part[kRowSlices][kRowCols];
   __shared__ float part2[8][kRowCols];
   const int g = threadIdx.x % kRowGroups, s = threadIdx.x / kRowGroups;
@@ -225,40 +252,58 @@ __global__ void __launch_bounds__(kRowGroups* kRowSlices) gemv_row_kernel(CudaBf
 
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
+// Launches |kernel| on |grid| x |threads|, with programmatic dependent
+// launch when |dependent|: the kernel may then start before the kernel
+// ahead of it on the stream ends, and waits for it (dependency_wait) before
+// it reads what that kernel may write.
+template <class Kernel>
+cudaError_t launch(Kernel kernel, dim3 grid, int threads, cudaStream_t stream, bool dependent,
+                   const CudaBf16Problem& p) {
+  if (!dependent) {
+    kernel<<<grid, threads, 0, stream>>>(p);
+    return cudaGetLastError();
+  }
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(threads);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, kernel, p);
+}
+
 }  // namespace
 
-cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t stream) {
+cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t stream, bool dependent_launch) {
   if (p.m < 1 || p.m > kRows || p.n < 1 || p.k < 1 || !p.a || !p.b || !p.d || (p.beta != 0.f && !p.c))
     return cudaErrorInvalidValue;
   static_assert(kRowGroups * kRowSlices == 8 * kRowCols, "the row kernel's sums take 8 threads a column");
+  const bool dep = dependent_launch;
   if (p.b_row_major) {
     const bool vec = p.n % 8 == 0 && p.ldb % 8 == 0 && aligned16(p.b);
     const dim3 grid((p.n + kRowCols - 1) / kRowCols);
-    if (vec)
-      gemv_row_kernel<true><<<grid, kRowGroups * kRowSlices, 0, stream>>>(p);
-    else
-      gemv_row_kernel<false><<<grid, kRowGroups * kRowSlices, 0, stream>>>(p);
-  } else {
-    const bool vec = p.k % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0 && aligned16(p.a) && aligned16(p.b);
-    if (!vec) {
-      gemv_col_kernel<false><<<dim3((p.n + kColWarps - 1) / kColWarps), 32 * kColWarps, 0, stream>>>(p);
-      return cudaGetLastError();
-    }
-    // Warps a column: the fewest that make 512 blocks (a few per SM), but
-    // no slice under 256 elements of k.
-    int ks = 1;
-    while (ks < kColWarps && static_cast<int64_t>(p.n) * ks < 512 * kColWarps &&
-           static_cast<int64_t>(p.k) >= 2 * 256 * ks)
-      ks *= 2;
-    const dim3 grid(static_cast<unsigned>((static_cast<int64_t>(p.n) * ks + kColWarps - 1) / kColWarps));
-    switch (ks) {
-      case 1: gemv_col_split_kernel<1><<<grid, 32 * kColWarps, 0, stream>>>(p); break;
-      case 2: gemv_col_split_kernel<2><<<grid, 32 * kColWarps, 0, stream>>>(p); break;
-      case 4: gemv_col_split_kernel<4><<<grid, 32 * kColWarps, 0, stream>>>(p); break;
-      default: gemv_col_split_kernel<8><<<grid, 32 * kColWarps, 0, stream>>>(p); break;
-    }
+    return vec ? launch(gemv_row_kernel<true>, grid, kRowGroups * kRowSlices, stream, dep, p)
+               : launch(gemv_row_kernel<false>, grid, kRowGroups * kRowSlices, stream, dep, p);
   }
-  return cudaGetLastError();
+  const bool vec = p.k % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0 && aligned16(p.a) && aligned16(p.b);
+  if (!vec)
+    return launch(gemv_col_kernel<false>, dim3((p.n + kColWarps - 1) / kColWarps), 32 * kColWarps, stream, dep, p);
+  // Warps a column: the fewest that make 512 blocks (a few per SM), but
+  // no slice under 256 elements of k.
+  int ks = 1;
+  while (ks < kColWarps && static_cast<int64_t>(p.n) * ks < 512 * kColWarps &&
+         static_cast<int64_t>(p.k) >= 2 * 256 * ks)
+    ks *= 2;
+  const dim3 grid(static_cast<unsigned>((static_cast<int64_t>(p.n) * ks + kColWarps - 1) / kColWarps));
+  switch (ks) {
+    case 1: return launch(gemv_col_split_kernel<1>, grid, 32 * kColWarps, stream, dep, p);
+    case 2: return launch(gemv_col_split_kernel<2>, grid, 32 * kColWarps, stream, dep, p);
+    case 4: return launch(gemv_col_split_kernel<4>, grid, 32 * kColWarps, stream, dep, p);
+    default: return launch(gemv_col_split_kernel<8>, grid, 32 * kColWarps, stream, dep, p);
+  }
 }
 
 }  // namespace aotirt

@@ -65,6 +65,10 @@ std::vector<CudaBf16Config> bf16_candidates(const KernelTable<CudaBf16Config>& b
 
 struct Bf16Plan {
   bool gemv = false;  // the few-row kernel, else tensor-core kernel |index|
+  // The few-row kernel with programmatic dependent launch (Hopper and later,
+  // unless AOTIRT_CUDA_DISABLE names pdl): its weight loads overlap the end
+  // of the kernel ahead of it.
+  bool dependent_launch = false;
   int index = -1;
   int split = 1;
   size_t workspace_bytes = 0;  // a split's float32 slices, or what a Hopper kernel's scheduler asks for
@@ -86,6 +90,7 @@ Result<std::shared_ptr<Bf16Plan>> bf16_plan(int device, const CudaBf16Problem& p
     if (p.m <= kCudaBf16GemvMaxRows) {
       plan = std::make_shared<Bf16Plan>();
       plan->gemv = true;
+      plan->dependent_launch = dev->properties().major >= 9 && cuda_options().enabled(CudaFeature::kPdl);
     } else if (aligned_ab && p.lda % kCudaBf16KMultiple == 0 && p.ldb % kCudaBf16KMultiple == 0) {
       const KernelTable<CudaBf16Config>& bd = bf16_device(device);
       const std::vector<CudaBf16Config> candidates = bf16_candidates(bd);
@@ -127,7 +132,7 @@ Result<bool> bf16_gemm(int device, cudaStream_t stream, const LtGemm& g, bool dr
   AOTIRT_RETURN_IF_ERROR(plan->replay.run(device, replay_key, stream, [&](cudaStream_t s) -> Status {
     if (plan->gemv) {
       ShimProfileScope profile("aoti_torch_cuda_*mm_out / few-row bfloat16 kernel launch");
-      AOTIRT_CUDA_RETURN_IF_ERROR(cuda_bf16_gemv_rows_launch(p, s));
+      AOTIRT_CUDA_RETURN_IF_ERROR(cuda_bf16_gemv_rows_launch(p, s, plan->dependent_launch));
     } else {
       ShimProfileScope profile("aoti_torch_cuda_*mm_out / bfloat16 tensor-core kernel launch");
       AOTIRT_CUDA_RETURN_IF_ERROR(cuda_bf16_launch(plan->index, p, plan->split, ws, s));
