@@ -176,7 +176,8 @@ TEST_F(CudaBf16Test, Timing) {
 // the bytes a second they read. Each shape cycles through enough weight
 // copies to exceed the L2 cache, so the weights come from memory, as in a
 // decode step; the calls are recorded in a CUDA graph and replayed, with
-// plain launches and (Hopper and later) with programmatic dependent ones.
+// plain launches and (Hopper and later) with programmatic dependent ones,
+// with the kernel's choice of warps a column and with each fixed one.
 // Fails only on a launch error.
 TEST_F(CudaBf16Test, GemvTiming) {
   struct Shape {
@@ -246,17 +247,22 @@ TEST_F(CudaBf16Test, GemvTiming) {
     for (size_t c = 0; c < copies; ++c)
       h.w.push_back(to_device(host_random(DimVector{s.n, s.k}, DType::kBFloat16, rng())));
     const int iters = int(std::max<size_t>(copies, 4));
-    for (bool dep : modes) {
-      for (int r = 0; r < 2; ++r)
-        ASSERT_EQ(cuda_bf16_gemv_rows_launch(problem(h, r, s.n, s.k), stream, dep), cudaSuccess);
-      const double us = time_graph(
-          [&] {
-            for (int it = 0; it < iters; ++it) cuda_bf16_gemv_rows_launch(problem(h, it, s.n, s.k), stream, dep);
-          },
-          iters);
-      std::printf("[ timing ] bf16 gemv %s (1x%dx%d, %zu weight copies)%s: %.2f us, %.0f GB/s\n", s.what, s.n, s.k,
-                  copies, dep ? ", dependent launch" : "", us, bytes / us * 1e-3);
-    }
+    // The kernel's own choice of warps a column (0), then each fixed one.
+    for (int warps : {0, 1, 2, 4, 8})
+      for (bool dep : modes) {
+        for (int r = 0; r < 2; ++r)
+          ASSERT_EQ(cuda_bf16_gemv_rows_launch(problem(h, r, s.n, s.k), stream, dep, warps), cudaSuccess);
+        const double us = time_graph(
+            [&] {
+              for (int it = 0; it < iters; ++it)
+                cuda_bf16_gemv_rows_launch(problem(h, it, s.n, s.k), stream, dep, warps);
+            },
+            iters);
+        const std::string how = (warps ? std::to_string(warps) + " warps a column" : std::string("chosen")) +
+                                (dep ? ", dependent launch" : "");
+        std::printf("[ timing ] bf16 gemv %s (1x%dx%d, %zu weight copies), %s: %.2f us, %.0f GB/s\n", s.what, s.n,
+                    s.k, copies, how.c_str(), us, bytes / us * 1e-3);
+      }
     held.push_back(std::move(h));
   }
   // Sixteen layers' q/k/v, o, gate/up and down (their own weights), then

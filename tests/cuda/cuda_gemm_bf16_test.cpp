@@ -328,6 +328,14 @@ TEST_F(CudaBf16Test, FewRowKernelMatchesFloat64) {
     ASSERT_EQ(cuda_bf16_gemv_rows_launch(x.p, nullptr), cudaSuccess);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     EXPECT_LE(worst_error(x, t), 1.0);
+    // Every fixed number of warps a column (the timing bench's choices).
+    if (!t.b_row)
+      for (int warps : {1, 2, 4, 8}) {
+        SCOPED_TRACE(std::to_string(warps) + " warps a column");
+        ASSERT_EQ(cuda_bf16_gemv_rows_launch(x.p, nullptr, false, warps), cudaSuccess);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        EXPECT_LE(worst_error(x, t), 1.0);
+      }
   }
 }
 
@@ -407,6 +415,8 @@ TEST_F(CudaBf16Test, BadProblemsAreRefused) {
   p = x.p;
   p.beta = 1.f;  // beta without C
   EXPECT_EQ(cuda_bf16_gemv_rows_launch(p, nullptr), cudaErrorInvalidValue);
+  // Warps a column: a power of two up to 8, or 0 for the kernel's choice.
+  for (int warps : {-1, 3, 16}) EXPECT_EQ(cuda_bf16_gemv_rows_launch(x.p, nullptr, false, warps), cudaErrorInvalidValue);
   if (cuda_bf16_config_count() == 0) return;
   p = x.p;
   p.k = 12;  // not a multiple of 8

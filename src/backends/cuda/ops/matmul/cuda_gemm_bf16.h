@@ -99,8 +99,11 @@ CudaBf16Choice cuda_bf16_choose(const CudaBf16Problem& p, int out_align, int sm_
 // the strides allow. With |dependent_launch| (Hopper and later) the kernel
 // is launched with programmatic dependent launch: it starts reading the
 // weights before the kernel ahead of it on the stream ends, and reads A and
-// writes D only after that kernel is done.
+// writes D only after that kernel is done. |column_warps| (1, 2, 4 or 8;
+// k-contiguous B with 16-byte loads only) fixes how many warps share an
+// output column, for timing; 0 lets the kernel choose.
 constexpr int kCudaBf16GemvMaxRows = 8;
-cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t stream, bool dependent_launch = false);
+cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t stream, bool dependent_launch = false,
+                                       int column_warps = 0);
 
 }  // namespace aotirt

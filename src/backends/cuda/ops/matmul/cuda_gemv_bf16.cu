@@ -277,8 +277,11 @@ cudaError_t launch(Kernel kernel, dim3 grid, int threads, cudaStream_t stream, b
 
 }  // namespace
 
-cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t stream, bool dependent_launch) {
+cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t stream, bool dependent_launch,
+                                       int column_warps) {
   if (p.m < 1 || p.m > kRows || p.n < 1 || p.k < 1 || !p.a || !p.b || !p.d || (p.beta != 0.f && !p.c))
+    return cudaErrorInvalidValue;
+  if (column_warps != 0 && column_warps != 1 && column_warps != 2 && column_warps != 4 && column_warps != 8)
     return cudaErrorInvalidValue;
   static_assert(kRowGroups * kRowSlices == 8 * kRowCols, "the row kernel's sums take 8 threads a column");
   const bool dep = dependent_launch;
@@ -293,10 +296,13 @@ cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t st
     return launch(gemv_col_kernel<false>, dim3((p.n + kColWarps - 1) / kColWarps), 32 * kColWarps, stream, dep, p);
   // Warps a column: the fewest that make 512 blocks (a few per SM), but
   // no slice under 256 elements of k.
-  int ks = 1;
-  while (ks < kColWarps && static_cast<int64_t>(p.n) * ks < 512 * kColWarps &&
-         static_cast<int64_t>(p.k) >= 2 * 256 * ks)
-    ks *= 2;
+  int ks = column_warps;
+  if (ks == 0) {
+    ks = 1;
+    while (ks < kColWarps && static_cast<int64_t>(p.n) * ks < 512 * kColWarps &&
+           static_cast<int64_t>(p.k) >= 2 * 256 * ks)
+      ks *= 2;
+  }
   const dim3 grid(static_cast<unsigned>((static_cast<int64_t>(p.n) * ks + kColWarps - 1) / kColWarps));
   switch (ks) {
     case 1: return launch(gemv_col_split_kernel<1>, grid, 32 * kColWarps, stream, dep, p);
