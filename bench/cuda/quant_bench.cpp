@@ -1,0 +1,93 @@
+// Timing of aotirt's int4 weight-only product of one row (torch's CUDA
+// int4 packing, groups of 128, as torchao exports Llama's linear layers) on
+// Llama-3.2-1B's decode products (CudaInt4Test.GemvTiming): the bytes a
+// second it reads, packed weights and group scales together. Prints
+// "[ timing ]" lines; fails only on a launch error. Its correctness is
+// checked against torch by tests/ops (the weight-only quantized GEMMs).
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "backends/cuda/ops/matmul/cuda_matmul_extra_kernels.h"
+#include "cuda_test_util.h"
+
+namespace aotirt {
+namespace {
+
+using namespace cuda_test;
+
+class CudaInt4Test : public CudaTest {};
+
+// Each shape cycles through enough copies of its packed weights to exceed
+// the L2 cache, so that they come from memory as in a decode step; the calls
+// are recorded in a CUDA graph and replayed.
+TEST_F(CudaInt4Test, GemvTiming) {
+  struct Shape {
+    int n, k;
+    const char* what;
+  };
+  const Shape shapes[] = {{3072, 2048, "llama qkv"},
+                          {2048, 2048, "llama o"},
+                          {16384, 2048, "llama gate/up"},
+                          {2048, 8192, "llama down"}};
+  constexpr int kInnerKTiles = 8;  // torchao's choice for these k
+  constexpr int kGroup = 128;
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::mt19937 rng(11);
+  for (const Shape& s : shapes) {
+    const size_t words = size_t(s.n) * s.k / 8;
+    const size_t sz_elems = size_t(s.k / kGroup) * s.n * 2;
+    const size_t bytes = words * 4 + sz_elems * 2;
+    const size_t copies = std::max<size_t>(4, (size_t(256) << 20) / bytes);
+    std::vector<uint32_t> host(words);
+    std::vector<int32_t*> packed(copies, nullptr);
+    for (auto& p : packed) {
+      for (uint32_t& w : host) w = rng();
+      ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), words * 4), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(p, host.data(), words * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    }
+    // Scales near 1/8 and zeros near 0 keep the products finite.
+    TensorImpl sz = to_device(host_random(DimVector{s.k / kGroup, s.n, 2}, DType::kBFloat16, rng(), -0.125, 0.125));
+    TensorImpl x = to_device(host_random(DimVector{1, s.k}, DType::kBFloat16, rng()));
+    TensorImpl out = device_empty(DimVector{1, s.n}, DType::kBFloat16);
+    auto call = [&](size_t copy) {
+      return cuda_launch_int4pack_gemv(x.data_ptr(), packed[copy % copies], sz.data_ptr(), out.data_ptr(), 1, s.n,
+                                       s.k, kInnerKTiles, kGroup, stream);
+    };
+    for (int r = 0; r < 2; ++r) ASSERT_EQ(call(r), cudaSuccess);
+    const int iters = int(copies);
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    for (int it = 0; it < iters; ++it) call(it);
+    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    cudaEventRecord(e0, stream);
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    cudaEventRecord(e1, stream);
+    ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    const double us = 1000.0 * ms / iters;
+    std::printf("[ timing ] int4 gemv %s (1x%dx%d, groups of %d, %zu weight copies): %.2f us, %.0f GB/s\n", s.what,
+                s.n, s.k, kGroup, copies, us, bytes / us * 1e-3);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    for (auto* p : packed) cudaFree(p);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaStreamDestroy(stream);
+}
+
+}  // namespace
+}  // namespace aotirt
