@@ -10,6 +10,9 @@
 // - B row-major ([k, n], GPT-2's Conv1D weights): a block per 32 columns;
 //   each thread reads 8 columns of every 64th row of B (16 bytes), and the
 //   64 row slices' sums are added in shared memory.
+// Launched with programmatic dependent launch (Hopper and later), the
+// column-major kernel issues its first loads of B before it waits for the
+// kernel ahead; the others wait first.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
