@@ -108,7 +108,10 @@ TEST(CpuMatmulTest, MmBroadcastStrideOperandIsCopied) {
   EXPECT_TRUE(all_close(values(out), ref_bmm(values(a), values(b), {}, 1, 4, 3, 5, 0, 1), 1e-5, 1e-5));
 }
 
-TEST(CpuMatmulTest, ReducedPrecisionGoesThroughFloat32) {
+// bfloat16 and float16 products past the few-row kernels run on oneDNN's
+// matmul (float32 through OpenBLAS where it is missing or refuses), with
+// any operand layout; addmm's scaled bias takes the float32 path.
+TEST(CpuMatmulTest, ReducedPrecisionProductsMatchReference) {
   std::mt19937 rng(99);
   for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
     const int64_t m = 9, k = 40, n = 11;
@@ -293,6 +296,35 @@ TEST(CpuMatmulTest, BmmWithBroadcastBatchOperand) {
   fill_random(b, rng);
   ASSERT_EQ(aoti_torch_cpu_bmm_out(out.get(), a.get(), b.get()), 0) << get_last_error().to_string();
   EXPECT_TRUE(all_close(values(out), ref_bmm(values(a), values(b), {}, batch, m, k, n, 0, 1), 1e-5, 1e-5));
+}
+
+// Products large enough for oneDNN's blocked kernels, and a batch operand
+// broadcast by a zero stride, which oneDNN refuses and the float32 path
+// takes.
+TEST(CpuMatmulTest, LargerReducedPrecisionProductsMatchReference) {
+  std::mt19937 rng(58);
+  for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
+    const int64_t m = 64, k = 256, n = 96;
+    Handle a = make_tensor({m, k}, dtype), b = make_matrix(k, n, Layout::kTransposed, dtype);
+    Handle out = make_tensor({m, n}, dtype);
+    fill_random(a, rng);
+    fill_random(b, rng);
+    ASSERT_EQ(aoti_torch_cpu_mm_out(out.get(), a.get(), b.get()), 0) << get_last_error().to_string();
+    EXPECT_TRUE(all_close(values(out), ref_bmm(values(a), values(b), {}, 1, m, k, n, 0, 1), 4 * atol_for(dtype),
+                          rtol_for(dtype)))
+        << dtype_name(dtype);
+
+    const int64_t batch = 3;
+    Handle shared = make_strided({batch, m, k}, {0, k, 1}, dtype);
+    Handle bb = make_tensor({batch, k, n}, dtype);
+    Handle bout = make_tensor({batch, m, n}, dtype);
+    fill_random(shared, rng);
+    fill_random(bb, rng);
+    ASSERT_EQ(aoti_torch_cpu_bmm_out(bout.get(), shared.get(), bb.get()), 0) << get_last_error().to_string();
+    EXPECT_TRUE(all_close(values(bout), ref_bmm(values(shared), values(bb), {}, batch, m, k, n, 0, 1),
+                          4 * atol_for(dtype), rtol_for(dtype)))
+        << dtype_name(dtype) << " broadcast batch";
+  }
 }
 
 TEST(CpuMatmulTest, BaddbmmBetaZeroIgnoresNaN) {

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backends/cpu/ops/cpu_gemm_rows.h"
+#include "backends/cpu/ops/cpu_onednn.h"
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "base/status.h"
 #include "core/host_copy.h"
@@ -134,6 +135,18 @@ Status matmul_into(const TensorImpl& out, const TensorImpl* self, const TensorIm
   AOTIRT_RETURN_IF_ERROR(check_blas_int(k, "K"));
   if (out.numel() == 0) return Status();
   const DType ct = compute_dtype(out.dtype());
+
+  // bfloat16 and float16 products past the few-row kernels: oneDNN's matmul
+  // reads both operands in their own precision, where OpenBLAS would need
+  // both widened to float32 on every call (several times slower; figures in
+  // bench/notes.md). Without oneDNN, or for what it does not take, the
+  // float32 path below.
+  const bool half = out.dtype() == DType::kBFloat16 || out.dtype() == DType::kFloat16;
+  if (half && a.dtype() == out.dtype() && b.dtype() == out.dtype() && alpha == 1.0 &&
+      (self == nullptr || beta == 0.0) && !use_gemm_rows(a, b)) {
+    Status st = onednn_matmul_into(a, b, out);
+    if (st.ok() || (st.code() != StatusCode::kUnavailable && st.code() != StatusCode::kUnimplemented)) return st;
+  }
 
   // Write straight into |out| when BLAS can; else into a temporary.
   TensorImpl c = out;

@@ -739,6 +739,37 @@ Status aotirt::cpu_ops::onednn_convolution_into(const TensorImpl& x, const Tenso
   return run_conv(c, nullptr);
 }
 
+Status aotirt::cpu_ops::onednn_matmul_into(const TensorImpl& a, const TensorImpl& b, const TensorImpl& c) {
+  AOTIRT_ENSURE(a.dim() == 3 && b.dim() == 3 && c.dim() == 3, kInvalidArgument, "matmul on oneDNN takes 3-d operands");
+  AOTIRT_ENSURE(a.dtype() == b.dtype() && a.dtype() == c.dtype() &&
+                    (a.dtype() == DType::kBFloat16 || a.dtype() == DType::kFloat16),
+                kUnimplemented, "matmul on oneDNN takes bfloat16 or float16 operands of one dtype");
+  for (const TensorImpl* t : {&a, &b, &c})
+    for (int64_t d = 0; d < 3; ++d)
+      AOTIRT_ENSURE(t->strides()[d] > 0 || t->sizes()[d] == 1, kUnimplemented,
+                    "matmul on oneDNN: an operand with stride {} in dim {}", t->strides()[d], d);
+  AOTIRT_ASSIGN_OR_RETURN(OnednnContext * ctx, onednn_context());
+  const OnednnApi& api = ctx->api();
+  const std::string key = fmt::format("matmul a{} b{} c{} {}", layout_key(a), layout_key(b), layout_key(c),
+                                      static_cast<int>(a.dtype()));
+  auto make = [&]() -> Result<std::shared_ptr<OnednnPrimitive>> {
+    AOTIRT_ASSIGN_OR_RETURN(MemoryDesc src, strided_desc(a.sizes().data(), a.strides().data(), 3, a.dtype()));
+    AOTIRT_ASSIGN_OR_RETURN(MemoryDesc wts, strided_desc(b.sizes().data(), b.strides().data(), 3, b.dtype()));
+    AOTIRT_ASSIGN_OR_RETURN(MemoryDesc dst, strided_desc(c.sizes().data(), c.strides().data(), 3, c.dtype()));
+    Attr attr{api};
+    AOTIRT_RETURN_IF_ERROR(build_attr(attr, PostOps{}));
+    dnnl_primitive_desc_t pd = nullptr;
+    AOTIRT_DNNL_CHECK(
+        api.dnnl_matmul_primitive_desc_create(&pd, ctx->engine(), src.md, wts.md, nullptr, dst.md, attr.attr),
+        "this matmul");
+    return ctx->finish(pd, {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST});
+  };
+  AOTIRT_ASSIGN_OR_RETURN(std::shared_ptr<OnednnPrimitive> prim, ctx->primitive(key, make));
+  return ctx->execute(*prim, {{DNNL_ARG_SRC, const_cast<void*>(a.data_ptr())},
+                              {DNNL_ARG_WEIGHTS, const_cast<void*>(b.data_ptr())},
+                              {DNNL_ARG_DST, c.data_ptr()}});
+}
+
 extern "C" {
 
 AOTITorchError aoti_torch_cpu_mkldnn__convolution_pointwise(AtenTensorHandle X, AtenTensorHandle W,
@@ -853,6 +884,10 @@ namespace cpu_ops {
 
 Status onednn_convolution_into(const TensorImpl&, const TensorImpl&, const TensorImpl*, const int64_t*,
                                const int64_t*, const int64_t*, int64_t, const TensorImpl&) {
+  return AOTIRT_STATUS(kUnavailable, "this build of aotirt has no oneDNN");
+}
+
+Status onednn_matmul_into(const TensorImpl&, const TensorImpl&, const TensorImpl&) {
   return AOTIRT_STATUS(kUnavailable, "this build of aotirt has no oneDNN");
 }
 
