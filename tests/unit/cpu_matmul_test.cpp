@@ -298,9 +298,9 @@ TEST(CpuMatmulTest, BmmWithBroadcastBatchOperand) {
   EXPECT_TRUE(all_close(values(out), ref_bmm(values(a), values(b), {}, batch, m, k, n, 0, 1), 1e-5, 1e-5));
 }
 
-// Products large enough for oneDNN's blocked kernels, and a batch operand
-// broadcast by a zero stride, which oneDNN refuses and the float32 path
-// takes.
+// Products large enough for oneDNN's blocked kernels, and what is left to
+// the float32 path: a batch operand broadcast by a zero stride, a matrix
+// with no unit stride.
 TEST(CpuMatmulTest, LargerReducedPrecisionProductsMatchReference) {
   std::mt19937 rng(58);
   for (DType dtype : {DType::kBFloat16, DType::kFloat16}) {
@@ -324,6 +324,15 @@ TEST(CpuMatmulTest, LargerReducedPrecisionProductsMatchReference) {
     EXPECT_TRUE(all_close(values(bout), ref_bmm(values(shared), values(bb), {}, batch, m, k, n, 0, 1),
                           4 * atol_for(dtype), rtol_for(dtype)))
         << dtype_name(dtype) << " broadcast batch";
+
+    // A matrix with no unit stride (every other element): the float32 path.
+    Handle sparse = make_strided({m, k}, {2 * k, 2}, dtype);
+    Handle sout = make_tensor({m, n}, dtype);
+    fill_random(sparse, rng);
+    ASSERT_EQ(aoti_torch_cpu_mm_out(sout.get(), sparse.get(), b.get()), 0) << get_last_error().to_string();
+    EXPECT_TRUE(all_close(values(sout), ref_bmm(values(sparse), values(b), {}, 1, m, k, n, 0, 1),
+                          4 * atol_for(dtype), rtol_for(dtype)))
+        << dtype_name(dtype) << " no unit stride";
   }
 }
 

@@ -744,10 +744,16 @@ Status aotirt::cpu_ops::onednn_matmul_into(const TensorImpl& a, const TensorImpl
   AOTIRT_ENSURE(a.dtype() == b.dtype() && a.dtype() == c.dtype() &&
                     (a.dtype() == DType::kBFloat16 || a.dtype() == DType::kFloat16),
                 kUnimplemented, "matmul on oneDNN takes bfloat16 or float16 operands of one dtype");
-  for (const TensorImpl* t : {&a, &b, &c})
+  for (const TensorImpl* t : {&a, &b, &c}) {
     for (int64_t d = 0; d < 3; ++d)
       AOTIRT_ENSURE(t->strides()[d] > 0 || t->sizes()[d] == 1, kUnimplemented,
                     "matmul on oneDNN: an operand with stride {} in dim {}", t->strides()[d], d);
+    // Row- or column-major matrices only: for others oneDNN falls back to
+    // its reference kernel, slower than widening for OpenBLAS.
+    AOTIRT_ENSURE(t->strides()[2] == 1 || t->strides()[1] == 1 || t->sizes()[2] == 1 || t->sizes()[1] == 1,
+                  kUnimplemented, "matmul on oneDNN: an operand with matrix strides {} and {}", t->strides()[1],
+                  t->strides()[2]);
+  }
   AOTIRT_ASSIGN_OR_RETURN(OnednnContext * ctx, onednn_context());
   const OnednnApi& api = ctx->api();
   const std::string key = fmt::format("matmul a{} b{} c{} {}", layout_key(a), layout_key(b), layout_key(c),

@@ -31,11 +31,12 @@ Status onednn_convolution_into(const TensorImpl& x, const TensorImpl& w, const T
                                int64_t groups, const TensorImpl& out);
 
 // c = a @ b for 3-d a [B, M, K], b [B, K, N] and c [B, M, N] of one dtype,
-// bfloat16 or float16, any non-negative strides, on oneDNN's matmul (its
-// kernels read both in their own precision; PyTorch's CPU matmul does the
-// same). UNAVAILABLE without oneDNN, UNIMPLEMENTED for what it does not
-// take (a batch broadcast by a zero stride, another dtype), so that the
-// caller can compute it another way.
+// bfloat16 or float16, each a batch of row- or column-major matrices, on
+// oneDNN's matmul (its kernels read both in their own precision; PyTorch's
+// CPU matmul does the same). UNAVAILABLE without oneDNN, UNIMPLEMENTED for
+// what it does not take (a batch broadcast by a zero stride, matrices with
+// no unit stride, another dtype), so that the caller can compute it
+// another way.
 Status onednn_matmul_into(const TensorImpl& a, const TensorImpl& b, const TensorImpl& c);
 
 // Opens oneDNN now (the ops open it at their first call), for a load that
