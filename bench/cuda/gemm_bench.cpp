@@ -19,6 +19,7 @@
 #include "backends/cuda/ops/matmul/cuda_gemm_f32x3.h"
 #include "cuda_gemm_bf16_fixture.h"
 #include "cuda_gemm_f32x3_fixture.h"
+#include "graph_timing.h"
 #include "cuda_test_util.h"
 
 namespace aotirt {
@@ -120,22 +121,10 @@ TEST_F(CudaBf16Test, Timing) {
         if (bytes > (64 << 20)) break;
         for (int r = 0; r < 3; ++r) ASSERT_EQ(cuda_bf16_launch(int(i), q, split, ws, stream), cudaSuccess);
         const int iters = 30;
-        cudaGraph_t graph = nullptr;
-        cudaGraphExec_t exec = nullptr;
-        ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-        for (int it = 0; it < iters; ++it) cuda_bf16_launch(int(i), q, split, ws, stream);
-        ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-        ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-        ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-        cudaEventRecord(e0, stream);
-        ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-        cudaEventRecord(e1, stream);
-        ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
-        cudaGraphExecDestroy(exec);
-        cudaGraphDestroy(graph);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, e0, e1);
-        const double us = 1000.0 * ms / iters;
+        const auto queue = [&] {
+          for (int it = 0; it < iters; ++it) cuda_bf16_launch(int(i), q, split, ws, stream);
+        };
+        const double us = cuda_bench::graph_replay_us(stream, queue, iters);
         const std::string name = std::to_string(configs[i].tile_m) + "x" + std::to_string(configs[i].tile_n) +
                                  (configs[i].sm90 ? " sm90" : "") + " align " + std::to_string(configs[i].out_align) +
                                  " split " + std::to_string(split);
@@ -191,29 +180,7 @@ TEST_F(CudaBf16Test, GemvTiming) {
                           {128256, 2048, "llama output"}};
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
   std::mt19937 rng(9);
-  // Times |calls| recorded once into a graph (the second replay of two).
-  auto time_graph = [&](const std::function<void()>& calls, int per_replay) -> double {
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    calls();
-    EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-    EXPECT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-    EXPECT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-    cudaEventRecord(e0, stream);
-    EXPECT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-    cudaEventRecord(e1, stream);
-    EXPECT_EQ(cudaEventSynchronize(e1), cudaSuccess);
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, e0, e1);
-    return 1000.0 * ms / per_replay;
-  };
   struct Held {
     TensorImpl x, out;
     std::vector<TensorImpl> w;
@@ -252,7 +219,8 @@ TEST_F(CudaBf16Test, GemvTiming) {
       for (bool dep : modes) {
         for (int r = 0; r < 2; ++r)
           ASSERT_EQ(cuda_bf16_gemv_rows_launch(problem(h, r, s.n, s.k), stream, dep, warps), cudaSuccess);
-        const double us = time_graph(
+        const double us = cuda_bench::graph_replay_us(
+            stream,
             [&] {
               for (int it = 0; it < iters; ++it)
                 cuda_bf16_gemv_rows_launch(problem(h, it, s.n, s.k), stream, dep, warps);
@@ -270,7 +238,8 @@ TEST_F(CudaBf16Test, GemvTiming) {
   const double layer_bytes = 2.0 * 2048 * (3072 + 2048 + 16384) + 2.0 * 8192 * 2048;
   const double step_bytes = 16 * layer_bytes + 2.0 * 128256 * 2048;
   for (bool dep : modes) {
-    const double step_us = time_graph(
+    const double step_us = cuda_bench::graph_replay_us(
+        stream,
         [&] {
           for (int layer = 0; layer < 16; ++layer)
             for (int i = 0; i < 4; ++i)
@@ -282,8 +251,6 @@ TEST_F(CudaBf16Test, GemvTiming) {
         "[ timing ] bf16 gemv llama decode step (16 layers' products and the output layer)%s: %.1f us, %.0f GB/s\n",
         dep ? ", dependent launch" : "", step_us, step_bytes / step_us * 1e-3);
   }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
   cudaStreamDestroy(stream);
 }
 

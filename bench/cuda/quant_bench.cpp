@@ -14,6 +14,7 @@
 
 #include "backends/cuda/ops/matmul/cuda_matmul_extra_kernels.h"
 #include "cuda_test_util.h"
+#include "graph_timing.h"
 
 namespace aotirt {
 namespace {
@@ -38,9 +39,6 @@ TEST_F(CudaInt4Test, GemvTiming) {
   constexpr int kGroup = 128;
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
   std::mt19937 rng(11);
   for (const Shape& s : shapes) {
     const size_t words = size_t(s.n) * s.k / 8;
@@ -64,28 +62,14 @@ TEST_F(CudaInt4Test, GemvTiming) {
     };
     for (int r = 0; r < 2; ++r) ASSERT_EQ(call(r), cudaSuccess);
     const int iters = int(copies);
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    for (int it = 0; it < iters; ++it) call(it);
-    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-    cudaEventRecord(e0, stream);
-    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-    cudaEventRecord(e1, stream);
-    ASSERT_EQ(cudaEventSynchronize(e1), cudaSuccess);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, e0, e1);
-    const double us = 1000.0 * ms / iters;
+    const auto queue = [&] {
+      for (int it = 0; it < iters; ++it) call(it);
+    };
+    const double us = cuda_bench::graph_replay_us(stream, queue, iters);
     std::printf("[ timing ] int4 gemv %s (1x%dx%d, groups of %d, %zu weight copies): %.2f us, %.0f GB/s\n", s.what,
                 s.n, s.k, kGroup, copies, us, bytes / us * 1e-3);
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
     for (auto* p : packed) cudaFree(p);
   }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
   cudaStreamDestroy(stream);
 }
 
