@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "backends/cuda/launch/cuda_dependent_launch.h"
 #include "backends/cuda/launch/cuda_fork.h"
 #include "backends/cuda/launch/cuda_kernel_occupancy.h"
 #include "backends/cuda/cutlass/cuda_conv_tf32_entry.h"
@@ -54,17 +55,8 @@ struct CudaSm90ConvCalls {
       const size_t smem = static_cast<size_t>(S::Kernel::SharedStorageSize);
       cudaError_t err = cuda_reserve_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);
       if (err != cudaSuccess) return err;
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = S::Kernel::get_grid_shape(op.params());
-      cfg.blockDim = S::Kernel::get_block_shape();
-      cfg.dynamicSmemBytes = smem;
-      cfg.stream = stream;
-      cudaLaunchAttribute attr;
-      attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attr.val.programmaticStreamSerializationAllowed = 1;
-      cfg.attrs = &attr;
-      cfg.numAttrs = 1;
-      return cudaLaunchKernelEx(&cfg, kernel, op.params());
+      return cuda_launch_dependent(kernel, S::Kernel::get_grid_shape(op.params()), S::Kernel::get_block_shape(),
+                                   smem, stream, op.params());
     }
     if (op.run(stream) != cutlass::Status::kSuccess) {
       const cudaError_t err = cudaGetLastError();

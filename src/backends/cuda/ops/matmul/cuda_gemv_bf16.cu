@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "backends/cuda/launch/cuda_dependent_launch.h"
 #include "backends/cuda/ops/matmul/cuda_gemm_bf16.h"
 
 namespace aotirt {
@@ -262,20 +263,9 @@ bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 =
 template <class Kernel>
 cudaError_t launch(Kernel kernel, dim3 grid, int threads, cudaStream_t stream, bool dependent,
                    const CudaBf16Problem& p) {
-  if (!dependent) {
-    kernel<<<grid, threads, 0, stream>>>(p);
-    return cudaGetLastError();
-  }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = grid;
-  cfg.blockDim = dim3(threads);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr;
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, kernel, p);
+  if (dependent) return cuda_launch_dependent(kernel, grid, dim3(threads), 0, stream, p);
+  kernel<<<grid, threads, 0, stream>>>(p);
+  return cudaGetLastError();
 }
 
 }  // namespace

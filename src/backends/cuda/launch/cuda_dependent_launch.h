@@ -1,0 +1,33 @@
+// Programmatic dependent launch (Hopper and later): a kernel launched this
+// way may start before the kernel ahead of it on the stream has finished;
+// it must wait for that kernel (griddepcontrol.wait) before it reads what
+// the kernel wrote. One launch helper for the kernels that do so, for
+// inclusion from CUDA sources only.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <utility>
+
+namespace aotirt {
+
+// Launches |kernel| on |grid| x |block| with |smem| bytes of dynamic shared
+// memory and the programmatic-stream-serialization attribute.
+template <class... Params, class... Args>
+cudaError_t cuda_launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem,
+                                  cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
+}  // namespace aotirt
