@@ -194,6 +194,13 @@ std::vector<AttnCase> masked_cases() {
       {1, 2, 2, 40, 90, 30, 20, true, Mask::kBool, false, true, 0},        // Ev != E
       {2, 3, 3, 21, 45, 6, 7, false, Mask::kAdditive, false, false, 0},
       {1, 4, 2, 2, 700, 64, 64, false, Mask::kBool, false, false, 0},  // decode kernel, bool mask
+      // Llama-3.2-1B's decode step: 4 query heads a key/value head in one
+      // block over 16 splits, a mask broadcast over heads; then 6 rows a
+      // key/value head (a block of 4 and one of 2 rows with two missing),
+      // causal rows and a mask per head; 3 rows (one of 4 missing).
+      {1, 32, 8, 1, 2048, 128, 128, false, Mask::kAdditive, true, false, 0},
+      {2, 6, 2, 2, 1100, 128, 128, true, Mask::kBool, false, false, 0},
+      {1, 12, 4, 1, 1500, 64, 64, false, Mask::kAdditive, false, false, 0},
   };
 }
 
@@ -377,8 +384,9 @@ TEST(CudaAttentionKernelChoice, KeysSplitWhenQueryTilesAreFew) {
 }
 
 // A decode step (up to 4 query rows, head dim 64 or 128, 16-byte rows) takes
-// the decode kernel, one block per row, split for caches over 2048 keys and,
-// from 1024 keys, until the blocks cover the SMs twice.
+// the decode kernel, one block per key/value head's query rows (up to 4 a
+// block), split for caches over 2048 keys and, from 1024 keys, until the
+// blocks cover the SMs, in splits of at least 128 keys.
 TEST(CudaAttentionKernelChoice, DecodeStepsUseTheDecodeKernel) {
   CudaAttentionParams p;
   p.dtype = 15;
@@ -390,20 +398,37 @@ TEST(CudaAttentionKernelChoice, DecodeStepsUseTheDecodeKernel) {
   const int64_t st[4] = {12 * 1024 * 64, 1024 * 64, 64, 1};  // GPT-2's static cache
   for (int i = 0; i < 4; ++i) p.q_strides[i] = p.k_strides[i] = p.v_strides[i] = p.out_strides[i] = st[i];
   EXPECT_TRUE(cuda_attention_decode_eligible(p));
+  EXPECT_EQ(cuda_attention_decode_rows_per_block(p), 1);
+  EXPECT_EQ(cuda_attention_decode_blocks(p), 12);
   EXPECT_EQ(cuda_attention_key_splits(p, 132), 1);
   CudaAttentionParams q = p;
   q.len_kv = 5000;
-  EXPECT_EQ(cuda_attention_key_splits(q, 132), 19);  // 12 rows: 22 would cover the SMs, 19 of 256+ keys
+  EXPECT_EQ(cuda_attention_key_splits(q, 132), 11);  // 12 blocks: 11 splits cover the SMs
   q.len_kv = 1023;
   EXPECT_EQ(cuda_attention_key_splits(q, 132), 1);  // short: one block per row
-  // Llama-3.2-1B's decode step on a static cache of 2048: 32 rows, split 8.
+  // Llama-3.2-1B's decode step on a static cache of 2048: the 4 query heads
+  // of each of 8 key/value heads in one block, 16 splits of 128 keys.
   CudaAttentionParams l = p;
   l.heads_q = 32;
   l.heads_kv = 8;
   l.len_kv = 2048;
-  EXPECT_EQ(cuda_attention_key_splits(l, 132), 8);
-  l.len_kv = 8192;  // 4 of 2048 keys would leave SMs idle: 9 cover them twice
-  EXPECT_EQ(cuda_attention_key_splits(l, 132), 9);
+  EXPECT_EQ(cuda_attention_decode_rows_per_block(l), 4);
+  EXPECT_EQ(cuda_attention_decode_blocks(l), 8);
+  EXPECT_EQ(cuda_attention_key_splits(l, 132), 16);
+  l.len_kv = 8192;  // 4 of 2048 keys would leave SMs idle: 17 cover them
+  EXPECT_EQ(cuda_attention_key_splits(l, 132), 17);
+  // 3 query heads a key/value head and 2 queries: 6 rows, blocks of 4 and 2.
+  l.heads_q = 6;
+  l.heads_kv = 2;
+  l.len_q = 2;
+  l.batch = 3;
+  EXPECT_EQ(cuda_attention_decode_rows_per_block(l), 4);
+  EXPECT_EQ(cuda_attention_decode_blocks(l), 12);
+  l.heads_q = 2;
+  l.len_q = 1;
+  EXPECT_EQ(cuda_attention_decode_rows_per_block(l), 1);
+  l.heads_q = 4;
+  EXPECT_EQ(cuda_attention_decode_rows_per_block(l), 2);
   q = p;
   q.len_q = 5;  // more rows: the general kernel
   EXPECT_FALSE(cuda_attention_decode_eligible(q));

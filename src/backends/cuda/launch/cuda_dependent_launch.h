@@ -1,8 +1,8 @@
 // Programmatic dependent launch (Hopper and later): a kernel launched this
 // way may start before the kernel ahead of it on the stream has finished;
 // it must wait for that kernel (griddepcontrol.wait) before it reads what
-// the kernel wrote. One launch helper for the kernels that do so, for
-// inclusion from CUDA sources only.
+// the kernel wrote. One launch helper for the kernels that do so, and the
+// two device-side calls, for inclusion from CUDA sources only.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,6 +28,21 @@ cudaError_t cuda_launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 blo
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
   return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
+// Device side (no-ops before Hopper, and when the kernel was launched
+// plainly): wait until the kernel ahead on the stream has finished and its
+// writes are visible; let the kernel after this one start early (it waits
+// the same way before it reads this one's output).
+__device__ __forceinline__ void dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void dependents_may_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 }
 
 }  // namespace aotirt

@@ -5,7 +5,8 @@
 // and each lane accumulates its slice of the output features. With several
 // key splits, each block writes a normalized partial result and its
 // log-sum-exp, and a second kernel merges them. A decode step (a few query
-// rows against a key cache) has a kernel of its own, decode_kernel below.
+// rows against a key cache) has a kernel of its own, decode_kernel below,
+// one block per key/value head's query rows.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -16,6 +17,7 @@
 #include <mutex>
 #include <utility>
 
+#include "backends/cuda/launch/cuda_dependent_launch.h"
 #include "backends/cuda/ops/attention/cuda_attention_kernel.h"
 
 namespace aotirt {
@@ -222,6 +224,8 @@ constexpr int kCombineUnroll = 8;
 
 template <class T>
 __global__ void __launch_bounds__(kCombineThreads) combine_kernel(CudaAttentionParams p) {
+  dependency_wait();  // a no-op unless launched dependent on the decode kernel
+  dependents_may_start();
   __shared__ float w_s[kCombineMaxSplits];
   __shared__ float lse_s;
   const int64_t rowid = blockIdx.x;
@@ -263,18 +267,39 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel(CudaAttentionP
   if (p.lse && tid == 0) p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] = lse_s;
 }
 
-// Decode: one block per query row (and key split) with kDecodeThreads
-// threads, for a few query rows against a cache of keys. A group of lanes
-// holds one key's features in 16-byte loads (8 lanes for 64 bfloat16
-// features), so a warp scores several keys at once with a shuffle reduction
-// and no shared memory; each group keeps its own online softmax, and the
-// groups and warps merge at the end. The loads of kDecodeUnroll keys per
-// group are issued before any is used, so a block waits on memory about
-// once; the general kernel above staged 32-key tiles through shared memory
-// and scored them one key per lane, in more than twice the time on GPT-2's
-// decode step (bench/notes.md, row 13).
-constexpr int kDecodeThreads = 512;
-constexpr int kDecodeUnroll = 4;
+// Decode: a few query rows against a cache of keys. One block of
+// kDecodeThreads threads serves the query rows that share a key/value head
+// (the grouped query heads times the step's queries, up to R of them) over
+// one split of the keys, so each key and value is loaded once for all of
+// those rows, not once a row. A group of lanes holds one key's features in
+// 16-byte loads (16 lanes for 128 bfloat16 features), so a warp scores
+// several keys at once with a shuffle reduction and no shared memory; each
+// group keeps an online softmax per row, and the groups and warps merge at
+// the end. The keys, values and mask entries of kDecodeUnroll keys per group
+// are loaded before any is used, so a block waits on memory once for every
+// kDecodeUnroll steps (128 keys of 128 features); the general kernel above staged
+// 32-key tiles through shared memory and scored them one key per lane, in
+// more than twice the time on GPT-2's decode step (bench/notes.md, row 13).
+constexpr int kDecodeThreads = 256;
+constexpr int kDecodeUnroll = 8;
+
+// A mask entry of |size| bytes (1: bool, 2: float16 or bfloat16, 4:
+// float32) as raw bits, and the additive value of such bits: loaded with the
+// keys, converted when used.
+__device__ __forceinline__ uint32_t load_mask_bits(const char* p, int size) {
+  switch (size) {
+    case 1: return static_cast<uint32_t>(*reinterpret_cast<const unsigned char*>(p));
+    case 2: return static_cast<uint32_t>(*reinterpret_cast<const unsigned short*>(p));
+    default: return *reinterpret_cast<const uint32_t*>(p);
+  }
+}
+__device__ __forceinline__ float mask_bits_value(uint32_t bits, int dtype) {
+  switch (dtype) {
+    case 5: return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
+    case 15: return __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(bits)));
+    default: return __uint_as_float(bits);
+  }
+}
 
 template <class T>
 __device__ __forceinline__ void unpack16(const uint4& raw, float* out);
@@ -318,160 +343,237 @@ __device__ __forceinline__ void merge_state(float& m, float& l, float* acc, floa
   m = mn;
 }
 
-template <class T, int D>
+// Where row |r| of a decode block lies: its query head and query, and
+// whether it exists (the last block of a head may have fewer than R rows).
+struct DecodeRow {
+  int64_t h, i;
+  bool valid;
+};
+template <int R>
+__device__ __forceinline__ DecodeRow decode_row(const CudaAttentionParams& p, int64_t hk, int64_t chunk, int r) {
+  const int64_t group = p.heads_q / p.heads_kv;
+  const int64_t gr = chunk * R + r;
+  const bool valid = gr < group * p.len_q;
+  const int64_t g = valid ? gr : 0;
+  return {hk * group + g / p.len_q, g % p.len_q, valid};
+}
+
+template <class T, int D, int R>
 __global__ void __launch_bounds__(kDecodeThreads) decode_kernel(CudaAttentionParams p) {
+  dependency_wait();  // a no-op unless launched dependent
+  dependents_may_start();
   constexpr int V = 16 / sizeof(T);  // features per lane
   constexpr int kLanesPerKey = D / V;
   constexpr int kKeysPerWarp = 32 / kLanesPerKey;
   constexpr int kWarpsPerBlock = kDecodeThreads / 32;
   constexpr int kStep = kWarpsPerBlock * kKeysPerWarp;  // keys the block scores at once
-  __shared__ float m_s[kWarpsPerBlock], l_s[kWarpsPerBlock], acc_s[kWarpsPerBlock][D];
+  constexpr int U = kDecodeUnroll;
+  __shared__ float m_s[kWarpsPerBlock][R], l_s[kWarpsPerBlock][R], acc_s[kWarpsPerBlock][R][D];
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int grp = lane / kLanesPerKey, li = lane % kLanesPerKey;
-  const int64_t row = blockIdx.x;
-  const int64_t i = row % p.len_q, bh = row / p.len_q;
-  const int64_t b = bh / p.heads_q, h = bh % p.heads_q;
-  const int64_t hk = h / (p.heads_q / p.heads_kv);
+  const int64_t chunks = (p.heads_q / p.heads_kv * p.len_q + R - 1) / R;
+  const int64_t chunk = blockIdx.x % chunks, bhk = blockIdx.x / chunks;
+  const int64_t b = bhk / p.heads_kv, hk = bhk % p.heads_kv;
   const int64_t per = (p.len_kv + p.num_splits - 1) / p.num_splits;
   const int64_t kb = blockIdx.y * per;
-  int64_t ke = min(p.len_kv, kb + per);
-  if (p.causal) ke = min(ke, i + 1 + p.causal_offset);
+  const int64_t kend = min(p.len_kv, kb + per);
 
-  float q[V];
-  {
-    const T* qp = static_cast<const T*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1] + i * p.q_strides[2] + li * V;
-    unpack16<T>(*reinterpret_cast<const uint4*>(qp), q);
-    const float qk_scale = p.scale * kLog2e;
+  // Each row's query (raw bytes, unpacked after the first keys' loads are
+  // issued, so that the round trips overlap), causal end and mask row. The
+  // loop runs to the furthest end; keys past a row's own end score -inf.
+  uint4 q_raw[R];
+  int64_t ke_r[R], mrow[R];
+  int64_t ke = kb;
+  const char* mp = static_cast<const char*>(p.mask);
+  const int msize = p.mask_kind == kCudaMaskBool ? 1 : p.mask_dtype == 6 ? 4 : 2;
 #pragma unroll
-    for (int e = 0; e < V; ++e) q[e] *= qk_scale;
+  for (int r = 0; r < R; ++r) {
+    const DecodeRow row = decode_row<R>(p, hk, chunk, r);
+    int64_t e = kend;
+    if (p.causal) e = min(e, row.i + 1 + p.causal_offset);
+    ke_r[r] = row.valid ? e : kb;
+    ke = max(ke, ke_r[r]);
+    q_raw[r] = make_uint4(0, 0, 0, 0);
+    if (row.valid)
+      q_raw[r] = *reinterpret_cast<const uint4*>(static_cast<const T*>(p.q) + b * p.q_strides[0] +
+                                                 row.h * p.q_strides[1] + row.i * p.q_strides[2] + li * V);
+    mrow[r] = b * p.mask_strides[0] + row.h * p.mask_strides[1] + row.i * p.mask_strides[2];
   }
+  // Rows that share one mask row (a mask broadcast over heads and queries)
+  // load its entries once.
+  bool mask_shared = true;
+#pragma unroll
+  for (int r = 1; r < R; ++r) mask_shared = mask_shared && (mrow[r] == mrow[0] || ke_r[r] == kb);
+  const float qk_scale = p.scale * kLog2e;
   const T* kp = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1] + li * V;
   const T* vp = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1] + li * V;
-  const char* mp = static_cast<const char*>(p.mask);
-  const int64_t mrow = b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2];
-  const int msize = p.mask_dtype == 6 ? 4 : 2;
 
-  float m = -INFINITY, l = 0.f, acc[V];
+  float m[R], l[R], acc[R][V];
 #pragma unroll
-  for (int e = 0; e < V; ++e) acc[e] = 0.f;
+  for (int r = 0; r < R; ++r) {
+    m[r] = -INFINITY;
+    l[r] = 0.f;
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[r][e] = 0.f;
+  }
 
   // The loop bound is uniform across the warp (the shuffles need every lane).
-  for (int64_t base = kb + warp * kKeysPerWarp; base < ke; base += kDecodeUnroll * kStep) {
-    uint4 kr[kDecodeUnroll], vr[kDecodeUnroll];
+  for (int64_t base = kb + warp * kKeysPerWarp; base < ke; base += U * kStep) {
+    uint4 kr[U], vr[U];
+    uint32_t mb[R][U];
 #pragma unroll
-    for (int u = 0; u < kDecodeUnroll; ++u) {
+    for (int u = 0; u < U; ++u) {
       const int64_t key = base + grp + u * kStep;
       kr[u] = vr[u] = make_uint4(0, 0, 0, 0);
+#pragma unroll
+      for (int r = 0; r < R; ++r) mb[r][u] = 0;
       if (key < ke) {
         kr[u] = *reinterpret_cast<const uint4*>(kp + key * p.k_strides[2]);
         vr[u] = *reinterpret_cast<const uint4*>(vp + key * p.v_strides[2]);
-      }
-    }
-    float s[kDecodeUnroll];
-    float mx = -INFINITY;
+        if (p.mask_kind != kCudaMaskNone) {
 #pragma unroll
-    for (int u = 0; u < kDecodeUnroll; ++u) {
-      float kf[V];
-      unpack16<T>(kr[u], kf);
-      float dot = 0.f;
-#pragma unroll
-      for (int e = 0; e < V; ++e) dot = fmaf(q[e], kf[e], dot);
-#pragma unroll
-      for (int o = kLanesPerKey / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
-      const int64_t key = base + grp + u * kStep;
-      s[u] = -INFINITY;
-      if (key < ke) {
-        s[u] = dot;
-        if (p.mask_kind == kCudaMaskBool) {
-          if (!mp[mrow + key * p.mask_strides[3]]) s[u] = -INFINITY;
-        } else if (p.mask_kind == kCudaMaskAdditive) {
-          s[u] += load_any(mp + (mrow + key * p.mask_strides[3]) * msize, p.mask_dtype) * kLog2e;
+          for (int r = 0; r < R; ++r)
+            if (r == 0 || !mask_shared) mb[r][u] = load_mask_bits(mp + (mrow[r] + key * p.mask_strides[3]) * msize, msize);
         }
       }
-      mx = fmaxf(mx, s[u]);
     }
-    const float mn = fmaxf(m, mx);
-    if (mn == -INFINITY) continue;  // nothing seen yet by this group
-    const float corr = m == -INFINITY ? 0.f : exp2f(m - mn);
-    l *= corr;
 #pragma unroll
-    for (int e = 0; e < V; ++e) acc[e] *= corr;
+    for (int r = 0; r < R; ++r) {
+      if (ke_r[r] <= base) continue;  // uniform: the warp's keys are all past this row's end
+      float q[V];
+      unpack16<T>(q_raw[r], q);
 #pragma unroll
-    for (int u = 0; u < kDecodeUnroll; ++u) {
-      const float pw = s[u] == -INFINITY ? 0.f : exp2f(s[u] - mn);
-      float vf[V];
-      unpack16<T>(vr[u], vf);
-      l += pw;
+      for (int e = 0; e < V; ++e) q[e] *= qk_scale;
+      float s[U];
+      float mx = -INFINITY;
 #pragma unroll
-      for (int e = 0; e < V; ++e) acc[e] = fmaf(pw, vf[e], acc[e]);
+      for (int u = 0; u < U; ++u) {
+        float kf[V];
+        unpack16<T>(kr[u], kf);
+        float dot = 0.f;
+#pragma unroll
+        for (int e = 0; e < V; ++e) dot = fmaf(q[e], kf[e], dot);
+#pragma unroll
+        for (int o = kLanesPerKey / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+        const int64_t key = base + grp + u * kStep;
+        s[u] = -INFINITY;
+        if (key < ke_r[r]) {
+          s[u] = dot;
+          const uint32_t bits = mask_shared ? mb[0][u] : mb[r][u];
+          if (p.mask_kind == kCudaMaskBool) {
+            if (!bits) s[u] = -INFINITY;
+          } else if (p.mask_kind == kCudaMaskAdditive) {
+            s[u] += mask_bits_value(bits, p.mask_dtype) * kLog2e;
+          }
+        }
+        mx = fmaxf(mx, s[u]);
+      }
+      const float mn = fmaxf(m[r], mx);
+      if (mn == -INFINITY) continue;  // nothing seen yet by this group for this row
+      const float corr = m[r] == -INFINITY ? 0.f : exp2f(m[r] - mn);
+      l[r] *= corr;
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[r][e] *= corr;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const float pw = s[u] == -INFINITY ? 0.f : exp2f(s[u] - mn);
+        float vf[V];
+        unpack16<T>(vr[u], vf);
+        l[r] += pw;
+#pragma unroll
+        for (int e = 0; e < V; ++e) acc[r][e] = fmaf(pw, vf[e], acc[r][e]);
+      }
+      m[r] = mn;
     }
-    m = mn;
   }
 
   // Merge the warp's key groups (lanes li, li + kLanesPerKey, ...), then the warps.
 #pragma unroll
-  for (int o = kLanesPerKey; o < 32; o <<= 1) {
-    float acc2[V];
-    const float m2 = __shfl_xor_sync(0xffffffffu, m, o), l2 = __shfl_xor_sync(0xffffffffu, l, o);
+  for (int r = 0; r < R; ++r) {
 #pragma unroll
-    for (int e = 0; e < V; ++e) acc2[e] = __shfl_xor_sync(0xffffffffu, acc[e], o);
-    merge_state<V>(m, l, acc, m2, l2, acc2);
-  }
-  if (grp == 0) {
+    for (int o = kLanesPerKey; o < 32; o <<= 1) {
+      float acc2[V];
+      const float m2 = __shfl_xor_sync(0xffffffffu, m[r], o), l2 = __shfl_xor_sync(0xffffffffu, l[r], o);
 #pragma unroll
-    for (int e = 0; e < V; ++e) acc_s[warp][li * V + e] = acc[e];
-    if (li == 0) {
-      m_s[warp] = m;
-      l_s[warp] = l;
+      for (int e = 0; e < V; ++e) acc2[e] = __shfl_xor_sync(0xffffffffu, acc[r][e], o);
+      merge_state<V>(m[r], l[r], acc[r], m2, l2, acc2);
+    }
+    if (grp == 0) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc_s[warp][r][li * V + e] = acc[r][e];
+      if (li == 0) {
+        m_s[warp][r] = m[r];
+        l_s[warp][r] = l[r];
+      }
     }
   }
   __syncthreads();
   const int DV = static_cast<int>(p.head_dim_v);
-  if (threadIdx.x >= DV) return;
-  const int d = threadIdx.x;
-  float mt = -INFINITY;
+  for (int t = threadIdx.x; t < R * DV; t += kDecodeThreads) {
+    const int r = t / DV, d = t % DV;
+    const DecodeRow row = decode_row<R>(p, hk, chunk, r);
+    if (!row.valid) continue;
+    float mt = -INFINITY;
 #pragma unroll
-  for (int w = 0; w < kWarpsPerBlock; ++w) mt = fmaxf(mt, m_s[w]);
-  float lt = 0.f, o = 0.f;
-  if (mt != -INFINITY) {
+    for (int w = 0; w < kWarpsPerBlock; ++w) mt = fmaxf(mt, m_s[w][r]);
+    float lt = 0.f, o = 0.f;
+    if (mt != -INFINITY) {
 #pragma unroll
-    for (int w = 0; w < kWarpsPerBlock; ++w) {
-      const float f = m_s[w] == -INFINITY ? 0.f : exp2f(m_s[w] - mt);
-      lt += l_s[w] * f;
-      o += acc_s[w][d] * f;
+      for (int w = 0; w < kWarpsPerBlock; ++w) {
+        const float f = m_s[w][r] == -INFINITY ? 0.f : exp2f(m_s[w][r] - mt);
+        lt += l_s[w][r] * f;
+        o += acc_s[w][r][d] * f;
+      }
     }
-  }
-  // A row that saw no key (all masked) gives zeros and lse = -inf.
-  const float out = lt > 0.f ? o / lt : 0.f;
-  const float lse = lt > 0.f ? (mt + log2f(lt)) * kLn2 : -INFINITY;
-  if (p.num_splits == 1) {
-    T* op = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1] + i * p.out_strides[2];
-    op[d * p.out_strides[3]] = store_f<T>(out);
-    if (p.lse && d == 0) p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] = lse;
-  } else {
-    const int64_t rows_total = p.batch * p.heads_q * p.len_q;
-    float* po = p.workspace + (static_cast<int64_t>(blockIdx.y) * rows_total + row) * (DV + 1);
-    po[d] = out;
-    if (d == 0) po[DV] = lse;
+    // A row that saw no key (all masked) gives zeros and lse = -inf.
+    const float out = lt > 0.f ? o / lt : 0.f;
+    const float lse = lt > 0.f ? (mt + log2f(lt)) * kLn2 : -INFINITY;
+    if (p.num_splits == 1) {
+      T* op = static_cast<T*>(p.out) + b * p.out_strides[0] + row.h * p.out_strides[1] + row.i * p.out_strides[2];
+      op[d * p.out_strides[3]] = store_f<T>(out);
+      if (p.lse && d == 0) p.lse[b * p.lse_strides[0] + row.h * p.lse_strides[1] + row.i * p.lse_strides[2]] = lse;
+    } else {
+      const int64_t rows_total = p.batch * p.heads_q * p.len_q;
+      const int64_t rowid = (b * p.heads_q + row.h) * p.len_q + row.i;
+      float* po = p.workspace + (static_cast<int64_t>(blockIdx.y) * rows_total + rowid) * (DV + 1);
+      po[d] = out;
+      if (d == 0) po[DV] = lse;
+    }
   }
 }
 
-template <class T, int D>
+template <class T, int D, int R>
 cudaError_t launch_decode(const CudaAttentionParams& p, cudaStream_t stream) {
-  const int64_t rows = p.batch * p.heads_q * p.len_q;
-  if (rows > INT32_MAX || p.num_splits > kCombineMaxSplits) return cudaErrorInvalidConfiguration;
-  decode_kernel<T, D><<<dim3(static_cast<unsigned>(rows), static_cast<unsigned>(p.num_splits)), kDecodeThreads, 0,
-                         stream>>>(p);
-  cudaError_t err = cudaGetLastError();
+  const int64_t blocks = cuda_attention_decode_blocks(p);
+  if (blocks > INT32_MAX || p.num_splits > kCombineMaxSplits) return cudaErrorInvalidConfiguration;
+  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(p.num_splits));
+  cudaError_t err;
+  if (p.dependent_launch) {
+    err = cuda_launch_dependent(decode_kernel<T, D, R>, grid, dim3(kDecodeThreads), 0, stream, p);
+  } else {
+    decode_kernel<T, D, R><<<grid, kDecodeThreads, 0, stream>>>(p);
+    err = cudaGetLastError();
+  }
   if (err != cudaSuccess || p.num_splits == 1) return err;
-  combine_kernel<T><<<static_cast<unsigned>(rows), kCombineThreads, 0, stream>>>(p);
+  const unsigned rows = static_cast<unsigned>(p.batch * p.heads_q * p.len_q);
+  if (p.dependent_launch) return cuda_launch_dependent(combine_kernel<T>, dim3(rows), dim3(kCombineThreads), 0, stream, p);
+  combine_kernel<T><<<rows, kCombineThreads, 0, stream>>>(p);
   return cudaGetLastError();
+}
+
+template <class T, int D>
+cudaError_t launch_decode_rows(const CudaAttentionParams& p, cudaStream_t stream) {
+  switch (cuda_attention_decode_rows_per_block(p)) {
+    case 1: return launch_decode<T, D, 1>(p, stream);
+    case 2: return launch_decode<T, D, 2>(p, stream);
+    default: return launch_decode<T, D, 4>(p, stream);
+  }
 }
 
 template <class T>
 cudaError_t launch_decode_dim(const CudaAttentionParams& p, cudaStream_t stream) {
-  return p.head_dim == 64 ? launch_decode<T, 64>(p, stream) : launch_decode<T, 128>(p, stream);
+  return p.head_dim == 64 ? launch_decode_rows<T, 64>(p, stream) : launch_decode_rows<T, 128>(p, stream);
 }
 
 // Row softmax of the float32 scores q . k (unscaled) in place, one warp per
@@ -587,19 +689,31 @@ bool cuda_attention_decode_eligible(const CudaAttentionParams& p) {
   return rows_ok(p.q, p.q_strides) && rows_ok(p.k, p.k_strides) && rows_ok(p.v, p.v_strides);
 }
 
+int cuda_attention_decode_rows_per_block(const CudaAttentionParams& p) {
+  const int64_t rows = p.heads_kv > 0 ? p.heads_q / p.heads_kv * p.len_q : p.len_q;
+  return rows <= 1 ? 1 : rows == 2 ? 2 : 4;
+}
+
+int64_t cuda_attention_decode_blocks(const CudaAttentionParams& p) {
+  if (p.heads_kv < 1) return 0;
+  const int64_t r = cuda_attention_decode_rows_per_block(p);
+  return p.batch * p.heads_kv * ((p.heads_q / p.heads_kv * p.len_q + r - 1) / r);
+}
+
 int cuda_attention_key_splits(const CudaAttentionParams& p, int sm_count) {
   if (cuda_attention_decode_eligible(p)) {
-    // One block reads a few thousand keys in a handful of memory round trips;
+    // A block reads a few thousand keys in a handful of memory round trips;
     // longer caches split so that more SMs share them. A long cache read by
-    // few rows (a static cache of 2048 keys and 32 heads: 32 blocks on a GPU
-    // of 132 SMs) also splits, into blocks of at least 256 keys, until the
-    // blocks cover every SM twice; a short one (GPT-2's 513 keys) is read
-    // faster whole than split and merged by a second kernel.
+    // few blocks (a static cache of 2048 keys and 8 key/value heads: 8
+    // blocks on a GPU of 132 SMs) also splits, into blocks of at least one
+    // pass of keys (kCudaAttentionDecodeMinKeysPerSplit), until the blocks
+    // cover every SM; a short one (GPT-2's 513 keys) is read faster whole
+    // than split and merged by a second kernel.
     int64_t splits = (p.len_kv + kCudaAttentionDecodeKeysPerBlock - 1) / kCudaAttentionDecodeKeysPerBlock;
-    const int64_t rows = p.batch * p.heads_q * p.len_q;
-    if (rows > 0 && p.len_kv >= kCudaAttentionDecodeSplitMinKeys) {
-      const int64_t cover = (2 * static_cast<int64_t>(sm_count > 0 ? sm_count : 1) + rows - 1) / rows;
-      splits = std::max(splits, std::min(cover, p.len_kv / 256));
+    const int64_t blocks = cuda_attention_decode_blocks(p);
+    if (blocks > 0 && p.len_kv >= kCudaAttentionDecodeSplitMinKeys) {
+      const int64_t cover = (static_cast<int64_t>(sm_count > 0 ? sm_count : 1) + blocks - 1) / blocks;
+      splits = std::max(splits, std::min(cover, p.len_kv / kCudaAttentionDecodeMinKeysPerSplit));
     }
     return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(splits, kCombineMaxSplits)));
   }

@@ -58,6 +58,11 @@ struct CudaAttentionParams {
   // batch * heads_q * len_q * (head_dim_v + 1) floats of workspace.
   int num_splits = 1;
   float* workspace = nullptr;
+  // Decode kernel (Hopper and later): launched with programmatic dependent
+  // launch, it and its split merge start while the kernel ahead finishes
+  // and wait for it before their first load; each lets the kernel after it
+  // start early (cuda_dependent_launch.h).
+  bool dependent_launch = false;
 };
 
 // The mask's tile map (CudaAttentionParams::mask_tiles).
@@ -98,12 +103,19 @@ cudaError_t cuda_launch_attention_softmax(const CudaAttentionParams& p, float* s
 
 // A few query rows against many keys (a decode step) with head dim 64 or 128
 // (== head_dim_v), contiguous features and 16-byte aligned rows: a kernel of
-// its own (one block per query row, 16-byte loads, no shared-memory tiles).
+// its own (one block per key/value head's query rows, up to 4 of them, and
+// key split; 16-byte loads, no shared-memory tiles).
 constexpr int64_t kCudaAttentionDecodeMaxQueries = 4;
 constexpr int64_t kCudaAttentionDecodeKeysPerBlock = 2048;
-// Caches of at least this many keys also split to cover the SMs.
+// Caches of at least this many keys also split to cover the SMs, into
+// splits of at least kCudaAttentionDecodeMinKeysPerSplit keys.
 constexpr int64_t kCudaAttentionDecodeSplitMinKeys = 1024;
+constexpr int64_t kCudaAttentionDecodeMinKeysPerSplit = 128;
 bool cuda_attention_decode_eligible(const CudaAttentionParams& p);
+// Query rows (1, 2 or 4) one decode block serves, all of one key/value
+// head, and the decode kernel's blocks per key split.
+int cuda_attention_decode_rows_per_block(const CudaAttentionParams& p);
+int64_t cuda_attention_decode_blocks(const CudaAttentionParams& p);
 
 // Key splits for |p| on a GPU with |sm_count| SMs (1: none); the launcher
 // expects num_splits set to this, with its workspace.

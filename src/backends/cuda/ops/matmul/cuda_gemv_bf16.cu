@@ -30,21 +30,6 @@ constexpr int kRowGroups = 4;   // row-major: 8-column groups a block
 constexpr int kRowSlices = 64;  // row-major: k slices a block
 constexpr int kRowCols = kRowGroups * 8;
 
-// Programmatic dependent launch (Hopper and later; no-ops elsewhere and for
-// a plain launch): wait until the kernel ahead on the stream has finished
-// and its writes are visible; let the kernel after this one start early
-// (it waits the same way before it reads this one's output).
-__device__ __forceinline__ void dependency_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void dependents_may_start() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
 __device__ __forceinline__ float bf(const void* p, int64_t i) {
   return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
 }
