@@ -316,7 +316,7 @@ TEST_F(CudaBf16Test, FewRowKernelMatchesFloat64) {
       {1, 512, 2048, false, 0, 1.f, 0.f, 0},   // k and v projections: 8 warps a column
       {1, 2048, 2048, false, 0, 1.f, 0.f, 0},  // q and o projections: 2 warps a column
       {1, 8192, 2048, false, 0, 1.f, 0.f, 0},  // MLP gate and up: a warp a column
-      {2, 2048, 8192, false, 1, 1.f, 1.f, 0},  // MLP down, two rows, with C
+      {2, 2048, 8192, false, 1, 1.f, 1.f, 0},  // MLP down, two rows, with C: 4 warps a column, a pass each
       {4, 300, 2056, false, 0, 1.f, 0.f, 0},   // k not a multiple of the slices' 256
       {8, 96, 4096, false, 2, 0.5f, 2.f, 0},   // eight rows split 8 ways, full C
   };

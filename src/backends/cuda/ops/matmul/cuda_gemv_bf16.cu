@@ -100,10 +100,13 @@ __global__ void __launch_bounds__(32 * kColWarps) gemv_col_kernel(CudaBf16Proble
 // summing one slice of k (whole multiples of 256 elements, a warp's one load
 // a lane), so that a few hundred columns still make enough blocks; each
 // lane keeps eight loads of B in flight (a 2048-long column in one go).
+constexpr int kColDepth = 8;                 // 16-byte loads a lane keeps in flight
+constexpr int kColPass = kColDepth * 32 * 8;  // elements of k a warp's pass loads
+
 template <int KS>
 __global__ void __launch_bounds__(32 * kColWarps) gemv_col_split_kernel(CudaBf16Problem p) {
   constexpr int kCols = kColWarps / KS;
-  constexpr int kDepth = 8;
+  constexpr int kDepth = kColDepth;
   __shared__ float part[kColWarps][kRows];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int j = blockIdx.x * kCols + warp / KS;
@@ -272,12 +275,15 @@ cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t st
   const bool vec = p.k % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0 && aligned16(p.a) && aligned16(p.b);
   if (!vec)
     return launch(gemv_col_kernel<false>, dim3((p.n + kColWarps - 1) / kColWarps), 32 * kColWarps, stream, dep, p);
-  // Warps a column: the fewest that make 512 blocks (a few per SM), but
-  // no slice under 256 elements of k.
+  // Warps a column: the fewest that make 512 blocks (a few per SM) and
+  // give each warp one pass of loads (kDepth x 256 elements of k: a warp
+  // waits on memory once, not once a pass), but no slice under 256
+  // elements of k.
   int ks = column_warps;
   if (ks == 0) {
     ks = 1;
-    while (ks < kColWarps && static_cast<int64_t>(p.n) * ks < 512 * kColWarps &&
+    while (ks < kColWarps &&
+           (static_cast<int64_t>(p.n) * ks < 512 * kColWarps || static_cast<int64_t>(p.k) > kColPass * ks) &&
            static_cast<int64_t>(p.k) >= 2 * 256 * ks)
       ks *= 2;
   }
