@@ -404,7 +404,7 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_kernel(CudaAttentionPar
   // load its entries once.
   bool mask_shared = true;
 #pragma unroll
-  for (int r = 1; r < R; ++r) mask_shared = mask_shared && (mrow[r] == mrow[0] || ke_r[r] == kb);
+  for (int r = 1; r < R; ++r) mask_shared = mask_shared && (mrow[r] == mrow[0] || ke_r[r] <= kb);
   const float qk_scale = p.scale * kLog2e;
   const T* kp = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1] + li * V;
   const T* vp = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1] + li * V;
