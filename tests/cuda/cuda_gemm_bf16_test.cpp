@@ -313,8 +313,8 @@ TEST_F(CudaBf16Test, FewRowKernelMatchesFloat64) {
       {1, 1001, 768, false, 0, 1.f, 0.f, 0},   // a tied output layer's layout
       {5, 40, 77, false, 1, 1.f, 1.f, 1},      // odd k: element loads
       // Llama-3.2-1B's decode GEMMs (B column-major), each warp split of k:
-      {1, 512, 2048, false, 0, 1.f, 0.f, 0},   // k and v projections: 8 warps a column
-      {1, 2048, 2048, false, 0, 1.f, 0.f, 0},  // q and o projections: 2 warps a column
+      {1, 512, 2048, false, 0, 1.f, 0.f, 0},   // k and v projections: 4 warps a column
+      {1, 2048, 2048, false, 0, 1.f, 0.f, 0},  // q and o projections: a warp a column
       {1, 8192, 2048, false, 0, 1.f, 0.f, 0},  // MLP gate and up: a warp a column
       {2, 2048, 8192, false, 1, 1.f, 1.f, 0},  // MLP down, two rows, with C: 4 warps a column, a pass each
       {4, 300, 2056, false, 0, 1.f, 0.f, 0},   // k not a multiple of the slices' 256

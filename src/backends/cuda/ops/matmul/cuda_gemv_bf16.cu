@@ -275,15 +275,16 @@ cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t st
   const bool vec = p.k % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0 && aligned16(p.a) && aligned16(p.b);
   if (!vec)
     return launch(gemv_col_kernel<false>, dim3((p.n + kColWarps - 1) / kColWarps), 32 * kColWarps, stream, dep, p);
-  // Warps a column: the fewest that make 512 blocks (a few per SM) and
-  // give each warp one pass of loads (kDepth x 256 elements of k: a warp
-  // waits on memory once, not once a pass), but no slice under 256
-  // elements of k.
+  // Warps a column: the fewest that make 256 blocks (two per SM) and give
+  // each warp one pass of loads (kColPass elements of k: a warp waits on
+  // memory once, not once a pass), but no slice under 256 elements of k.
+  // Timed on Llama's decode shapes (CudaBf16Test.GemvTiming), more warps a
+  // column than that only added each block's sum through shared memory.
   int ks = column_warps;
   if (ks == 0) {
     ks = 1;
     while (ks < kColWarps &&
-           (static_cast<int64_t>(p.n) * ks < 512 * kColWarps || static_cast<int64_t>(p.k) > kColPass * ks) &&
+           (static_cast<int64_t>(p.n) * ks < 256 * kColWarps || static_cast<int64_t>(p.k) > kColPass * ks) &&
            static_cast<int64_t>(p.k) >= 2 * 256 * ks)
       ks *= 2;
   }
