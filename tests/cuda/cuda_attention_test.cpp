@@ -195,7 +195,7 @@ std::vector<AttnCase> masked_cases() {
       {2, 3, 3, 21, 45, 6, 7, false, Mask::kAdditive, false, false, 0},
       {1, 4, 2, 2, 700, 64, 64, false, Mask::kBool, false, false, 0},  // decode kernel, bool mask
       // Llama-3.2-1B's decode step: 4 query heads a key/value head in one
-      // block over 16 splits, a mask broadcast over heads; then 6 rows a
+      // block over 32 splits, a mask broadcast over heads; then 6 rows a
       // key/value head (a block of 4 and one of 2 rows with two missing),
       // causal rows and a mask per head; 3 rows (one of 4 missing).
       {1, 32, 8, 1, 2048, 128, 128, false, Mask::kAdditive, true, false, 0},
@@ -385,8 +385,9 @@ TEST(CudaAttentionKernelChoice, KeysSplitWhenQueryTilesAreFew) {
 
 // A decode step (up to 4 query rows, head dim 64 or 128, 16-byte rows) takes
 // the decode kernel, one block per key/value head's query rows (up to 4 a
-// block), split for caches over 2048 keys and, from 1024 keys, until the
-// blocks cover the SMs, in splits of at least 128 keys.
+// block), split for caches over 2048 keys and, from 1024 keys or with
+// several rows a block, until the blocks fill the SMs twice, in whole
+// passes of 64 keys.
 TEST(CudaAttentionKernelChoice, DecodeStepsUseTheDecodeKernel) {
   CudaAttentionParams p;
   p.dtype = 15;
@@ -403,20 +404,22 @@ TEST(CudaAttentionKernelChoice, DecodeStepsUseTheDecodeKernel) {
   EXPECT_EQ(cuda_attention_key_splits(p, 132), 1);
   CudaAttentionParams q = p;
   q.len_kv = 5000;
-  EXPECT_EQ(cuda_attention_key_splits(q, 132), 11);  // 12 blocks: 11 splits cover the SMs
+  EXPECT_EQ(cuda_attention_key_splits(q, 132), 20);  // 12 blocks: 22 splits fill the SMs, 20 of 256 keys
   q.len_kv = 1023;
   EXPECT_EQ(cuda_attention_key_splits(q, 132), 1);  // short: one block per row
   // Llama-3.2-1B's decode step on a static cache of 2048: the 4 query heads
-  // of each of 8 key/value heads in one block, 16 splits of 128 keys.
+  // of each of 8 key/value heads in one block, 32 splits of 64 keys.
   CudaAttentionParams l = p;
   l.heads_q = 32;
   l.heads_kv = 8;
   l.len_kv = 2048;
   EXPECT_EQ(cuda_attention_decode_rows_per_block(l), 4);
   EXPECT_EQ(cuda_attention_decode_blocks(l), 8);
-  EXPECT_EQ(cuda_attention_key_splits(l, 132), 16);
-  l.len_kv = 8192;  // 4 of 2048 keys would leave SMs idle: 17 cover them
-  EXPECT_EQ(cuda_attention_key_splits(l, 132), 17);
+  EXPECT_EQ(cuda_attention_key_splits(l, 132), 32);
+  l.len_kv = 8192;  // 33 would fill the SMs: 32 of 256 keys
+  EXPECT_EQ(cuda_attention_key_splits(l, 132), 32);
+  l.len_kv = 300;  // several rows a block: split even under 1024 keys
+  EXPECT_EQ(cuda_attention_key_splits(l, 132), 3);  // 4 of 64+ keys, in whole passes: 3 of 128
   // 3 query heads a key/value head and 2 queries: 6 rows, blocks of 4 and 2.
   l.heads_q = 6;
   l.heads_kv = 2;

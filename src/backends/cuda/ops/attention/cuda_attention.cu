@@ -267,21 +267,25 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel(CudaAttentionP
   if (p.lse && tid == 0) p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] = lse_s;
 }
 
-// Decode: a few query rows against a cache of keys. One block of
-// kDecodeThreads threads serves the query rows that share a key/value head
-// (the grouped query heads times the step's queries, up to R of them) over
-// one split of the keys, so each key and value is loaded once for all of
-// those rows, not once a row. A group of lanes holds one key's features in
-// 16-byte loads (16 lanes for 128 bfloat16 features), so a warp scores
-// several keys at once with a shuffle reduction and no shared memory; each
-// group keeps an online softmax per row, and the groups and warps merge at
-// the end. The keys, values and mask entries of kDecodeUnroll keys per group
-// are loaded before any is used, so a block waits on memory once for every
-// kDecodeUnroll steps (128 keys of 128 features); the general kernel above staged
-// 32-key tiles through shared memory and scored them one key per lane, in
-// more than twice the time on GPT-2's decode step (bench/notes.md, row 13).
+// Decode: a few query rows against a cache of keys, bound by latency: the
+// time of one warp's chain of instructions and memory round trips, not the
+// bytes. One block of kDecodeThreads threads serves the query rows that
+// share a key/value head (the grouped query heads times the step's queries,
+// up to R of them) over one split of the keys, so each key and value is
+// loaded and unpacked once for all of them, not once a row. A group of
+// lanes holds one key's features in 16-byte loads (8 lanes for 64 bfloat16
+// features), so a warp scores several keys at once with a shuffle
+// reduction; each group keeps an online softmax per row, and the groups and
+// warps merge at the end. A pass loads P keys a block (their keys, values
+// and mask entries, before any is used), so a warp waits on memory once a
+// pass. Long caches split into many blocks of one pass each (P = 64), which
+// keeps each warp's chain short and the SMs full; an unsplit cache with one
+// row a block takes passes of 256 keys. Where a block starts (its head,
+// rows and keys) comes from the host in DecodeGeometry, so the kernel does
+// no 64-bit divisions. The general kernel above, which staged 32-key tiles
+// through shared memory and scored them one key per lane, took more than
+// twice the time on GPT-2's decode step (bench/notes.md, row 13).
 constexpr int kDecodeThreads = 256;
-constexpr int kDecodeUnroll = 8;
 
 // A mask entry of |size| bytes (1: bool, 2: float16 or bfloat16, 4:
 // float32) as raw bits, and the additive value of such bits: loaded with the
@@ -331,35 +335,29 @@ __device__ __forceinline__ void unpack16<__nv_bfloat16>(const uint4& raw, float*
   }
 }
 
-// Folds the state (m2, l2, acc2) into (m, l, acc): base-2 online softmax.
-template <int V>
-__device__ __forceinline__ void merge_state(float& m, float& l, float* acc, float m2, float l2, const float* acc2) {
-  const float mn = fmaxf(m, m2);
-  const float a = m == -INFINITY ? 0.f : exp2f(m - mn);
-  const float b = m2 == -INFINITY ? 0.f : exp2f(m2 - mn);
-  l = l * a + l2 * b;
-#pragma unroll
-  for (int e = 0; e < V; ++e) acc[e] = acc[e] * a + acc2[e] * b;
-  m = mn;
-}
-
-// Where row |r| of a decode block lies: its query head and query, and
-// whether it exists (the last block of a head may have fewer than R rows).
-struct DecodeRow {
-  int64_t h, i;
-  bool valid;
+// A decode launch's layout, computed on the host: blockIdx.x walks the
+// (batch, key/value head, chunk of R rows) triples, blockIdx.y the key
+// splits of |per| keys.
+struct DecodeGeometry {
+  int group;   // query heads a key/value head
+  int rows;    // query rows a key/value head: group * len_q
+  int chunks;  // blocks a key/value head: rows / R, rounded up
+  int heads_kv;
+  int len_q;
+  int64_t per;  // keys a split
 };
-template <int R>
-__device__ __forceinline__ DecodeRow decode_row(const CudaAttentionParams& p, int64_t hk, int64_t chunk, int r) {
-  const int64_t group = p.heads_q / p.heads_kv;
-  const int64_t gr = chunk * R + r;
-  const bool valid = gr < group * p.len_q;
-  const int64_t g = valid ? gr : 0;
-  return {hk * group + g / p.len_q, g % p.len_q, valid};
+
+// Two blocks an SM where a thread's state (sums, queries, a pass's keys,
+// values and mask entries, in 32-bit registers) leaves room in 128
+// registers; else one, so that nothing spills.
+template <class T, int D, int R, int U>
+constexpr int decode_min_blocks() {
+  constexpr int v = 16 / static_cast<int>(sizeof(T));
+  return R * v + R * 4 + U * 8 + U * v + R * U <= 96 ? 2 : 1;
 }
 
-template <class T, int D, int R>
-__global__ void __launch_bounds__(kDecodeThreads) decode_kernel(CudaAttentionParams p) {
+template <class T, int D, int R, int U>
+__global__ void __launch_bounds__(kDecodeThreads, (decode_min_blocks<T, D, R, U>())) decode_kernel(CudaAttentionParams p, DecodeGeometry g) {
   dependency_wait();  // a no-op unless launched dependent
   dependents_may_start();
   constexpr int V = 16 / sizeof(T);  // features per lane
@@ -367,44 +365,58 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_kernel(CudaAttentionPar
   constexpr int kKeysPerWarp = 32 / kLanesPerKey;
   constexpr int kWarpsPerBlock = kDecodeThreads / 32;
   constexpr int kStep = kWarpsPerBlock * kKeysPerWarp;  // keys the block scores at once
-  constexpr int U = kDecodeUnroll;
+  constexpr int P = U * kStep;                          // keys a pass
+  static_assert(U >= 1 && U <= 8, "keys a group loads a pass");
   __shared__ float m_s[kWarpsPerBlock][R], l_s[kWarpsPerBlock][R], acc_s[kWarpsPerBlock][R][D];
+  __shared__ int64_t row_out_s[R], row_lse_s[R], row_ws_s[R];
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int grp = lane / kLanesPerKey, li = lane % kLanesPerKey;
-  const int64_t chunks = (p.heads_q / p.heads_kv * p.len_q + R - 1) / R;
-  const int64_t chunk = blockIdx.x % chunks, bhk = blockIdx.x / chunks;
-  const int64_t b = bhk / p.heads_kv, hk = bhk % p.heads_kv;
-  const int64_t per = (p.len_kv + p.num_splits - 1) / p.num_splits;
-  const int64_t kb = blockIdx.y * per;
-  const int64_t kend = min(p.len_kv, kb + per);
+  const int bhk = static_cast<int>(blockIdx.x) / g.chunks;
+  const int chunk = static_cast<int>(blockIdx.x) - bhk * g.chunks;
+  const int b = bhk / g.heads_kv, hk = bhk - b * g.heads_kv;
+  const int64_t kb = static_cast<int64_t>(blockIdx.y) * g.per;
+  const int64_t kend = min(p.len_kv, kb + g.per);
 
-  // Each row's query (raw bytes, unpacked after the first keys' loads are
-  // issued, so that the round trips overlap), causal end and mask row. The
-  // loop runs to the furthest end; keys past a row's own end score -inf.
+  // Each row's query (raw bytes, scaled in its scores), causal end and mask
+  // row. The loop runs to the furthest end; keys past a row's own end score
+  // -inf. A row past the head's last (the last chunk's) sees no key.
   uint4 q_raw[R];
   int64_t ke_r[R], mrow[R];
   int64_t ke = kb;
-  const char* mp = static_cast<const char*>(p.mask);
-  const int msize = p.mask_kind == kCudaMaskBool ? 1 : p.mask_dtype == 6 ? 4 : 2;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    const DecodeRow row = decode_row<R>(p, hk, chunk, r);
+    const int gr = chunk * R + r;
+    const bool valid = gr < g.rows;
+    const int qh = g.len_q == 1 ? gr : gr / g.len_q;  // query head within the group
+    const int i = gr - qh * g.len_q;
+    const int64_t h = static_cast<int64_t>(hk) * g.group + qh;
     int64_t e = kend;
-    if (p.causal) e = min(e, row.i + 1 + p.causal_offset);
-    ke_r[r] = row.valid ? e : kb;
+    if (p.causal) e = min(e, i + 1 + p.causal_offset);
+    ke_r[r] = valid ? e : kb;
     ke = max(ke, ke_r[r]);
     q_raw[r] = make_uint4(0, 0, 0, 0);
-    if (row.valid)
-      q_raw[r] = *reinterpret_cast<const uint4*>(static_cast<const T*>(p.q) + b * p.q_strides[0] +
-                                                 row.h * p.q_strides[1] + row.i * p.q_strides[2] + li * V);
-    mrow[r] = b * p.mask_strides[0] + row.h * p.mask_strides[1] + row.i * p.mask_strides[2];
+    if (valid)
+      q_raw[r] = *reinterpret_cast<const uint4*>(static_cast<const T*>(p.q) + b * p.q_strides[0] + h * p.q_strides[1] +
+                                                 i * p.q_strides[2] + li * V);
+    // A missing row reads row 0's mask (always a row: chunks round up).
+    mrow[r] = valid ? b * p.mask_strides[0] + h * p.mask_strides[1] + i * p.mask_strides[2] : mrow[0];
+    if (threadIdx.x == 0) {
+      // Where the row's results go (-1: nowhere), for the threads that write them.
+      row_out_s[r] = valid ? b * p.out_strides[0] + h * p.out_strides[1] + i * p.out_strides[2] : -1;
+      row_lse_s[r] = valid && p.lse ? b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2] : -1;
+      row_ws_s[r] = valid ? (static_cast<int64_t>(blockIdx.y) * (p.batch * p.heads_q * p.len_q) +
+                             (static_cast<int64_t>(b) * p.heads_q + h) * p.len_q + i) * (D + 1)
+                          : -1;
+    }
   }
-  // Rows that share one mask row (a mask broadcast over heads and queries)
-  // load its entries once.
+  // Rows that share one mask row (a mask broadcast over heads and queries),
+  // or see no key here, load its entries once.
   bool mask_shared = true;
 #pragma unroll
   for (int r = 1; r < R; ++r) mask_shared = mask_shared && (mrow[r] == mrow[0] || ke_r[r] <= kb);
+  const char* mp = static_cast<const char*>(p.mask);
+  const int msize = p.mask_kind == kCudaMaskBool ? 1 : p.mask_dtype == 6 ? 4 : 2;
   const float qk_scale = p.scale * kLog2e;
   const T* kp = static_cast<const T*>(p.k) + b * p.k_strides[0] + hk * p.k_strides[1] + li * V;
   const T* vp = static_cast<const T*>(p.v) + b * p.v_strides[0] + hk * p.v_strides[1] + li * V;
@@ -419,7 +431,7 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_kernel(CudaAttentionPar
   }
 
   // The loop bound is uniform across the warp (the shuffles need every lane).
-  for (int64_t base = kb + warp * kKeysPerWarp; base < ke; base += U * kStep) {
+  for (int64_t base = kb + warp * kKeysPerWarp; base < ke; base += P) {
     uint4 kr[U], vr[U];
     uint32_t mb[R][U];
 #pragma unroll
@@ -434,32 +446,32 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_kernel(CudaAttentionPar
         if (p.mask_kind != kCudaMaskNone) {
 #pragma unroll
           for (int r = 0; r < R; ++r)
-            if (r == 0 || !mask_shared) mb[r][u] = load_mask_bits(mp + (mrow[r] + key * p.mask_strides[3]) * msize, msize);
+            if (r == 0 || !mask_shared)
+              mb[r][u] = load_mask_bits(mp + (mrow[r] + key * p.mask_strides[3]) * msize, msize);
         }
       }
     }
+    float kf[U][V];
+#pragma unroll
+    for (int u = 0; u < U; ++u) unpack16<T>(kr[u], kf[u]);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       if (ke_r[r] <= base) continue;  // uniform: the warp's keys are all past this row's end
       float q[V];
       unpack16<T>(q_raw[r], q);
-#pragma unroll
-      for (int e = 0; e < V; ++e) q[e] *= qk_scale;
       float s[U];
       float mx = -INFINITY;
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        float kf[V];
-        unpack16<T>(kr[u], kf);
         float dot = 0.f;
 #pragma unroll
-        for (int e = 0; e < V; ++e) dot = fmaf(q[e], kf[e], dot);
+        for (int e = 0; e < V; ++e) dot = fmaf(q[e], kf[u][e], dot);
 #pragma unroll
         for (int o = kLanesPerKey / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
         const int64_t key = base + grp + u * kStep;
         s[u] = -INFINITY;
         if (key < ke_r[r]) {
-          s[u] = dot;
+          s[u] = dot * qk_scale;
           const uint32_t bits = mask_shared ? mb[0][u] : mb[r][u];
           if (p.mask_kind == kCudaMaskBool) {
             if (!bits) s[u] = -INFINITY;
@@ -488,32 +500,34 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_kernel(CudaAttentionPar
     }
   }
 
-  // Merge the warp's key groups (lanes li, li + kLanesPerKey, ...), then the warps.
+  // Merge the warp's key groups (lanes li, li + kLanesPerKey, ...): scale
+  // each to the warp's max, then sum; then the warps, through shared memory.
 #pragma unroll
   for (int r = 0; r < R; ++r) {
+    float mw = m[r];
 #pragma unroll
-    for (int o = kLanesPerKey; o < 32; o <<= 1) {
-      float acc2[V];
-      const float m2 = __shfl_xor_sync(0xffffffffu, m[r], o), l2 = __shfl_xor_sync(0xffffffffu, l[r], o);
+    for (int o = kLanesPerKey; o < 32; o <<= 1) mw = fmaxf(mw, __shfl_xor_sync(0xffffffffu, mw, o));
+    const float f = m[r] == -INFINITY ? 0.f : exp2f(m[r] - mw);
+    float lw = l[r] * f;
 #pragma unroll
-      for (int e = 0; e < V; ++e) acc2[e] = __shfl_xor_sync(0xffffffffu, acc[r][e], o);
-      merge_state<V>(m[r], l[r], acc[r], m2, l2, acc2);
+    for (int o = kLanesPerKey; o < 32; o <<= 1) lw += __shfl_xor_sync(0xffffffffu, lw, o);
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      float a = acc[r][e] * f;
+#pragma unroll
+      for (int o = kLanesPerKey; o < 32; o <<= 1) a += __shfl_xor_sync(0xffffffffu, a, o);
+      if (grp == 0) acc_s[warp][r][li * V + e] = a;
     }
-    if (grp == 0) {
-#pragma unroll
-      for (int e = 0; e < V; ++e) acc_s[warp][r][li * V + e] = acc[r][e];
-      if (li == 0) {
-        m_s[warp][r] = m[r];
-        l_s[warp][r] = l[r];
-      }
+    if (lane == 0) {
+      m_s[warp][r] = mw;
+      l_s[warp][r] = lw;
     }
   }
   __syncthreads();
-  const int DV = static_cast<int>(p.head_dim_v);
-  for (int t = threadIdx.x; t < R * DV; t += kDecodeThreads) {
-    const int r = t / DV, d = t % DV;
-    const DecodeRow row = decode_row<R>(p, hk, chunk, r);
-    if (!row.valid) continue;
+  for (int t = threadIdx.x; t < R * D; t += kDecodeThreads) {
+    const int r = t / D, d = t % D;
+    const int64_t out_at = row_out_s[r];
+    if (out_at < 0) continue;
     float mt = -INFINITY;
 #pragma unroll
     for (int w = 0; w < kWarpsPerBlock; ++w) mt = fmaxf(mt, m_s[w][r]);
@@ -530,29 +544,35 @@ __global__ void __launch_bounds__(kDecodeThreads) decode_kernel(CudaAttentionPar
     const float out = lt > 0.f ? o / lt : 0.f;
     const float lse = lt > 0.f ? (mt + log2f(lt)) * kLn2 : -INFINITY;
     if (p.num_splits == 1) {
-      T* op = static_cast<T*>(p.out) + b * p.out_strides[0] + row.h * p.out_strides[1] + row.i * p.out_strides[2];
-      op[d * p.out_strides[3]] = store_f<T>(out);
-      if (p.lse && d == 0) p.lse[b * p.lse_strides[0] + row.h * p.lse_strides[1] + row.i * p.lse_strides[2]] = lse;
+      static_cast<T*>(p.out)[out_at + d * p.out_strides[3]] = store_f<T>(out);
+      if (d == 0 && row_lse_s[r] >= 0) p.lse[row_lse_s[r]] = lse;
     } else {
-      const int64_t rows_total = p.batch * p.heads_q * p.len_q;
-      const int64_t rowid = (b * p.heads_q + row.h) * p.len_q + row.i;
-      float* po = p.workspace + (static_cast<int64_t>(blockIdx.y) * rows_total + rowid) * (DV + 1);
+      float* po = p.workspace + row_ws_s[r];
       po[d] = out;
-      if (d == 0) po[DV] = lse;
+      if (d == 0) po[D] = lse;
     }
   }
 }
 
-template <class T, int D, int R>
-cudaError_t launch_decode(const CudaAttentionParams& p, cudaStream_t stream) {
+// Keys a group loads a pass: a pass of kCudaAttentionDecodePassKeys keys a
+// block where the keys split (short chains, many blocks), and 8 (up to 256
+// keys a pass) for a block of one row over a whole cache.
+template <class T, int D>
+constexpr int decode_short_unroll() {
+  constexpr int step = (kDecodeThreads / 32) * (32 / (D / (16 / static_cast<int>(sizeof(T)))));
+  return static_cast<int>(kCudaAttentionDecodePassKeys) / step > 0 ? static_cast<int>(kCudaAttentionDecodePassKeys) / step : 1;
+}
+
+template <class T, int D, int R, int U>
+cudaError_t launch_decode(const CudaAttentionParams& p, const DecodeGeometry& g, cudaStream_t stream) {
   const int64_t blocks = cuda_attention_decode_blocks(p);
   if (blocks > INT32_MAX || p.num_splits > kCombineMaxSplits) return cudaErrorInvalidConfiguration;
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(p.num_splits));
   cudaError_t err;
   if (p.dependent_launch) {
-    err = cuda_launch_dependent(decode_kernel<T, D, R>, grid, dim3(kDecodeThreads), 0, stream, p);
+    err = cuda_launch_dependent(decode_kernel<T, D, R, U>, grid, dim3(kDecodeThreads), 0, stream, p, g);
   } else {
-    decode_kernel<T, D, R><<<grid, kDecodeThreads, 0, stream>>>(p);
+    decode_kernel<T, D, R, U><<<grid, kDecodeThreads, 0, stream>>>(p, g);
     err = cudaGetLastError();
   }
   if (err != cudaSuccess || p.num_splits == 1) return err;
@@ -564,10 +584,23 @@ cudaError_t launch_decode(const CudaAttentionParams& p, cudaStream_t stream) {
 
 template <class T, int D>
 cudaError_t launch_decode_rows(const CudaAttentionParams& p, cudaStream_t stream) {
-  switch (cuda_attention_decode_rows_per_block(p)) {
-    case 1: return launch_decode<T, D, 1>(p, stream);
-    case 2: return launch_decode<T, D, 2>(p, stream);
-    default: return launch_decode<T, D, 4>(p, stream);
+  const int r = cuda_attention_decode_rows_per_block(p);
+  if (p.heads_q > INT32_MAX || p.len_q > INT32_MAX || cuda_attention_decode_blocks(p) > INT32_MAX)
+    return cudaErrorInvalidConfiguration;
+  DecodeGeometry g;
+  g.group = static_cast<int>(p.heads_q / p.heads_kv);
+  g.rows = static_cast<int>(g.group * p.len_q);
+  g.chunks = (g.rows + r - 1) / r;
+  g.heads_kv = static_cast<int>(p.heads_kv);
+  g.len_q = static_cast<int>(p.len_q);
+  g.per = (p.len_kv + p.num_splits - 1) / p.num_splits;
+  constexpr int kShort = decode_short_unroll<T, D>();
+  switch (r) {
+    case 1:
+      return g.per > kCudaAttentionDecodePassKeys ? launch_decode<T, D, 1, 8>(p, g, stream)
+                                                  : launch_decode<T, D, 1, kShort>(p, g, stream);
+    case 2: return launch_decode<T, D, 2, kShort>(p, g, stream);
+    default: return launch_decode<T, D, 4, kShort>(p, g, stream);
   }
 }
 
@@ -702,20 +735,26 @@ int64_t cuda_attention_decode_blocks(const CudaAttentionParams& p) {
 
 int cuda_attention_key_splits(const CudaAttentionParams& p, int sm_count) {
   if (cuda_attention_decode_eligible(p)) {
-    // A block reads a few thousand keys in a handful of memory round trips;
-    // longer caches split so that more SMs share them. A long cache read by
-    // few blocks (a static cache of 2048 keys and 8 key/value heads: 8
-    // blocks on a GPU of 132 SMs) also splits, into blocks of at least one
-    // pass of keys (kCudaAttentionDecodeMinKeysPerSplit), until the blocks
-    // cover every SM; a short one (GPT-2's 513 keys) is read faster whole
-    // than split and merged by a second kernel.
+    // A block of one row reads a few thousand keys in a handful of passes;
+    // longer caches split so that more SMs share them. Blocks of several
+    // rows (grouped heads), and one-row blocks over 1024 keys or more, also
+    // split until the blocks fill every SM twice (two fit an SM), down to
+    // one pass of kCudaAttentionDecodePassKeys keys a block, so that each
+    // warp's chain of work is short. A short cache read by one-row blocks
+    // (GPT-2's 513 keys) is read faster whole than split and merged by a
+    // second kernel.
     int64_t splits = (p.len_kv + kCudaAttentionDecodeKeysPerBlock - 1) / kCudaAttentionDecodeKeysPerBlock;
     const int64_t blocks = cuda_attention_decode_blocks(p);
-    if (blocks > 0 && p.len_kv >= kCudaAttentionDecodeSplitMinKeys) {
-      const int64_t cover = (static_cast<int64_t>(sm_count > 0 ? sm_count : 1) + blocks - 1) / blocks;
-      splits = std::max(splits, std::min(cover, p.len_kv / kCudaAttentionDecodeMinKeysPerSplit));
+    if (blocks > 0 && (p.len_kv >= kCudaAttentionDecodeSplitMinKeys || cuda_attention_decode_rows_per_block(p) > 1)) {
+      const int64_t cover = (2 * static_cast<int64_t>(sm_count > 0 ? sm_count : 1) + blocks - 1) / blocks;
+      splits = std::max(splits, std::min(cover, p.len_kv / kCudaAttentionDecodePassKeys));
     }
-    return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(splits, kCombineMaxSplits)));
+    splits = std::max<int64_t>(1, std::min<int64_t>(splits, kCombineMaxSplits));
+    if (splits == 1) return 1;
+    // Whole passes a split.
+    const int64_t per = ((p.len_kv + splits - 1) / splits + kCudaAttentionDecodePassKeys - 1) /
+                        kCudaAttentionDecodePassKeys * kCudaAttentionDecodePassKeys;
+    return static_cast<int>((p.len_kv + per - 1) / per);
   }
   // Few query tiles (decode): split the keys so that every SM gets several
   // short blocks; their latency, not arithmetic, bounds a decode step.

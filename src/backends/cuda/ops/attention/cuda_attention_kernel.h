@@ -107,10 +107,11 @@ cudaError_t cuda_launch_attention_softmax(const CudaAttentionParams& p, float* s
 // key split; 16-byte loads, no shared-memory tiles).
 constexpr int64_t kCudaAttentionDecodeMaxQueries = 4;
 constexpr int64_t kCudaAttentionDecodeKeysPerBlock = 2048;
-// Caches of at least this many keys also split to cover the SMs, into
-// splits of at least kCudaAttentionDecodeMinKeysPerSplit keys.
+// One-row blocks over caches of at least this many keys, and blocks of
+// several rows over any cache, also split to fill the SMs, into whole
+// passes of kCudaAttentionDecodePassKeys keys.
 constexpr int64_t kCudaAttentionDecodeSplitMinKeys = 1024;
-constexpr int64_t kCudaAttentionDecodeMinKeysPerSplit = 128;
+constexpr int64_t kCudaAttentionDecodePassKeys = 64;
 bool cuda_attention_decode_eligible(const CudaAttentionParams& p);
 // Query rows (1, 2 or 4) one decode block serves, all of one key/value
 // head, and the decode kernel's blocks per key split.
