@@ -20,17 +20,21 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Then the epilogue's writes and a launch; a k split adds the reduction's
 // launch and its reads of the float32 slices. Small problems take small
 // tiles or k slices, large ones big tiles, which read each operand less
-// often. Fitted on an H200 machine to GPT-2's 512-token GEMMs, each
-// kernel's calls replayed from a CUDA graph (CudaBf16Test.Timing), where the
-// Hopper kernels lead on all of them, even with 64x128 tiles alone. The
-// Ampere terms decide on other GPUs and with AOTIRT_CUDA_GEMM=aotirt.
-constexpr double kBigMacsPerUs = 2.0e6;
-constexpr double kSmallMacsPerUs = 1.0e6;
+// often. An Ampere SM runs two tiles at once, and one alone at about half
+// the rate, so its tiles are counted in pairs. Fitted to GPT-2's 512-token
+// GEMMs and Llama-3.2-1B's prefill GEMMs of 1920 and 128 rows, each
+// kernel's calls replayed from a CUDA graph (CudaBf16Test.Timing) on an
+// H200 and an H100 machine: the Hopper kernels lead on GPT-2's, Ampere's
+// 128x128 tiles on Llama's 1920-row attention and MLP down projections
+// (k = 2048 and 8192, 240 tiles). The Ampere terms also decide on other
+// GPUs and with AOTIRT_CUDA_GEMM=aotirt.
+constexpr double kBigMacsPerUs = 2.5e6;
+constexpr double kSmallMacsPerUs = 0.8e6;
 constexpr double kSm90StageUs = 0.05;          // per 64 k of a 64-row tile
 constexpr double kSm90StageColumnUs = 0.00125;  // per column, likewise
 constexpr double kTileUs = 0.3 / (64 * 64);  // per output element
 constexpr double kLaunchUs = 2.0;
-constexpr double kReduceBytesPerUs = 2.0e6;
+constexpr double kReduceBytesPerUs = 0.7e6;
 constexpr int64_t kMinSliceK = 256;
 constexpr int kMaxSplit = 8;
 
@@ -69,7 +73,8 @@ CudaBf16Choice cuda_bf16_choose(const CudaBf16Problem& p, int out_align, int sm_
     for (int split = c.split_k ? 2 : 1; split <= (c.split_k ? kMaxSplit : 1); ++split) {
       const int64_t slice = ceil_div(ceil_div(k, 32), split) * 32;
       if (split > 1 && (slice < kMinSliceK || k / 32 < split)) break;
-      const int64_t per_sm = ceil_div(tiles * split, sm_count);
+      int64_t per_sm = ceil_div(tiles * split, sm_count);
+      if (!c.sm90) per_sm = ceil_div(per_sm, 2) * 2;
       double us = per_sm * (tile_product_us(c, slice) + tile * kTileUs) + kLaunchUs;
       if (split > 1) us += kLaunchUs + static_cast<double>(split) * m * n * 4 / kReduceBytesPerUs;
       // Aligned kernels first at equal times.
