@@ -536,8 +536,15 @@ def report(args, work: Path, kinds: list, systems: list, shapes: list, t0: float
     if args.merge_from:
         # Rows of an earlier run (torch.compile's, say, which no aotirt change
         # moves) where this one has none, each naming its commit.
+        # Only from the same kind of device: the report compares its rows
+        # with this run's (an H100's aotirt row against an H200's
+        # torch.compile row would say nothing).
         old = json.loads(Path(args.merge_from).read_text())
         have = {(r["workload"], r["system"]) for r in rows}
+        if old.get("device") != meta["device"]:
+            log(f"--merge-from {args.merge_from}: measured on {old.get('device')}, this run on "
+                f"{meta['device']}: its rows are left out")
+            old = {"rows": []}
         for r in old["rows"]:
             if (r["workload"], r["system"]) not in have and "error" not in r:
                 rows.append({**r, "commit": r.get("commit") or old["commit"]})
