@@ -60,7 +60,7 @@ def test_report_merges_an_earlier_run(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
     kept(tmp_path, "bf16", "aotirt", 1000.0, replays=15, weight_bytes=int(1e9), unshared_weight_bytes=int(2e9))
     kept(tmp_path, "bf16", "libtorch-aoti", 400.0)
-    earlier = {"commit": "abc1234", "rows": [
+    earlier = {"commit": "abc1234", "device": "a test CPU", "rows": [
         {**row("llama_bf16_p16_g16", "torch.compile-reduce-overhead", 500.0, 0.5, 0.02, 10.0),
          "limit_tokens_per_s": 1000.0, "prefill_tokens_per_s": 1.0, "first_generation_s": 11.0,
          "peak_device_mb": None},
@@ -92,6 +92,26 @@ def test_report_merges_an_earlier_run(tmp_path, monkeypatch):
     assert "torch.compile-reduce-overhead (run of abc1234)" in md
     assert "kept from an earlier run" in md and "abc1234" in md
     assert "the two packages apart: 1907 MiB" in md
+
+
+def test_report_leaves_out_an_earlier_run_of_another_device(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("transformers")
+    kept(tmp_path, "bf16", "aotirt", 1000.0, weight_bytes=int(1e9), unshared_weight_bytes=int(2e9))
+    earlier = {"commit": "abc1234", "device": "another GPU", "rows": [
+        {**row("llama_bf16_p16_g16", "torch.compile-reduce-overhead", 500.0, 0.5, 0.02, 10.0),
+         "limit_tokens_per_s": 1000.0, "prefill_tokens_per_s": 1.0, "first_generation_s": 11.0,
+         "peak_device_mb": None}]}
+    (tmp_path / "earlier.json").write_text(json.dumps(earlier))
+    results = tmp_path / "results"
+    monkeypatch.setattr(sys, "argv", ["llm.py", "--report-only", "--tiny", "--device", "cpu", "--kinds", "bf16",
+                                      "--work", str(tmp_path), "--results", str(results), "--label", "t",
+                                      "--device-name", "a test CPU", "--merge-from", str(tmp_path / "earlier.json")])
+    assert llm.main() == 0
+    (js,) = results.glob("*-t.json")
+    doc = json.loads(js.read_text())
+    assert [r["system"] for r in doc["rows"] if r["workload"] == "llama_bf16_p16_g16"] == ["aotirt"]
+    assert "measured on another GPU, this run on a test CPU: its rows are left out" in capsys.readouterr().out
+    assert "kept from an earlier run" not in js.with_suffix(".md").read_text()
 
 
 def test_unknown_system_is_a_usage_error(tmp_path, monkeypatch, capsys):
