@@ -38,6 +38,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
+from measure_util import device_label  # noqa: E402
+
 SYSTEMS = ("aotirt", "torch.compile-reduce-overhead", "eager", "libtorch-aoti")
 KINDS = ("bf16", "int4")
 # (name, prompt tokens, generated tokens)
@@ -359,7 +361,8 @@ def main() -> int:
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     ap.add_argument("--tiny", action="store_true", help="a small model and short prompts (proves the pipeline)")
     ap.add_argument("--work", default=str(HERE / ".work" / "llm"))
-    ap.add_argument("--label", default=None, help="results name: <date>-<label> (default: h200-llm or cpu-llm)")
+    ap.add_argument("--label", default=None,
+                    help="results name: <date>-<label> (default: <gpu>-llm, h200-llm say, or cpu-llm)")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--cli", default=str(Path(os.environ.get("AOTIRT_BUILD_DIR", REPO / "build")) / "bin" / "aotirt"))
@@ -551,7 +554,7 @@ def report(args, work: Path, kinds: list, systems: list, shapes: list, t0: float
         workloads = [f"llama_{k}_{name}" for k in KINDS for name, _, _ in shapes]
         rows.sort(key=lambda r: (workloads.index(r["workload"]) if r["workload"] in workloads else len(workloads),
                                  SYSTEMS.index(r["system"]) if r["system"] in SYSTEMS else len(SYSTEMS)))
-    label = args.label or (f"{args.device if args.device == 'cpu' else 'h200'}-llm")
+    label = args.label or f"{'cpu' if args.device == 'cpu' else device_label(meta['device'])}-llm"
     write_results(Path(args.results), f"{meta['date']}-{label}", rows, meta)
     bad = [r for r in rows if "error" in r]
     log(f"{len(rows) - len(bad)} rows measured, {len(bad)} failed")

@@ -1,10 +1,21 @@
 # What the measuring workers share and that needs neither torch nor
-# onnxruntime: the process's peak RSS and the relative error of an output,
-# so that ort_worker.py can stay free of torch.
+# onnxruntime: the process's peak RSS, the relative error of an output and
+# the results label of a device, so that ort_worker.py can stay free of
+# torch.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+
+
+def device_label(name: str) -> str:
+    """The results label of a GPU by its name: the model in lower case
+    ("NVIDIA H200" -> "h200", "NVIDIA H100 80GB HBM3" -> "h100"), or "cuda"
+    where the name shows none."""
+    m = re.search(r"\b([A-Za-z]{1,2}\d{1,4})\b", name or "")
+    return m.group(1).lower() if m else "cuda"
 
 
 def vm_hwm_mb() -> float | None:

@@ -49,6 +49,7 @@ sys.path.insert(0, str(HERE))
 
 import procmon  # noqa: E402
 import report  # noqa: E402
+from measure_util import device_label  # noqa: E402
 
 ALL_WORKLOADS = list(report.WORKLOAD_ORDER)
 # The CPU benchmark's workloads, then the others a CPU run may select.
@@ -1376,7 +1377,8 @@ class Harness:
             targets = report.evaluate_targets(rows, ratios, footprint, unsynchronized=unsynced)
         commit, commit_source = self.commit()
         notes = self.cpu_notes(details, commit_source) if self.cpu else self.notes(details, commit_source)
-        label = self.args.label or ("h200" if self.device == "cuda" else "cpu") + ("-quick" if self.quick else "")
+        label = self.args.label or (device_label(env.get("device_name", "")) if self.device == "cuda"
+                                    else "cpu") + ("-quick" if self.quick else "")
         date = datetime.date.today().isoformat()
         doc = {
             "commit": commit,
@@ -1414,7 +1416,7 @@ class Harness:
         elif self.quick:
             out_dir = self.work / "results"
         else:
-            # The full runs' results are committed: <date>-h200.*, <date>-cpu.*.
+            # The full runs' results are committed: <date>-<gpu>.*, <date>-cpu.*.
             out_dir = HERE / "results"
         written = report.write_all(doc, out_dir / f"{date}-{label}")
         for p in written:
@@ -1699,7 +1701,7 @@ def parse_args(argv=None):
     ap.add_argument("--aotirt-build", default="build", help="aotirt build folder with bin/ and lib/ (default build)")
     ap.add_argument("--work", default=str(HERE / ".work"), help="work folder (default bench/.work)")
     ap.add_argument("--commit", help="commit hash to stamp (default: git, else $AOTIRT_COMMIT)")
-    ap.add_argument("--label", help="results label (default h200, or cpu-quick / h200-quick)")
+    ap.add_argument("--label", help="results label (default: the GPU's model, h200 say, or cpu; -quick for quick runs)")
     ap.add_argument("--results-dir", help="where results go (default bench/results; quick: bench/.work/results)")
     ap.add_argument("--copy-to", help="also copy the result files to this folder")
     ap.add_argument("--libtorch-package", choices=["auto", "lean", "default"], default="auto",

@@ -114,6 +114,26 @@ def test_report_leaves_out_an_earlier_run_of_another_device(tmp_path, monkeypatc
     assert "kept from an earlier run" not in js.with_suffix(".md").read_text()
 
 
+def test_results_are_named_after_the_gpu(tmp_path, monkeypatch):
+    # Without --label the results name the GPU's model, not always an H200.
+    pytest.importorskip("transformers")
+    from measure_util import device_label
+
+    assert device_label("NVIDIA H200") == "h200"
+    assert device_label("NVIDIA H100 80GB HBM3") == "h100"
+    assert device_label("NVIDIA A100-SXM4-40GB") == "a100"
+    assert device_label("NVIDIA L4") == "l4"
+    assert device_label("NVIDIA GeForce RTX 4090") == "cuda"
+    assert device_label("") == "cuda"
+    kept(tmp_path, "bf16", "aotirt", 1000.0, weight_bytes=int(1e9), unshared_weight_bytes=int(2e9))
+    results = tmp_path / "results"
+    monkeypatch.setattr(sys, "argv", ["llm.py", "--report-only", "--tiny", "--device", "cuda", "--kinds", "bf16",
+                                      "--work", str(tmp_path), "--results", str(results),
+                                      "--device-name", "NVIDIA H100 80GB HBM3"])
+    assert llm.main() == 0
+    assert [p.name.split("-", 3)[-1] for p in results.glob("*.json")] == ["h100-llm.json"]
+
+
 def test_unknown_system_is_a_usage_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["llm.py", "--systems", "nope", "--work", str(tmp_path)])
     with pytest.raises(SystemExit) as e:
