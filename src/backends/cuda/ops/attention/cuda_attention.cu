@@ -280,7 +280,8 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel(CudaAttentionP
 // and mask entries, before any is used), so a warp waits on memory once a
 // pass. Long caches split into many blocks of one pass each (P = 64), which
 // keeps each warp's chain short and the SMs full; an unsplit cache with one
-// row a block takes passes of 256 keys. Where a block starts (its head,
+// row a block takes passes of 8 keys a group (256 keys of 64 bfloat16
+// features a block). Where a block starts (its head,
 // rows and keys) comes from the host in DecodeGeometry, so the kernel does
 // no 64-bit divisions. The general kernel above, which staged 32-key tiles
 // through shared memory and scored them one key per lane, took more than
