@@ -56,6 +56,16 @@ def kept(tmp_path, kind, system, tps, first=0.007, replays=None, **extra):
                                                          "shapes": shapes, **extra}))
 
 
+def report_only(monkeypatch, tmp_path, device, device_name, *extra):
+    """Runs llm.py's report from the kept measurements; its results files."""
+    results = tmp_path / "results"
+    monkeypatch.setattr(sys, "argv", ["llm.py", "--report-only", "--tiny", "--device", device, "--kinds", "bf16",
+                                      "--work", str(tmp_path), "--results", str(results),
+                                      "--device-name", device_name, *extra])
+    assert llm.main() == 0
+    return results
+
+
 def test_report_merges_an_earlier_run(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
     kept(tmp_path, "bf16", "aotirt", 1000.0, replays=15, weight_bytes=int(1e9), unshared_weight_bytes=int(2e9))
@@ -67,12 +77,9 @@ def test_report_merges_an_earlier_run(tmp_path, monkeypatch):
         {**row("llama_bf16_p16_g16", "aotirt", 1.0), "limit_tokens_per_s": 1.0, "prefill_tokens_per_s": 1.0,
          "first_generation_s": 1.0, "peak_device_mb": None}]}
     (tmp_path / "earlier.json").write_text(json.dumps(earlier))
-    results = tmp_path / "results"
     monkeypatch.setenv("AOTIRT_BENCH_COMMIT", "def5678")
-    monkeypatch.setattr(sys, "argv", ["llm.py", "--report-only", "--tiny", "--device", "cpu", "--kinds", "bf16",
-                                      "--work", str(tmp_path), "--results", str(results), "--label", "t",
-                                      "--device-name", "a test CPU", "--merge-from", str(tmp_path / "earlier.json")])
-    assert llm.main() == 0
+    results = report_only(monkeypatch, tmp_path, "cpu", "a test CPU", "--label", "t",
+                          "--merge-from", str(tmp_path / "earlier.json"))
     (js,) = results.glob("*-t.json")
     doc = json.loads(js.read_text())
     assert doc["commit"] == "def5678" and doc["device"] == "a test CPU"
@@ -102,11 +109,8 @@ def test_report_leaves_out_an_earlier_run_of_another_device(tmp_path, monkeypatc
          "limit_tokens_per_s": 1000.0, "prefill_tokens_per_s": 1.0, "first_generation_s": 11.0,
          "peak_device_mb": None}]}
     (tmp_path / "earlier.json").write_text(json.dumps(earlier))
-    results = tmp_path / "results"
-    monkeypatch.setattr(sys, "argv", ["llm.py", "--report-only", "--tiny", "--device", "cpu", "--kinds", "bf16",
-                                      "--work", str(tmp_path), "--results", str(results), "--label", "t",
-                                      "--device-name", "a test CPU", "--merge-from", str(tmp_path / "earlier.json")])
-    assert llm.main() == 0
+    results = report_only(monkeypatch, tmp_path, "cpu", "a test CPU", "--label", "t",
+                          "--merge-from", str(tmp_path / "earlier.json"))
     (js,) = results.glob("*-t.json")
     doc = json.loads(js.read_text())
     assert [r["system"] for r in doc["rows"] if r["workload"] == "llama_bf16_p16_g16"] == ["aotirt"]
@@ -126,11 +130,7 @@ def test_results_are_named_after_the_gpu(tmp_path, monkeypatch):
     assert device_label("NVIDIA GeForce RTX 4090") == "cuda"
     assert device_label("") == "cuda"
     kept(tmp_path, "bf16", "aotirt", 1000.0, weight_bytes=int(1e9), unshared_weight_bytes=int(2e9))
-    results = tmp_path / "results"
-    monkeypatch.setattr(sys, "argv", ["llm.py", "--report-only", "--tiny", "--device", "cuda", "--kinds", "bf16",
-                                      "--work", str(tmp_path), "--results", str(results),
-                                      "--device-name", "NVIDIA H100 80GB HBM3"])
-    assert llm.main() == 0
+    results = report_only(monkeypatch, tmp_path, "cuda", "NVIDIA H100 80GB HBM3")
     assert [p.name.split("-", 3)[-1] for p in results.glob("*.json")] == ["h100-llm.json"]
 
 

@@ -281,9 +281,8 @@ __global__ void __launch_bounds__(kCombineThreads) combine_kernel(CudaAttentionP
 // pass. Long caches split into many blocks of one pass each (P = 64), which
 // keeps each warp's chain short and the SMs full; an unsplit cache with one
 // row a block takes passes of 8 keys a group (256 keys of 64 bfloat16
-// features a block). Where a block starts (its head,
-// rows and keys) comes from the host in DecodeGeometry, so the kernel does
-// no 64-bit divisions. The general kernel above, which staged 32-key tiles
+// features a block). Where a block starts (its head, rows and keys) comes
+// from the host in DecodeGeometry, so the kernel does no 64-bit divisions. The general kernel above, which staged 32-key tiles
 // through shared memory and scored them one key per lane, took more than
 // twice the time on GPT-2's decode step (bench/notes.md, row 13).
 constexpr int kDecodeThreads = 256;
@@ -348,6 +347,13 @@ struct DecodeGeometry {
   int64_t per;  // keys a split
 };
 
+// Keys a decode block scores at once: a group of lanes a key, 16 bytes of
+// its features a lane.
+template <class T, int D>
+constexpr int decode_step() {
+  return (kDecodeThreads / 32) * (32 / (D / (16 / static_cast<int>(sizeof(T)))));
+}
+
 // Two blocks an SM where a thread's state (sums, queries, a pass's keys,
 // values and mask entries, in 32-bit registers) leaves room in 128
 // registers; else one, so that nothing spills.
@@ -365,7 +371,8 @@ __global__ void __launch_bounds__(kDecodeThreads, (decode_min_blocks<T, D, R, U>
   constexpr int kLanesPerKey = D / V;
   constexpr int kKeysPerWarp = 32 / kLanesPerKey;
   constexpr int kWarpsPerBlock = kDecodeThreads / 32;
-  constexpr int kStep = kWarpsPerBlock * kKeysPerWarp;  // keys the block scores at once
+  constexpr int kStep = decode_step<T, D>();
+  static_assert(kStep == kWarpsPerBlock * kKeysPerWarp, "keys the block scores at once");
   constexpr int P = U * kStep;                          // keys a pass
   static_assert(U >= 1 && U <= 8, "keys a group loads a pass");
   __shared__ float m_s[kWarpsPerBlock][R], l_s[kWarpsPerBlock][R], acc_s[kWarpsPerBlock][R][D];
@@ -560,15 +567,16 @@ __global__ void __launch_bounds__(kDecodeThreads, (decode_min_blocks<T, D, R, U>
 // keys a pass) for a block of one row over a whole cache.
 template <class T, int D>
 constexpr int decode_short_unroll() {
-  constexpr int step = (kDecodeThreads / 32) * (32 / (D / (16 / static_cast<int>(sizeof(T)))));
-  return static_cast<int>(kCudaAttentionDecodePassKeys) / step > 0 ? static_cast<int>(kCudaAttentionDecodePassKeys) / step : 1;
+  return kCudaAttentionDecodePassKeys > decode_step<T, D>()
+             ? static_cast<int>(kCudaAttentionDecodePassKeys) / decode_step<T, D>()
+             : 1;
 }
 
 template <class T, int D, int R, int U>
 cudaError_t launch_decode(const CudaAttentionParams& p, const DecodeGeometry& g, cudaStream_t stream) {
-  const int64_t blocks = cuda_attention_decode_blocks(p);
-  if (blocks > INT32_MAX || p.num_splits > kCombineMaxSplits) return cudaErrorInvalidConfiguration;
-  const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(p.num_splits));
+  if (p.num_splits > kCombineMaxSplits) return cudaErrorInvalidConfiguration;
+  // launch_decode_rows checked the blocks' count against INT32_MAX.
+  const dim3 grid(static_cast<unsigned>(p.batch * g.heads_kv * g.chunks), static_cast<unsigned>(p.num_splits));
   cudaError_t err;
   if (p.dependent_launch) {
     err = cuda_launch_dependent(decode_kernel<T, D, R, U>, grid, dim3(kDecodeThreads), 0, stream, p, g);
