@@ -335,6 +335,68 @@ __device__ __forceinline__ void unpack16<__nv_bfloat16>(const uint4& raw, float*
   }
 }
 
+// The decode kernel's split merge: one block a row, as combine_kernel, but
+// every load (each split's log-sum-exp and its partial row) is issued at
+// once, before any is used, so the merge waits on memory once; the row's
+// place in the output comes from 32-bit arithmetic while the loads are in
+// flight. A block's threads are D features times G groups of splits.
+constexpr int kDecodeCombineThreads = 256;
+
+template <class T, int D>
+__global__ void __launch_bounds__(kDecodeCombineThreads) decode_combine_kernel(CudaAttentionParams p) {
+  dependency_wait();  // a no-op unless launched dependent on the decode kernel
+  dependents_may_start();
+  constexpr int G = kDecodeCombineThreads / D;  // groups of splits
+  constexpr int S = kCombineMaxSplits / G;      // splits a thread reads at most
+  __shared__ float w_s[kCombineMaxSplits];
+  __shared__ float sum_s[G][D];
+  __shared__ float lse_s;
+  const int row = static_cast<int>(blockIdx.x);
+  const int64_t rows_total = gridDim.x;
+  const int splits = p.num_splits;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int d = tid % D, grp = tid / D;
+  float part[S];
+#pragma unroll
+  for (int u = 0; u < S; ++u) {
+    const int s = grp + u * G;
+    part[u] = s < splits ? p.workspace[(s * rows_total + row) * (D + 1) + d] : 0.f;
+  }
+  float a = -INFINITY, c = -INFINITY;
+  if (tid < 32) {
+    a = tid < splits ? p.workspace[(tid * rows_total + row) * (D + 1) + D] : -INFINITY;
+    c = tid + 32 < splits ? p.workspace[((tid + 32) * rows_total + row) * (D + 1) + D] : -INFINITY;
+  }
+  const int len_q = static_cast<int>(p.len_q), heads_q = static_cast<int>(p.heads_q);
+  const int i = row % len_q, bh = row / len_q;
+  const int b = bh / heads_q, h = bh - b * heads_q;
+  if (tid < 32) {
+    // Splits 0..63 over the warp's lanes, two a lane.
+    const float mx = warp_max(fmaxf(a, c));
+    float total = 0.f;
+    if (mx != -INFINITY) total = warp_sum((a == -INFINITY ? 0.f : expf(a - mx)) + (c == -INFINITY ? 0.f : expf(c - mx)));
+    const float lse = mx == -INFINITY ? -INFINITY : mx + logf(total);
+    w_s[tid] = (a == -INFINITY || lse == -INFINITY) ? 0.f : expf(a - lse);
+    w_s[tid + 32] = (c == -INFINITY || lse == -INFINITY) ? 0.f : expf(c - lse);
+    if (tid == 0) lse_s = lse;
+  }
+  __syncthreads();
+  float sum = 0.f;
+#pragma unroll
+  for (int u = 0; u < S; ++u) {
+    const int s = grp + u * G;
+    if (s < splits) sum += w_s[s] * part[u];
+  }
+  sum_s[grp][d] = sum;
+  __syncthreads();
+  if (grp != 0) return;
+#pragma unroll
+  for (int g = 1; g < G; ++g) sum += sum_s[g][d];
+  T* o = static_cast<T*>(p.out) + b * p.out_strides[0] + h * p.out_strides[1] + i * p.out_strides[2];
+  o[d * p.out_strides[3]] = store_f<T>(sum);
+  if (p.lse && d == 0) p.lse[b * p.lse_strides[0] + h * p.lse_strides[1] + i * p.lse_strides[2]] = lse_s;
+}
+
 // A decode launch's layout, computed on the host: blockIdx.x walks the
 // (batch, key/value head, chunk of R rows) triples, blockIdx.y the key
 // splits of |per| keys.
@@ -586,8 +648,9 @@ cudaError_t launch_decode(const CudaAttentionParams& p, const DecodeGeometry& g,
   }
   if (err != cudaSuccess || p.num_splits == 1) return err;
   const unsigned rows = static_cast<unsigned>(p.batch * p.heads_q * p.len_q);
-  if (p.dependent_launch) return cuda_launch_dependent(combine_kernel<T>, dim3(rows), dim3(kCombineThreads), 0, stream, p);
-  combine_kernel<T><<<rows, kCombineThreads, 0, stream>>>(p);
+  if (p.dependent_launch)
+    return cuda_launch_dependent(decode_combine_kernel<T, D>, dim3(rows), dim3(kDecodeCombineThreads), 0, stream, p);
+  decode_combine_kernel<T, D><<<rows, kDecodeCombineThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 
