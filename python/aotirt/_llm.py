@@ -92,6 +92,21 @@ def _decode_attention(stock):
     position bias, a soft cap, dropout or attention weights go to |stock|
     unchanged."""
 
+    # The boolean mask as an additive one, made once for all the layers of a
+    # step: transformers hands every layer the same mask, and the SDPA
+    # lowering would otherwise convert it in a kernel of each layer's own.
+    made = {}
+
+    def additive(mask, query):
+        if mask is None or mask.dtype != torch.bool:
+            return mask
+        key = (id(mask), query.dtype)
+        if key not in made:
+            made.clear()  # a new step's mask (the old one is kept alive until here, so ids stay unique)
+            made[key] = (mask, torch.zeros(mask.shape, dtype=query.dtype, device=mask.device).masked_fill(
+                mask.logical_not(), float("-inf")))
+        return made[key][1]
+
     def attention(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):
         groups = getattr(module, "num_key_value_groups", 1)
         one_token = isinstance(query.shape[2], int) and query.shape[2] == 1
@@ -104,7 +119,8 @@ def _decode_attention(stock):
                          is_causal=is_causal, **kwargs)
         b, heads, _, d = query.shape
         out = torch.nn.functional.scaled_dot_product_attention(
-            query.reshape(b, heads // groups, groups, d), key, value, attn_mask=attention_mask, scale=scaling)
+            query.reshape(b, heads // groups, groups, d), key, value, attn_mask=additive(attention_mask, query),
+            scale=scaling)
         return out.reshape(b, heads, 1, value.shape[-1]).transpose(1, 2).contiguous(), None
 
     return attention
@@ -376,6 +392,21 @@ def quantize_llm(model, quantize: str, group_size: int, device: str):
     return model
 
 
+# Inductor options of the GPU packages, per package. A decode step is a few
+# hundred small kernels, each costing its launch and its ramp: combo kernels
+# put the generated kernels that do not depend on each other into one
+# launch (a layer's rotary embeddings and both cache writes), and the
+# generated kernels' dependent-launch triggers (Hopper and later; ignored
+# before) let aotirt's products, launched dependent, start loading their
+# weights while the kernel ahead still runs. The prefill's large products
+# gain nothing from starting early and slowed the kernels ahead of them
+# (bench/notes.md), so it takes the combo kernels alone.
+CUDA_OPTIONS = {
+    "prefill": {"combo_kernels": True},
+    "decode": {"combo_kernels": True, "triton.enable_pdl": True},
+}
+
+
 def _export_pair(model, out: Path, max_cache_len: int, device: str, layers: int, shape: tuple, dtype,
                  inductor_configs, check_shims: bool) -> str:
     """Exports prefill.pt2 and decode.pt2 of |model| into |out|; returns the
@@ -391,8 +422,7 @@ def _export_pair(model, out: Path, max_cache_len: int, device: str, layers: int,
     if device == "cpu":
         prepare_vec_isa()
     export_id = uuid.uuid4().hex
-    configs = {**LEAN_OPTIONS, **(inductor_configs or {})}
-    configs["aot_inductor.metadata"] = {**(configs.get("aot_inductor.metadata") or {}), EXPORT_ID_KEY: export_id}
+    metadata = {**((inductor_configs or {}).get("aot_inductor.metadata") or {}), EXPORT_ID_KEY: export_id}
     seq = torch.export.Dim("prompt", min=2, max=max_cache_len)
     plans = {
         # torch.export specialises a size of 1, so the prefill's dynamic
@@ -406,6 +436,8 @@ def _export_pair(model, out: Path, max_cache_len: int, device: str, layers: int,
         with torch.no_grad(), _packed_decode_attention():
             ep = torch.export.export(wrapper, example, dynamic_shapes=dynamic)
             path = out / f"{name}.pt2"
+            configs = {**LEAN_OPTIONS, **(CUDA_OPTIONS[name] if device != "cpu" else {}), **(inductor_configs or {}),
+                       "aot_inductor.metadata": metadata}
             torch._inductor.aoti_compile_and_package(ep, package_path=str(path), inductor_configs=configs)
         if check_shims:
             check_package_shims(path, device)

@@ -571,15 +571,23 @@ def test_export_llm_refuses_bad_arguments(tmp_path):
         aotirt.export_llm(_model(), tmp_path, quantize="int4", group_size=48)
 
 
-def _sdpa_query_heads(wrapper, example, packed: bool) -> list:
-    """The query heads of every attention call in the exported graph."""
+def _sdpa_calls(wrapper, example, packed: bool) -> list:
+    """Every attention call's node in the exported graph."""
     import torch
     from aotirt._llm import _packed_decode_attention
 
     with torch.no_grad(), (_packed_decode_attention() if packed else contextlib.nullcontext()):
         ep = torch.export.export(wrapper, example)
-    return [n.args[0].meta["val"].shape[1] for n in ep.graph.nodes
-            if n.op == "call_function" and "scaled_dot_product" in str(n.target)]
+    return [n for n in ep.graph.nodes if n.op == "call_function" and "scaled_dot_product" in str(n.target)]
+
+
+def _sdpa_query_heads(wrapper, example, packed: bool) -> list:
+    """The query heads of every attention call in the exported graph."""
+    return [n.args[0].meta["val"].shape[1] for n in _sdpa_calls(wrapper, example, packed)]
+
+
+def _sdpa_mask(node):
+    return node.args[3] if len(node.args) > 3 else node.kwargs.get("attn_mask")
 
 
 def test_decode_attention_runs_on_the_key_value_heads():
@@ -603,6 +611,11 @@ def test_decode_attention_runs_on_the_key_value_heads():
     # A prefill (several query rows) keeps transformers' own path.
     prefill = (torch.tensor([[17, 18, 19]]), torch.arange(3), [c.clone() for c in caches])
     assert _sdpa_query_heads(wrapper, prefill, packed=True) == [4] * layers
+    # Every layer of the packed step takes one additive mask, made once.
+    stock_masks = {_sdpa_mask(n) for n in _sdpa_calls(wrapper, example, packed=False)}
+    assert [m.meta["val"].dtype for m in stock_masks] == [torch.bool]
+    masks = {_sdpa_mask(n) for n in _sdpa_calls(wrapper, example, packed=True)}
+    assert len(masks) == 1 and next(iter(masks)).meta["val"].dtype == torch.float32
 
     def step(packed: bool):
         c = [t.clone() for t in caches]
