@@ -477,7 +477,10 @@ def test_cpu_kernels_follow_aten_capability(shims, device, capability):
 
 
 INT4_CUDA_CASES = [(1, 256, 64, 32, 8), (3, 512, 48, 64, 4), (16, 256, 80, 128, 2), (17, 256, 80, 128, 2),
-                   (64, 1024, 256, 256, 8), (5, 128, 16, 32, 8), (0, 128, 16, 32, 2)]
+                   (64, 1024, 256, 256, 8), (5, 128, 16, 32, 8), (0, 128, 16, 32, 2),
+                   # k past what the warps of a block load in one round (a
+                   # last round with some warps idle), rows 9-16 of an mma.
+                   (12, 5120, 24, 128, 8), (1, 8192, 16, 128, 8), (9, 2560, 8, 64, 4)]
 
 
 @pytest.mark.parametrize("device", [d for d in devices() if d == "cuda"])

@@ -382,84 +382,121 @@ __global__ void int4pack_gemv_kernel(const __nv_bfloat16* x, const int32_t* pack
   }
 }
 
-// The few-row product on the packed words as they lie: a block per tile of
-// eight weight rows, its eight warps taking turns over the k super-tiles.
-// In one super-tile the tile's words are contiguous, lane L holding ikt / 2
-// of them for row L / 4, so a warp reads 32 * ikt * 2 bytes in one
-// coalesced load a lane. The four lanes of a row, then the warps, add their
-// sums. Each weight is dequantized to bfloat16 as torch's kernel does.
+// mma.sync m16n8k16, bfloat16 in, float32 sums: c += a b for one warp.
+__device__ __forceinline__ void mma_bf16_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+__device__ __forceinline__ uint32_t bits_of(__nv_bfloat162 v) {
+  uint32_t u;
+  memcpy(&u, &v, sizeof(u));
+  return u;
+}
+
+// The product of up to 16 rows on the packed words as they lie, on the
+// tensor cores: a block per tile of eight weight rows, its eight warps
+// taking turns over the k super-tiles. torch's packing is the mma's B
+// fragment layout: in one super-tile lane L holds ikt / 2 words of weight
+// row L / 4, each word the two B fragments (k 2r, 2r + 1 and 2r + 8, 2r + 9,
+// r = L % 4) of a pair of k-tiles. So a lane dequantizes its words to
+// bfloat16 as torch's kernel does (int4_dequant_pair) and hands them to
+// mma.sync with the rows of x as A, which sums in float32, as torch's
+// kernel does; a warp reads 32 * ikt * 2 bytes in one coalesced load a
+// lane, several super-tiles ahead. Written here because the product must
+// read torch's packing in place, which no library kernel takes; the mma
+// replaced one multiply-add a weight and its conversions, which had bound
+// the kernel by its instructions rather than by its loads.
+constexpr int kInt4TileRows = 16;  // rows of x an mma takes
+
 template <int IKT>
 __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bfloat16* x, const int32_t* packed,
                                                                  const __nv_bfloat16* sz, __nv_bfloat16* out,
                                                                  int m, int n, int k, int group_shift) {
   constexpr int kHalf = IKT / 2;  // words a lane in one super-tile
   constexpr int kTileK = IKT * 16;
-  constexpr int kChunk = 4;  // rows of x a pass
-  __shared__ float part[8][kChunk][8];
+  constexpr int kAhead = 16 / kHalf;  // super-tiles a warp loads before using them (16 words a lane)
+  __shared__ float part[8][kInt4TileRows][8];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, r = lane & 3;
   const int nt = blockIdx.x;
-  const int row = nt * 8 + lane / 4, r = lane % 4;
+  const int row = nt * 8 + g;  // the weight row of this lane's words
   const int super_tiles = k / kTileK;
   const int32_t* base = packed + static_cast<int64_t>(nt) * super_tiles * 32 * kHalf + lane * kHalf;
-  for (int m0 = 0; m0 < m; m0 += kChunk) {
-    const int mc = min(kChunk, m - m0);
-    float acc[kChunk] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll 2
-    for (int ko = warp; ko < super_tiles; ko += 8) {
-      uint32_t words[kHalf];
-      const int32_t* wp = base + static_cast<int64_t>(ko) * 32 * kHalf;
+  // This lane's rows of x in the A fragments: g and g + 8.
+  const bool lo = g < m, hi = g + 8 < m;
+  const __nv_bfloat16* x_lo = x + static_cast<int64_t>(lo ? g : 0) * k + 2 * r;
+  const __nv_bfloat16* x_hi = x + static_cast<int64_t>(hi ? g + 8 : 0) * k + 2 * r;
+  float c[4] = {0.f, 0.f, 0.f, 0.f};
+  for (int ko0 = warp; ko0 < super_tiles; ko0 += 8 * kAhead) {
+    uint32_t words[kAhead][kHalf];
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u) {
+      const int ko = ko0 + 8 * u;
+      const int32_t* wp = base + static_cast<int64_t>(ko < super_tiles ? ko : 0) * 32 * kHalf;
       if constexpr (kHalf == 4) {
         const uint4 v = __ldg(reinterpret_cast<const uint4*>(wp));
-        words[0] = v.x;
-        words[1] = v.y;
-        words[2] = v.z;
-        words[3] = v.w;
+        words[u][0] = v.x;
+        words[u][1] = v.y;
+        words[u][2] = v.z;
+        words[u][3] = v.w;
       } else if constexpr (kHalf == 2) {
         const uint2 v = __ldg(reinterpret_cast<const uint2*>(wp));
-        words[0] = v.x;
-        words[1] = v.y;
+        words[u][0] = v.x;
+        words[u][1] = v.y;
       } else {
-        words[0] = static_cast<uint32_t>(__ldg(wp));
+        words[u][0] = static_cast<uint32_t>(__ldg(wp));
       }
+    }
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u) {
+      const int ko = ko0 + 8 * u;
+      if (ko >= super_tiles) continue;
 #pragma unroll
       for (int p = 0; p < kHalf; ++p) {
-        const int k_base = (ko * IKT + 2 * p) * 16 + 2 * r;
-        const int g = k_base >> group_shift;
-        const __nv_bfloat162 s = *reinterpret_cast<const __nv_bfloat162*>(sz + (static_cast<int64_t>(g) * n + row) * 2);
+        const int kt = (ko * IKT + 2 * p) * 16;  // first k of the word's tile pair, all in one group
+        const __nv_bfloat162 s =
+            *reinterpret_cast<const __nv_bfloat162*>(sz + (static_cast<int64_t>(kt >> group_shift) * n + row) * 2);
         const __nv_bfloat162 scale2 = __low2bfloat162(s), zero2 = __high2bfloat162(s);
+        uint32_t b[4];
 #pragma unroll
-        for (int v = 0; v < 4; ++v) {
-          const int kk = k_base + (v >> 1) * 16 + (v & 1) * 8;
-          const float2 wv = __bfloat1622float2(int4_dequant_pair(words[p], v, scale2, zero2));
-          const float w0 = wv.x, w1 = wv.y;
+        for (int v = 0; v < 4; ++v) b[v] = bits_of(int4_dequant_pair(words[u][p], v, scale2, zero2));
 #pragma unroll
-          for (int mm = 0; mm < kChunk; ++mm) {
-            if (mm >= mc) break;
-            const float2 xv = __bfloat1622float2(
-                *reinterpret_cast<const __nv_bfloat162*>(x + static_cast<int64_t>(m0 + mm) * k + kk));
-            acc[mm] = fmaf(w0, xv.x, acc[mm]);
-            acc[mm] = fmaf(w1, xv.y, acc[mm]);
+        for (int t = 0; t < 2; ++t) {
+          const int kk = kt + 16 * t;
+          uint32_t a[4] = {0u, 0u, 0u, 0u};
+          if (lo) {
+            a[0] = __ldg(reinterpret_cast<const unsigned int*>(x_lo + kk));
+            a[2] = __ldg(reinterpret_cast<const unsigned int*>(x_lo + kk + 8));
           }
+          if (hi) {
+            a[1] = __ldg(reinterpret_cast<const unsigned int*>(x_hi + kk));
+            a[3] = __ldg(reinterpret_cast<const unsigned int*>(x_hi + kk + 8));
+          }
+          mma_bf16_16816(c, a, b[2 * t], b[2 * t + 1]);
         }
       }
     }
+  }
+  // c[0], c[1]: row g of x, weight rows 2r and 2r + 1 of the tile; c[2],
+  // c[3]: row g + 8. The warps' sums meet in shared memory.
+  part[warp][g][2 * r] = c[0];
+  part[warp][g][2 * r + 1] = c[1];
+  part[warp][g + 8][2 * r] = c[2];
+  part[warp][g + 8][2 * r + 1] = c[3];
+  __syncthreads();
+  if (threadIdx.x < kInt4TileRows * 8) {
+    const int mm = threadIdx.x / 8, nr = threadIdx.x % 8;
+    if (mm < m) {
+      float sum = 0.f;
 #pragma unroll
-    for (int mm = 0; mm < kChunk; ++mm) {
-      acc[mm] += __shfl_xor_sync(0xffffffffu, acc[mm], 1);
-      acc[mm] += __shfl_xor_sync(0xffffffffu, acc[mm], 2);
-      if (r == 0) part[warp][mm][lane / 4] = acc[mm];
+      for (int w = 0; w < 8; ++w) sum += part[w][mm][nr];
+      out[static_cast<int64_t>(mm) * n + nt * 8 + nr] = __float2bfloat16_rn(sum);
     }
-    __syncthreads();
-    if (threadIdx.x < kChunk * 8) {
-      const int mm = threadIdx.x / 8, nr = threadIdx.x % 8;
-      if (mm < mc) {
-        float sum = 0.f;
-#pragma unroll
-        for (int w = 0; w < 8; ++w) sum += part[w][mm][nr];
-        out[static_cast<int64_t>(m0 + mm) * n + nt * 8 + nr] = __float2bfloat16_rn(sum);
-      }
-    }
-    __syncthreads();
   }
 }
 
@@ -479,12 +516,13 @@ cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, cons
                                       int64_t n, int64_t k, int ikt, int64_t group, cudaStream_t stream) {
   if (m <= 0 || n <= 0) return cudaSuccess;
   if (ikt != 2 && ikt != 4 && ikt != 8) return cudaErrorInvalidValue;
-  // The tile kernel: whole tiles of rows and k, a power-of-two group of at
-  // least a super-tile pair's 32 k, 32-bit offsets and aligned rows of x.
+  // The tile kernel: up to 16 rows, whole tiles of rows and k, a
+  // power-of-two group of at least a super-tile pair's 32 k, 32-bit offsets
+  // and aligned rows of x.
   const bool pow2 = group >= 32 && (group & (group - 1)) == 0;
   const bool tiles = n % 8 == 0 && k % (ikt * 16) == 0 && k % 2 == 0;
   const bool small = m * k < (int64_t{1} << 31) && n * k / 8 < (int64_t{1} << 31) && n / 8 < (int64_t{1} << 31);
-  if (pow2 && tiles && small && reinterpret_cast<uintptr_t>(x) % 4 == 0 && reinterpret_cast<uintptr_t>(sz) % 4 == 0 &&
+  if (m <= kInt4TileRows && pow2 && tiles && small && reinterpret_cast<uintptr_t>(x) % 4 == 0 && reinterpret_cast<uintptr_t>(sz) % 4 == 0 &&
       reinterpret_cast<uintptr_t>(packed) % 16 == 0) {
     int shift = 0;
     while ((int64_t{1} << shift) < group) ++shift;
