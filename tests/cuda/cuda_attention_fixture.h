@@ -40,6 +40,9 @@ struct AttnCase {
   // -inf, and random values on every 13th row. Whole tiles of it hide or
   // show every key, which the tensor-core kernel skips or takes unmasked.
   bool band = false;
+  // With band: an additive mask hides with -65504 (what torch's cuDNN
+  // attention makes of a boolean mask's false) instead of -inf.
+  bool lowest_hides = false;
 };
 
 // |c| in |dt|, for traces and timing lines.
@@ -48,7 +51,8 @@ inline std::string describe(const AttnCase& c, DType dt) {
          std::to_string(c.hkv) + " L=" + std::to_string(c.l) + " S=" + std::to_string(c.s) +
          " E=" + std::to_string(c.e) + " Ev=" + std::to_string(c.ev) + (c.causal ? " causal" : "") +
          (c.mask == Mask::kBool ? " bool-mask" : c.mask == Mask::kAdditive ? " add-mask" : "") +
-         (c.mask_broadcast ? "(LS)" : "") + (c.band ? " band" : "") + (c.transposed_q ? " q-transposed" : "") +
+         (c.mask_broadcast ? "(LS)" : "") + (c.band ? " band" : "") + (c.lowest_hides ? "(-65504)" : "") +
+         (c.transposed_q ? " q-transposed" : "") +
          (c.scale ? " scale=" + std::to_string(c.scale) : "");
 }
 
@@ -85,7 +89,8 @@ inline Inputs make_inputs(const AttnCase& c, DType dt, uint32_t seed) {
                                  !(h % 2 == 1 && j < 64);
               double x = shown ? 1.0 : 0.0;
               if (c.mask != Mask::kBool)
-                x = !shown ? -std::numeric_limits<double>::infinity() : (i % 13 == 0 ? value(rng) : 0.0);
+                x = !shown ? (c.lowest_hides ? -65504.0 : -std::numeric_limits<double>::infinity())
+                           : (i % 13 == 0 ? value(rng) : 0.0);
               store_from_double(p + (((b * nh + h) * c.l + i) * c.s + j) * dtype_size(mdt), mdt, x);
             }
     } else if (c.mask == Mask::kBool) {

@@ -237,6 +237,10 @@ TEST_F(CudaAttentionTest, BandMasksMatchReference) {
       {2, 2, 2, 100, 260, 128, 128, false, Mask::kAdditive, true, false, 0, true},
       {1, 32, 8, 530, 600, 64, 64, false, Mask::kAdditive, false, false, 0, true},
       {1, 32, 32, 520, 520, 64, 64, true, Mask::kBool, true, false, 0, true},
+      // Hidden with -65504: the rows hidden whole (every 97th) take every
+      // key at that value; the others skip its tiles.
+      {1, 32, 8, 530, 600, 64, 64, false, Mask::kAdditive, false, false, 0, true, true},
+      {1, 4, 4, 200, 330, 64, 64, false, Mask::kAdditive, true, false, 0, true, true},
       // Decode steps over a cache filled to two thirds.
       {2, 8, 2, 3, 2048, 64, 64, false, Mask::kAdditive, false, false, 0, true},
       {1, 4, 4, 1, 1500, 128, 128, false, Mask::kBool, true, false, 0, true},
@@ -244,6 +248,57 @@ TEST_F(CudaAttentionTest, BandMasksMatchReference) {
   uint32_t seed = 900;
   for (DType dt : {DType::kBFloat16, DType::kFloat16})
     for (const AttnCase& c : cases) check_case(c, dt, Op::kEfficient, seed++);
+}
+
+// The tile map of an additive mask that hides keys with -65504: a tile of
+// such values is hidden for row tiles whose rows each see a key above
+// kCudaMaskRealAbove, and their blocks stop after the last tile with one;
+// rows that see none keep the exact map (the tile is mixed, the end is the
+// last tile that is not -inf).
+TEST_F(CudaAttentionTest, MaskMapTakesLowestValuesAsHiddenForRowsThatSeeAKey) {
+  const int64_t L = 40, S = 256;  // 3 row tiles (the last partial), 4 key tiles
+  TensorImpl mask = host_empty(DimVector{L, S}, DType::kBFloat16);
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t j = 0; j < S; ++j) {
+      // Row tile 0 sees key tile 0, row tile 1 key tiles 0-1 (row 20 one
+      // key only, at -20000), row tile 2 nothing; -inf past key 192.
+      double x = j >= 192 ? -std::numeric_limits<double>::infinity() : -65504.0;
+      if (i < 16 && j < 64) x = 0.0;
+      if (i >= 16 && i < 32 && j < 128) x = i == 20 ? (j == 70 ? -20000.0 : -65504.0) : 0.0;
+      store_from_double(static_cast<char*>(mask.data_ptr()) + (i * S + j) * 2, DType::kBFloat16, x);
+    }
+  TensorImpl dmask = to_device(mask);
+  CudaAttentionParams p;
+  p.dtype = 15;
+  p.batch = p.heads_q = p.heads_kv = 1;
+  p.len_q = L;
+  p.len_kv = S;
+  p.head_dim = p.head_dim_v = 64;
+  p.mask_kind = kCudaMaskAdditive;
+  p.mask_dtype = 15;
+  p.mask = dmask.data_ptr();
+  p.mask_strides[2] = S;
+  p.mask_strides[3] = 1;
+  const size_t bytes = cuda_attention_mask_tiles_bytes(p);
+  ASSERT_GT(bytes, 0u);
+  TensorImpl ws = device_empty(DimVector{static_cast<int64_t>(bytes)}, DType::kUInt8);
+  ASSERT_EQ(cuda_launch_attention_mask_tiles(p, ws.data_ptr(), nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<uint8_t> tiles(12), real(48);
+  std::vector<int32_t> ends(3), ends_real(3);
+  ASSERT_EQ(cudaMemcpy(tiles.data(), p.mask_tiles, 12, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(ends.data(), p.mask_tile_end, 12, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(ends_real.data(), p.mask_tile_end_real, 12, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(real.data(), p.mask_rows_real, 48, cudaMemcpyDeviceToHost), cudaSuccess);
+  const int neg = kCudaMaskTileNegligible;
+  const std::vector<uint8_t> want_tiles = {
+      kCudaMaskTileShown, kCudaMaskTileMixed | neg, kCudaMaskTileMixed | neg, kCudaMaskTileHidden | neg,
+      kCudaMaskTileMixed, kCudaMaskTileMixed,       kCudaMaskTileMixed | neg, kCudaMaskTileHidden | neg,
+      kCudaMaskTileMixed | neg, kCudaMaskTileMixed | neg, kCudaMaskTileMixed | neg, kCudaMaskTileHidden | neg};
+  EXPECT_EQ(tiles, want_tiles);
+  EXPECT_EQ(ends, (std::vector<int32_t>{3, 3, 3}));
+  EXPECT_EQ(ends_real, (std::vector<int32_t>{1, 2, 0}));
+  for (int64_t i = 0; i < 48; ++i) EXPECT_EQ(real[i], i < 32 ? 1 : 0) << "row " << i;
 }
 
 TEST_F(CudaAttentionTest, QueryViewsIntoAFusedBufferKeepTheirStrideOrder) {

@@ -50,10 +50,17 @@ struct CudaAttentionParams {
   // the mask broadcasts; key tiles contiguous), and per [batch, head_q, row
   // tile] (mask_end_strides) the key tiles up to the last one that shows a
   // key. Blocks stop there and skip the tiles that hide every key.
+  // With them, per query row (mask_row_strides; each [batch, head_q] run of
+  // rows padded to whole row tiles) whether it sees a key above
+  // kCudaMaskRealAbove, and per row tile the key tiles up to the last one
+  // with such a key (mask_tile_end_real, strided as mask_tile_end).
   const uint8_t* mask_tiles = nullptr;
   int64_t mask_tile_strides[3] = {};
   const int32_t* mask_tile_end = nullptr;
+  const int32_t* mask_tile_end_real = nullptr;
   int64_t mask_end_strides[3] = {};
+  const uint8_t* mask_rows_real = nullptr;
+  int64_t mask_row_strides[3] = {};
   // Key splits (1 = none). With more, the caller provides |num_splits| *
   // batch * heads_q * len_q * (head_dim_v + 1) floats of workspace.
   int num_splits = 1;
@@ -72,7 +79,19 @@ enum CudaMaskTile : uint8_t {
   kCudaMaskTileHidden = 0,  // no query of the tile sees a key of it
   kCudaMaskTileShown = 1,   // each sees each, unchanged (true; an additive 0)
   kCudaMaskTileMixed = 2,   // anything else: the keys are tested one by one
+  // Or-ed into the above: every value is kCudaMaskNegligible or less.
+  kCudaMaskTileNegligible = 4,
 };
+// Additive masks often hide a key with a finite value rather than -inf
+// (torch's lowering for cuDNN's attention turns a boolean mask's false into
+// -65504; other code uses the dtype's lowest). Such a key adds exactly
+// nothing to a row that sees a key above kCudaMaskRealAbove: its exponent
+// is over 32000 below that key's (less the scores' spread), far past where
+// float32's exp reaches 0. So for rows that all see such a key the kernels
+// take a tile of values at kCudaMaskNegligible or less as hidden; a row
+// that sees none (every key hidden so) gets the exact sums.
+constexpr float kCudaMaskNegligible = -65504.f;
+constexpr float kCudaMaskRealAbove = kCudaMaskNegligible / 2;
 
 // Bytes of the tile map for |p| (4-byte aligned); 0 when no map is worth
 // making (no mask, or a single tile of keys).

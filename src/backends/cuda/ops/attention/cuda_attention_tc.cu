@@ -17,7 +17,8 @@
 // stop after the last tile that shows their rows a key, warps skip the tiles
 // that hide every key from theirs, and tiles the mask leaves alone take the
 // unmasked path, so a causal or padding mask given as a tensor costs about
-// what is_causal does.
+// what is_causal does; keys hidden with -65504 rather than -inf count as
+// hidden too for rows that see another key (kCudaMaskNegligible).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -85,6 +86,23 @@ __device__ __forceinline__ float mask_value(const CudaAttentionParams& p, int64_
   }
 }
 
+// Whether each query row of the map's row tile from |first_row| sees a key
+// above kCudaMaskRealAbove (CudaAttentionParams::mask_rows_real), so that
+// tiles of negligible values hide their keys from all of them. Rows past
+// the queries count as such: nothing is computed for them.
+__device__ __forceinline__ bool mask_rows_real(const CudaAttentionParams& p, int64_t b, int64_t h,
+                                               int64_t first_row) {
+  if (!p.mask_rows_real || first_row >= p.len_q) return false;
+  const uint4 w = *reinterpret_cast<const uint4*>(p.mask_rows_real + b * p.mask_row_strides[0] +
+                                                  h * p.mask_row_strides[1] + first_row);
+  const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+  const int64_t rows = min(static_cast<int64_t>(kCudaMaskTileRows), p.len_q - first_row);
+#pragma unroll
+  for (int r = 0; r < kCudaMaskTileRows; ++r)
+    if (r < rows && ((words[r / 4] >> (8 * (r % 4))) & 0xFFu) == 0) return false;
+  return true;
+}
+
 // What a block of the prefill kernels works on: grid y is (batch, head),
 // grid x a tile of |rows| query rows from row0, which see keys before kv_end;
 // q, k, v point at the head's rows (k and v at its KV head).
@@ -109,7 +127,8 @@ struct BlockRows {
       for (int64_t r = row0; r < row0 + rows && r < p.len_q; r += kCudaMaskTileRows) {
         const int64_t at = b * p.mask_end_strides[0] + h * p.mask_end_strides[1] +
                            (r / kCudaMaskTileRows) * p.mask_end_strides[2];
-        shown = max(shown, static_cast<int64_t>(p.mask_tile_end[at]));
+        const int32_t* ends = mask_rows_real(p, b, h, r) ? p.mask_tile_end_real : p.mask_tile_end;
+        shown = max(shown, static_cast<int64_t>(ends[at]));
       }
       kv_end = min(kv_end, shown * kCudaMaskTileKeys);
     }
@@ -278,15 +297,18 @@ __device__ __forceinline__ void softmax_step(const CudaAttentionParams& p, float
                                   static_cast<int>(i1), qk_scale, t, st);
 }
 
-// The mask's CudaMaskTile for the 16 query rows from |first_row| and the
-// keys from |j0| (a tile of kCudaMaskTileKeys keys or part of one); mixed
-// without a map. Rows past the queries see nothing worth computing.
+// The mask's CudaMaskTile (hidden, shown or mixed) for the 16 query rows
+// from |first_row| and the keys from |j0| (a tile of kCudaMaskTileKeys keys
+// or part of one); mixed without a map. Rows past the queries see nothing
+// worth computing. With |rows_real| (mask_rows_real) a tile of negligible
+// values hides its keys.
 __device__ __forceinline__ int mask_tile(const CudaAttentionParams& p, int64_t b, int64_t h, int64_t first_row,
-                                         int64_t j0) {
+                                         int64_t j0, bool rows_real) {
   if (!p.mask_tiles) return kCudaMaskTileMixed;
   if (first_row >= p.len_q) return kCudaMaskTileHidden;
-  return p.mask_tiles[b * p.mask_tile_strides[0] + h * p.mask_tile_strides[1] +
-                      (first_row / kCudaMaskTileRows) * p.mask_tile_strides[2] + j0 / kCudaMaskTileKeys];
+  const int v = p.mask_tiles[b * p.mask_tile_strides[0] + h * p.mask_tile_strides[1] +
+                             (first_row / kCudaMaskTileRows) * p.mask_tile_strides[2] + j0 / kCudaMaskTileKeys];
+  return rows_real && (v & kCudaMaskTileNegligible) ? kCudaMaskTileHidden : v & ~kCudaMaskTileNegligible;
 }
 
 __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row) {
@@ -359,11 +381,12 @@ __device__ __forceinline__ void tc_key_loop(const CudaAttentionParams& p, const 
                                             TcRowState<D>& st) {
   const float qk_scale = p.scale * kLog2e;
   static_assert(kCudaMaskTileKeys % kKeysT == 0, "a key tile must lie within one tile of the mask's map");
+  const bool rows_real = mask_rows_real(p, b, h, first_row);
   for (int64_t j0 = first; j0 < kv_end; j0 += step) {
     const int64_t next = j0 + step;
     // Warp-uniform: a tile that hides every key from this warp's rows adds
     // nothing to them (the copies and syncs still run for the others).
-    const int tile = mask_tile(p, b, h, first_row, j0);
+    const int tile = mask_tile(p, b, h, first_row, j0, rows_real);
     const bool seen = tile != kCudaMaskTileHidden;
     cp_async_wait<1>();  // this tile's K (its V may still be in flight)
     sync();
@@ -786,16 +809,18 @@ bool aligned16(const void* ptr, const int64_t* strides) {
 namespace {
 
 // One block a tile of the map: kCudaMaskTileRows x kCudaMaskTileKeys mask
-// values, four a thread. Only queries and keys inside the lengths count.
+// values, four a thread (a row's are kCudaMaskTileKeys / 4 threads in a
+// row). Only queries and keys inside the lengths count.
 constexpr int kMaskTileThreads = kCudaMaskTileRows * kCudaMaskTileKeys / 4;
 
 __global__ void __launch_bounds__(kMaskTileThreads)
-    attention_mask_tiles_kernel(CudaAttentionParams p, int64_t heads, uint8_t* tiles, int32_t* ends) {
+    attention_mask_tiles_kernel(CudaAttentionParams p, int64_t heads, uint8_t* tiles, int32_t* ends,
+                                int32_t* ends_real, uint8_t* rows_real, int64_t padded_rows) {
   const int64_t kt = blockIdx.x, rt = blockIdx.y;
   const int64_t mb = blockIdx.z / heads, mh = blockIdx.z % heads;
   const int64_t i = rt * kCudaMaskTileRows + threadIdx.x / (kCudaMaskTileKeys / 4);
   const int64_t key0 = kt * kCudaMaskTileKeys + (threadIdx.x % (kCudaMaskTileKeys / 4)) * 4;
-  bool any = false, all = true;
+  bool any = false, all = true, any_real = false, row_real = false;
   if (i < p.len_q) {
     const char* mp = static_cast<const char*>(p.mask);
     const int64_t row = mb * p.mask_strides[0] + mh * p.mask_strides[1] + i * p.mask_strides[2];
@@ -803,9 +828,10 @@ __global__ void __launch_bounds__(kMaskTileThreads)
       const int64_t key = key0 + c;
       if (key >= p.len_kv) break;
       const int64_t off = row + key * p.mask_strides[3];
-      bool shown, plain;
+      bool shown, plain, real;
       if (p.mask_kind == kCudaMaskBool) {
-        shown = plain = mp[off] != 0;
+        shown = plain = real = mp[off] != 0;
+        row_real |= real;
       } else {
         float x;
         switch (p.mask_dtype) {
@@ -815,23 +841,38 @@ __global__ void __launch_bounds__(kMaskTileThreads)
         }
         shown = x != -INFINITY;  // a NaN is shown (and stays NaN)
         plain = x == 0.f;
+        real = !(x <= kCudaMaskNegligible);
+        row_real |= !(x <= kCudaMaskRealAbove);
       }
       any |= shown;
       all &= plain;
+      any_real |= real;
     }
   }
+  // Every thread that finds its row real says so; they all write 1.
+  if (row_real) rows_real[blockIdx.z * padded_rows + i] = 1;
   any = __syncthreads_or(any);
   all = __syncthreads_and(all);
+  any_real = __syncthreads_or(any_real);
   if (threadIdx.x == 0) {
     const int64_t at = (mb * heads + mh) * gridDim.y + rt;
-    tiles[at * gridDim.x + kt] = !any ? kCudaMaskTileHidden : (all ? kCudaMaskTileShown : kCudaMaskTileMixed);
+    const int exact = !any ? kCudaMaskTileHidden : (all ? kCudaMaskTileShown : kCudaMaskTileMixed);
+    tiles[at * gridDim.x + kt] = static_cast<uint8_t>(exact | (any_real ? 0 : kCudaMaskTileNegligible));
     if (any) atomicMax(ends + at, static_cast<int32_t>(kt + 1));
+    if (any_real) atomicMax(ends_real + at, static_cast<int32_t>(kt + 1));
   }
 }
 
+// The map's layout in its workspace: the tiles, then (zeroed before the
+// kernel) both ends per row tile and the rows' flags, each [batch, head]
+// run of flags padded to whole row tiles so that a tile's 16 flags are one
+// aligned 16-byte load.
 struct MaskMap {
   int64_t batches, heads, row_tiles, key_tiles;
-  size_t tile_bytes;  // rounded up to 4
+  size_t tile_bytes;  // rounded up to 16
+  size_t end_bytes;   // one of the two ends arrays
+  size_t row_bytes;
+  int64_t padded_rows() const { return row_tiles * kCudaMaskTileRows; }
 };
 
 MaskMap mask_map(const CudaAttentionParams& p) {
@@ -840,7 +881,10 @@ MaskMap mask_map(const CudaAttentionParams& p) {
   m.heads = p.mask_strides[1] != 0 ? p.heads_q : 1;
   m.row_tiles = (p.len_q + kCudaMaskTileRows - 1) / kCudaMaskTileRows;
   m.key_tiles = (p.len_kv + kCudaMaskTileKeys - 1) / kCudaMaskTileKeys;
-  m.tile_bytes = (static_cast<size_t>(m.batches * m.heads * m.row_tiles * m.key_tiles) + 3) & ~size_t{3};
+  const auto round16 = [](size_t n) { return (n + 15) & ~size_t{15}; };
+  m.tile_bytes = round16(static_cast<size_t>(m.batches * m.heads * m.row_tiles * m.key_tiles));
+  m.end_bytes = round16(sizeof(int32_t) * static_cast<size_t>(m.batches * m.heads * m.row_tiles));
+  m.row_bytes = static_cast<size_t>(m.batches * m.heads * m.padded_rows());
   return m;
 }
 
@@ -851,19 +895,22 @@ size_t cuda_attention_mask_tiles_bytes(const CudaAttentionParams& p) {
   const MaskMap m = mask_map(p);
   // Grid y and z limits.
   if (m.row_tiles > 65535 || m.batches * m.heads > 65535) return 0;
-  return m.tile_bytes + sizeof(int32_t) * static_cast<size_t>(m.batches * m.heads * m.row_tiles);
+  return m.tile_bytes + 2 * m.end_bytes + m.row_bytes;
 }
 
 cudaError_t cuda_launch_attention_mask_tiles(CudaAttentionParams& p, void* workspace, cudaStream_t stream) {
+  if (reinterpret_cast<uintptr_t>(workspace) % 16 != 0) return cudaErrorInvalidValue;
   const MaskMap m = mask_map(p);
   uint8_t* tiles = static_cast<uint8_t*>(workspace);
   int32_t* ends = reinterpret_cast<int32_t*>(tiles + m.tile_bytes);
-  const size_t end_bytes = sizeof(int32_t) * static_cast<size_t>(m.batches * m.heads * m.row_tiles);
-  cudaError_t err = cudaMemsetAsync(ends, 0, end_bytes, stream);
+  int32_t* ends_real = reinterpret_cast<int32_t*>(tiles + m.tile_bytes + m.end_bytes);
+  uint8_t* rows_real = tiles + m.tile_bytes + 2 * m.end_bytes;
+  cudaError_t err = cudaMemsetAsync(ends, 0, 2 * m.end_bytes + m.row_bytes, stream);
   if (err != cudaSuccess) return err;
   const dim3 grid(static_cast<unsigned>(m.key_tiles), static_cast<unsigned>(m.row_tiles),
                   static_cast<unsigned>(m.batches * m.heads));
-  attention_mask_tiles_kernel<<<grid, kMaskTileThreads, 0, stream>>>(p, m.heads, tiles, ends);
+  attention_mask_tiles_kernel<<<grid, kMaskTileThreads, 0, stream>>>(p, m.heads, tiles, ends, ends_real, rows_real,
+                                                                      m.padded_rows());
   err = cudaGetLastError();
   if (err != cudaSuccess) return err;
   p.mask_tiles = tiles;
@@ -871,9 +918,14 @@ cudaError_t cuda_launch_attention_mask_tiles(CudaAttentionParams& p, void* works
   p.mask_tile_strides[1] = p.mask_strides[1] != 0 ? m.row_tiles * m.key_tiles : 0;
   p.mask_tile_strides[2] = m.key_tiles;
   p.mask_tile_end = ends;
+  p.mask_tile_end_real = ends_real;
   p.mask_end_strides[0] = p.mask_strides[0] != 0 ? m.heads * m.row_tiles : 0;
   p.mask_end_strides[1] = p.mask_strides[1] != 0 ? m.row_tiles : 0;
   p.mask_end_strides[2] = 1;
+  p.mask_rows_real = rows_real;
+  p.mask_row_strides[0] = p.mask_strides[0] != 0 ? m.heads * m.padded_rows() : 0;
+  p.mask_row_strides[1] = p.mask_strides[1] != 0 ? m.padded_rows() : 0;
+  p.mask_row_strides[2] = 1;
   return cudaSuccess;
 }
 
