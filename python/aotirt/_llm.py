@@ -90,11 +90,12 @@ def _decode_attention(stock):
     cache, twice a layer and every token, and an attention reading
     heads / kv_heads times its bytes. A mask that differs between heads, a
     position bias, a soft cap, dropout or attention weights go to |stock|
-    unchanged."""
+    (as does the prefill), a boolean mask made additive as below."""
 
-    # The boolean mask as an additive one, made once for all the layers of a
-    # step: transformers hands every layer the same mask, and the SDPA
-    # lowering would otherwise convert it in a kernel of each layer's own.
+    # The boolean mask as an additive one with -inf, made once for all the
+    # layers of a step: transformers hands every layer the same mask, and the
+    # SDPA lowering would otherwise convert it in a kernel of each layer's
+    # own (on a GPU, for cuDNN's attention, to -65504 rather than -inf).
     made = {}
 
     def additive(mask, query):
@@ -115,8 +116,8 @@ def _decode_attention(stock):
         shared_mask = attention_mask is None or attention_mask.shape[1] == 1
         if not (one_token and isinstance(groups, int) and groups > 1 and query.shape[1] == key.shape[1] * groups
                 and plain and shared_mask):
-            return stock(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
-                         is_causal=is_causal, **kwargs)
+            return stock(module, query, key, value, additive(attention_mask, query), dropout=dropout,
+                         scaling=scaling, is_causal=is_causal, **kwargs)
         b, heads, _, d = query.shape
         out = torch.nn.functional.scaled_dot_product_attention(
             query.reshape(b, heads // groups, groups, d), key, value, attn_mask=additive(attention_mask, query),
