@@ -616,6 +616,9 @@ def test_decode_attention_runs_on_the_key_value_heads():
     assert [m.meta["val"].dtype for m in stock_masks] == [torch.bool]
     masks = {_sdpa_mask(n) for n in _sdpa_calls(wrapper, example, packed=True)}
     assert len(masks) == 1 and next(iter(masks)).meta["val"].dtype == torch.float32
+    # The prefill's too (transformers' own path otherwise).
+    masks = {_sdpa_mask(n) for n in _sdpa_calls(wrapper, prefill, packed=True)}
+    assert len(masks) == 1 and next(iter(masks)).meta["val"].dtype == torch.float32
 
     def step(packed: bool):
         c = [t.clone() for t in caches]
