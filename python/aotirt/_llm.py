@@ -399,9 +399,9 @@ def quantize_llm(model, quantize: str, group_size: int, device: str):
 # launch (a layer's rotary embeddings and both cache writes), and the
 # generated kernels' dependent-launch triggers (Hopper and later; ignored
 # before) let aotirt's products, launched dependent, start loading their
-# weights while the kernel ahead still runs. The prefill's large products
-# gain nothing from starting early and slowed the kernels ahead of them
-# (bench/notes.md), so it takes the combo kernels alone.
+# weights while the kernel ahead still runs. With the triggers the
+# prefill's first token came later (bench/notes.md), so it takes the combo
+# kernels alone.
 CUDA_OPTIONS = {
     "prefill": {"combo_kernels": True},
     "decode": {"combo_kernels": True, "triton.enable_pdl": True},
