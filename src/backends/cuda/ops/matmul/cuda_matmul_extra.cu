@@ -408,9 +408,8 @@ __device__ __forceinline__ uint32_t bits_of(__nv_bfloat162 v) {
 // mma.sync with the rows of x as A, which sums in float32, as torch's
 // kernel does; a warp reads 32 * ikt * 2 bytes in one coalesced load a
 // lane, several super-tiles ahead. Written here because the product must
-// read torch's packing in place, which no library kernel takes; the mma
-// replaced one multiply-add a weight and its conversions, which had bound
-// the kernel by its instructions rather than by its loads.
+// read torch's packing in place, which no library kernel takes; one mma
+// takes the place of a conversion and a multiply-add a weight.
 constexpr int kInt4TileRows = 16;  // rows of x an mma takes
 
 template <int IKT>

@@ -82,8 +82,9 @@ cudaError_t cuda_launch_scaled_epilogue(const float* acc, void* out, int out_dty
 cudaError_t cuda_launch_int4pack_dequant(const int32_t* packed, const void* sz, void* w, int64_t n, int64_t k,
                                          int ikt, int64_t group, cudaStream_t stream);
 // out[m, n] (bfloat16, contiguous) = x [m, k] (bfloat16, contiguous) @ the
-// packed weights^T, one warp per output column reading the packed words
-// once per row of x: for few rows, where the weights' bytes bound the time.
+// packed weights^T, reading the packed words once (up to 16 rows, on
+// mma.sync) or once per row of x: for few rows, where the weights' bytes
+// bound the time.
 cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, const void* sz, void* out, int64_t m,
                                       int64_t n, int64_t k, int ikt, int64_t group, cudaStream_t stream);
 
