@@ -462,7 +462,8 @@ TEST_F(CudaBf16Test, Gpt2LayersTakeAotirtsKernels) {
   if (bf16_mode() == "cublaslt") GTEST_SKIP() << "AOTIRT_CUDA_GEMM=cublaslt keeps bfloat16 GEMMs on cuBLASLt";
   // Products of more than eight rows take aotirt's tensor-core kernels where
   // the Hopper ones run (they or the Ampere ones, as the chooser models
-  // them) or with AOTIRT_CUDA_GEMM=aotirt; else cuBLASLt takes them.
+  // them) or with AOTIRT_CUDA_GEMM=aotirt; else cuBLASLt takes them, as it
+  // does those of kCudaBf16VendorRows rows or more by default.
   const bool own_large = bf16_mode() == "aotirt" && cuda_bf16_config_count() > 0;
   bool hopper = false;
   const bool sm90_on = cuda_options().enabled(CudaFeature::kBf16Sm90);
@@ -479,12 +480,14 @@ TEST_F(CudaBf16Test, Gpt2LayersTakeAotirtsKernels) {
   };
   const Case cases[] = {{1, 768, 2304, false},   {1, 3072, 768, false},  {1, 768, 50257, true},
                         {130, 768, 3072, false}, {9, 768, 50257, true},  {200, 3072, 768, false},
-                        {40, 768, 1024, true}};
+                        {40, 768, 1024, true},   {kCudaBf16VendorRows, 256, 512, false}};
   std::mt19937 rng(5);
   for (const Case& c : cases) {
     SCOPED_TRACE(std::to_string(c.tokens) + "x" + std::to_string(c.in) + "->" + std::to_string(c.out));
     const bool few = c.tokens <= kCudaBf16GemvMaxRows;
-    const bool own = !few && (hopper || own_large);
+    // A long prompt's products go to cuBLASLt by default where it opens.
+    const bool vendor = bf16_mode() == "auto" && c.tokens >= kCudaBf16VendorRows && have_cublaslt;
+    const bool own = !few && !vendor && (hopper || own_large);
     if (!few && !own && !have_cublaslt) {
       std::printf("[ SKIPPED  ] %lld rows on cuBLASLt: %s\n", static_cast<long long>(c.tokens),
                   cublaslt_unavailable_reason().c_str());

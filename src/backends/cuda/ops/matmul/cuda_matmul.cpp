@@ -28,6 +28,7 @@
 #include "backends/cuda/runtime/cuda_status.h"
 #include "backends/cuda/runtime/cuda_device.h"
 #include "backends/cuda/runtime/cuda_options.h"
+#include "backends/cuda/runtime/cuda_symbols.h"
 #include "backends/cuda/ops/matmul/cuda_gemm_f32x3.h"
 #include "backends/cuda/ops/matmul/cuda_matmul_impl.h"
 #include "backends/cuda/launch/cuda_l2_prefetch.h"
@@ -80,8 +81,10 @@ size_t operand_bytes(const LtGemm& g, bool a) {
   return static_cast<size_t>((cols - 1) * ld + rows) * dtype_size(g.dtype);
 }
 
-// aotirt's kernels where one takes |g|, cuBLASLt otherwise.
+// aotirt's kernels where one takes |g|, cuBLASLt otherwise; a long
+// prompt's bfloat16 products on cuBLASLt first where it opens.
 Status queue_gemm(int device, cudaStream_t stream, const LtGemm& g) {
+  if (bf16_prefers_cublaslt(g) && cublaslt_api().ok()) return cublaslt_gemm(device, stream, g);
   AOTIRT_ASSIGN_OR_RETURN(bool ran, own_gemm(device, stream, g));
   if (ran) return Status();
   return cublaslt_gemm(device, stream, g);

@@ -25,7 +25,8 @@ namespace {
 //   AOTIRT_CUDA_DISABLE=bf16_sm90 leaves them out), on those or the Ampere
 //   ones, as cuda_bf16_choose models them, so a bfloat16 package loads no
 //   cuBLASLt; on other GPUs on cuBLASLt, whose Hopper kernels beat CUTLASS's
-//   Ampere ones there by about two to one.
+//   Ampere ones there by about two to one. Products of kCudaBf16VendorRows
+//   rows or more go to cuBLASLt wherever it opens (bf16_prefers_cublaslt).
 // - aotirt: larger ones on CUTLASS's kernels on any GPU, so that no
 //   bfloat16 GEMM loads cuBLASLt (and the host memory it holds), at that
 //   cost in speed where no Hopper kernel runs.
@@ -112,6 +113,11 @@ Result<std::shared_ptr<Bf16Plan>> bf16_plan(int device, const CudaBf16Problem& p
 }  // namespace
 
 bool bf16_on_cublaslt() { return bf16_mode() == Bf16Mode::kCublaslt; }
+
+bool bf16_prefers_cublaslt(const LtGemm& g) {
+  if (g.dtype != DType::kBFloat16 || g.batch != 1 || bf16_mode() != Bf16Mode::kAuto) return false;
+  return own_problem<CudaBf16Problem, void>(g).m >= kCudaBf16VendorRows;
+}
 
 // As f32x3_gemm, for bfloat16 products of one batch.
 Result<bool> bf16_gemm(int device, cudaStream_t stream, const LtGemm& g, bool dry_run) {

@@ -42,6 +42,11 @@ bool f32x3_enabled();
 Result<bool> bf16_gemm(int device, cudaStream_t stream, const CudaGemm& g, bool dry_run);
 // Whether bfloat16 GEMMs of more than eight rows go to cuBLASLt.
 bool bf16_on_cublaslt();
+// Whether |g| should go to cuBLASLt ahead of aotirt's kernels: a single
+// bfloat16 product of kCudaBf16VendorRows rows or more under
+// AOTIRT_CUDA_GEMM=auto. The caller still falls back to aotirt's kernels
+// when cuBLASLt cannot be opened.
+bool bf16_prefers_cublaslt(const CudaGemm& g);
 
 // out = beta * self + alpha * (a @ b) for 2-D CUDA tensors, as
 // aoti_torch_cuda_addmm_out (self null: out = a @ b, as mm_out, beta and
