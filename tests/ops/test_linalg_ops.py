@@ -480,7 +480,10 @@ INT4_CUDA_CASES = [(1, 256, 64, 32, 8), (3, 512, 48, 64, 4), (16, 256, 80, 128, 
                    (64, 1024, 256, 256, 8), (5, 128, 16, 32, 8), (0, 128, 16, 32, 2),
                    # k past what the warps of a block load in one round (a
                    # last round with some warps idle), rows 9-16 of an mma.
-                   (12, 5120, 24, 128, 8), (1, 8192, 16, 128, 8), (9, 2560, 8, 64, 4)]
+                   (12, 5120, 24, 128, 8), (1, 8192, 16, 128, 8), (9, 2560, 8, 64, 4),
+                   # several batches a warp with a scale a tile pair (groups
+                   # smaller than a super-tile) and with the smaller tiles.
+                   (2, 4096, 16, 64, 8), (4, 4096, 24, 32, 4), (1, 4096, 8, 32, 2)]
 
 
 @pytest.mark.parametrize("device", [d for d in devices() if d == "cuda"])
