@@ -103,13 +103,13 @@ CudaBf16Choice cuda_bf16_choose(const CudaBf16Problem& p, int out_align, int sm_
 // k-contiguous B with 16-byte loads only) fixes how many warps share an
 // output column, for timing; 0 lets the kernel choose.
 constexpr int kCudaBf16GemvMaxRows = 8;
+cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t stream, bool dependent_launch = false,
+                                       int column_warps = 0);
 
 // bfloat16 products of this many rows or more (a long prompt's prefill) go
 // to cuBLASLt by default (AOTIRT_CUDA_GEMM=auto) where it opens: at these
 // sizes its Hopper kernels beat the CUTLASS ones built here, while below
 // them the CUTLASS kernels are ahead and leave cuBLASLt unloaded.
 constexpr int kCudaBf16VendorRows = 1024;
-cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t stream, bool dependent_launch = false,
-                                       int column_warps = 0);
 
 }  // namespace aotirt

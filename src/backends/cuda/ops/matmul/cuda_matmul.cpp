@@ -82,9 +82,13 @@ size_t operand_bytes(const LtGemm& g, bool a) {
 }
 
 // aotirt's kernels where one takes |g|, cuBLASLt otherwise; a long
-// prompt's bfloat16 products on cuBLASLt first where it opens.
+// prompt's bfloat16 products on cuBLASLt first where it opens and has an
+// algorithm for them.
 Status queue_gemm(int device, cudaStream_t stream, const LtGemm& g) {
-  if (bf16_prefers_cublaslt(g) && cublaslt_api().ok()) return cublaslt_gemm(device, stream, g);
+  if (bf16_prefers_cublaslt(g) && cublaslt_api().ok()) {
+    Status s = cublaslt_gemm(device, stream, g);
+    if (s.ok() || s.code() != StatusCode::kUnimplemented) return s;
+  }
   AOTIRT_ASSIGN_OR_RETURN(bool ran, own_gemm(device, stream, g));
   if (ran) return Status();
   return cublaslt_gemm(device, stream, g);
