@@ -45,7 +45,7 @@ bool bf16_on_cublaslt();
 // Whether |g| should go to cuBLASLt ahead of aotirt's kernels: a single
 // bfloat16 product of kCudaBf16VendorRows rows or more under
 // AOTIRT_CUDA_GEMM=auto. The caller still falls back to aotirt's kernels
-// when cuBLASLt cannot be opened.
+// when cuBLASLt cannot be opened or has no algorithm for |g|.
 bool bf16_prefers_cublaslt(const CudaGemm& g);
 
 // out = beta * self + alpha * (a @ b) for 2-D CUDA tensors, as
