@@ -398,6 +398,35 @@ __device__ __forceinline__ uint32_t bits_of(__nv_bfloat162 v) {
   return u;
 }
 
+// cp.async (sm_80 and newer): a copy from global to shared memory that the
+// thread issues and later waits for. A plain load whose value is used late
+// is moved by the compiler next to its use when registers are short, and
+// then a warp waits for each super-tile's words in turn; copies into shared
+// memory stay where they are issued. The memory clobbers keep the thread's
+// own reads of the shared memory after the wait and before the next copy.
+template <int kBytes>
+__device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  if constexpr (kBytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(s), "l"(gmem), "n"(kBytes) : "memory");
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;");
+#endif
+}
+// Waits until at most |N| of the thread's committed groups are in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
+
 // The product of up to 16 rows on the packed words as they lie, on the
 // tensor cores: a block per tile of eight weight rows, its eight warps
 // taking turns over the k super-tiles. torch's packing is the mma's B
@@ -406,19 +435,36 @@ __device__ __forceinline__ uint32_t bits_of(__nv_bfloat162 v) {
 // r = L % 4) of a pair of k-tiles. So a lane dequantizes its words to
 // bfloat16 as torch's kernel does (int4_dequant_pair) and hands them to
 // mma.sync with the rows of x as A, which sums in float32, as torch's
-// kernel does; a warp reads 32 * ikt * 2 bytes in one coalesced load a
-// lane, several super-tiles ahead. Written here because the product must
-// read torch's packing in place, which no library kernel takes; one mma
-// takes the place of a conversion and a multiply-add a weight.
+// kernel does; a warp reads 32 * ikt * 2 bytes in one coalesced copy a
+// lane. A few-row product is bound by how many bytes are in flight: a warp
+// copies the words and (scale, zero) pairs of a batch of super-tiles into
+// shared memory at once, and those of its next batch before it works on
+// the current one (each lane reads back only what it copied, so no
+// barrier). Written here because the product must read torch's packing in
+// place, which no library kernel takes; one mma takes the place of a
+// conversion and a multiply-add a weight.
 constexpr int kInt4TileRows = 16;  // rows of x an mma takes
 
-template <int IKT>
+// A batch's shape: kAhead super-tiles, their words (kHalf a lane each) and
+// (scale, zero) pairs, one a super-tile when a group spans it (kOneGroup),
+// else one a word; two batches a warp fit the 48 KB of static shared memory.
+template <int IKT, bool kOneGroup>
+struct Int4Batch {
+  static constexpr int kHalf = IKT / 2;
+  static constexpr int kAhead = IKT == 8 ? (kOneGroup ? 4 : 2) : IKT == 4 ? 4 : 8;
+  static constexpr int kScales = kOneGroup ? 1 : kHalf;
+};
+
+template <int IKT, bool kOneGroup>
 __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bfloat16* x, const int32_t* packed,
                                                                  const __nv_bfloat16* sz, __nv_bfloat16* out,
                                                                  int m, int n, int k, int group_shift) {
-  constexpr int kHalf = IKT / 2;  // words a lane in one super-tile
+  using Batch = Int4Batch<IKT, kOneGroup>;
+  constexpr int kHalf = Batch::kHalf, kAhead = Batch::kAhead, kScales = Batch::kScales;
   constexpr int kTileK = IKT * 16;
-  constexpr int kAhead = 16 / kHalf;  // super-tiles a warp loads before using them (16 words a lane)
+  __shared__ __align__(16) uint32_t words_s[8][2][kAhead][32][kHalf];
+  __shared__ uint32_t scales_s[8][2][kAhead][32][kScales];
+  static_assert(sizeof(words_s) + sizeof(scales_s) <= 40 * 1024, "static shared memory");
   __shared__ float part[8][kInt4TileRows][8];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, r = lane & 3;
@@ -426,61 +472,86 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
   const int row = nt * 8 + g;  // the weight row of this lane's words
   const int super_tiles = k / kTileK;
   const int32_t* base = packed + static_cast<int64_t>(nt) * super_tiles * 32 * kHalf + lane * kHalf;
+  const __nv_bfloat16* sz_row = sz + static_cast<int64_t>(row) * 2;
+  // Copies the batch of super-tiles ko0, ko0 + 8, ... into |stage|; always
+  // commits a group (empty past the end), so that the wait below counts.
+  auto copy_batch = [&](int ko0, int stage) {
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u) {
+      const int ko = ko0 + 8 * u;
+      if (ko >= super_tiles) break;
+      cp_async<4 * kHalf>(&words_s[warp][stage][u][lane][0], base + static_cast<int64_t>(ko) * 32 * kHalf);
+#pragma unroll
+      for (int p = 0; p < kScales; ++p) {
+        const int kt = (ko * IKT + 2 * p) * 16;  // first k of the word's tile pair, all in one group
+        cp_async<4>(&scales_s[warp][stage][u][lane][p], sz_row + static_cast<int64_t>(kt >> group_shift) * n * 2);
+      }
+    }
+    cp_async_commit();
+  };
   // This lane's rows of x in the A fragments: g and g + 8.
   const bool lo = g < m, hi = g + 8 < m;
   const __nv_bfloat16* x_lo = x + static_cast<int64_t>(lo ? g : 0) * k + 2 * r;
   const __nv_bfloat16* x_hi = x + static_cast<int64_t>(hi ? g + 8 : 0) * k + 2 * r;
   float c[4] = {0.f, 0.f, 0.f, 0.f};
-  for (int ko0 = warp; ko0 < super_tiles; ko0 += 8 * kAhead) {
-    uint32_t words[kAhead][kHalf];
-#pragma unroll
-    for (int u = 0; u < kAhead; ++u) {
-      const int ko = ko0 + 8 * u;
-      const int32_t* wp = base + static_cast<int64_t>(ko < super_tiles ? ko : 0) * 32 * kHalf;
-      if constexpr (kHalf == 4) {
-        const uint4 v = __ldg(reinterpret_cast<const uint4*>(wp));
-        words[u][0] = v.x;
-        words[u][1] = v.y;
-        words[u][2] = v.z;
-        words[u][3] = v.w;
-      } else if constexpr (kHalf == 2) {
-        const uint2 v = __ldg(reinterpret_cast<const uint2*>(wp));
-        words[u][0] = v.x;
-        words[u][1] = v.y;
-      } else {
-        words[u][0] = static_cast<uint32_t>(__ldg(wp));
-      }
+  copy_batch(warp, 0);
+  int stage = 0;
+  // The A fragments of this lane's rows of x for the k of super-tile |ko|,
+  // tile pair |p|, k-tile |t| (zeros for rows past m).
+  auto load_a = [&](uint32_t a[4], int ko, int p, int t) {
+    const int kk = (ko * IKT + 2 * p) * 16 + 16 * t;
+    a[0] = a[1] = a[2] = a[3] = 0u;
+    if (lo) {
+      a[0] = __ldg(reinterpret_cast<const unsigned int*>(x_lo + kk));
+      a[2] = __ldg(reinterpret_cast<const unsigned int*>(x_lo + kk + 8));
     }
+    if (hi) {
+      a[1] = __ldg(reinterpret_cast<const unsigned int*>(x_hi + kk));
+      a[3] = __ldg(reinterpret_cast<const unsigned int*>(x_hi + kk + 8));
+    }
+  };
+  for (int ko0 = warp; ko0 < super_tiles; ko0 += 8 * kAhead) {
+    copy_batch(ko0 + 8 * kAhead, stage ^ 1);  // the next batch goes out first
+    // The first super-tile's rows of x (from L2 at first) load while the
+    // words are in flight.
+    uint32_t a_first[kHalf][2][4];
+#pragma unroll
+    for (int p = 0; p < kHalf; ++p)
+#pragma unroll
+      for (int t = 0; t < 2; ++t) load_a(a_first[p][t], ko0, p, t);
+    cp_async_wait<1>();
 #pragma unroll
     for (int u = 0; u < kAhead; ++u) {
       const int ko = ko0 + 8 * u;
-      if (ko >= super_tiles) continue;
+      if (ko >= super_tiles) break;
+      uint32_t words[kHalf];
+#pragma unroll
+      for (int p = 0; p < kHalf; ++p) words[p] = words_s[warp][stage][u][lane][p];
 #pragma unroll
       for (int p = 0; p < kHalf; ++p) {
-        const int kt = (ko * IKT + 2 * p) * 16;  // first k of the word's tile pair, all in one group
-        const __nv_bfloat162 s =
-            *reinterpret_cast<const __nv_bfloat162*>(sz + (static_cast<int64_t>(kt >> group_shift) * n + row) * 2);
+        __nv_bfloat162 s;
+        static_assert(sizeof(s) == sizeof(uint32_t), "bfloat16 pair");
+        memcpy(&s, &scales_s[warp][stage][u][lane][kOneGroup ? 0 : p], sizeof(s));
         const __nv_bfloat162 scale2 = __low2bfloat162(s), zero2 = __high2bfloat162(s);
         uint32_t b[4];
 #pragma unroll
-        for (int v = 0; v < 4; ++v) b[v] = bits_of(int4_dequant_pair(words[u][p], v, scale2, zero2));
+        for (int v = 0; v < 4; ++v) b[v] = bits_of(int4_dequant_pair(words[p], v, scale2, zero2));
 #pragma unroll
         for (int t = 0; t < 2; ++t) {
-          const int kk = kt + 16 * t;
-          uint32_t a[4] = {0u, 0u, 0u, 0u};
-          if (lo) {
-            a[0] = __ldg(reinterpret_cast<const unsigned int*>(x_lo + kk));
-            a[2] = __ldg(reinterpret_cast<const unsigned int*>(x_lo + kk + 8));
-          }
-          if (hi) {
-            a[1] = __ldg(reinterpret_cast<const unsigned int*>(x_hi + kk));
-            a[3] = __ldg(reinterpret_cast<const unsigned int*>(x_hi + kk + 8));
+          uint32_t a[4];
+          if (u == 0) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) a[i] = a_first[p][t][i];
+          } else {
+            load_a(a, ko, p, t);
           }
           mma_bf16_16816(c, a, b[2 * t], b[2 * t + 1]);
         }
       }
     }
+    stage ^= 1;
   }
+  cp_async_wait<0>();  // the last, empty group
   // c[0], c[1]: row g of x, weight rows 2r and 2r + 1 of the tile; c[2],
   // c[3]: row g + 8. The warps' sums meet in shared memory.
   part[warp][g][2 * r] = c[0];
@@ -497,6 +568,24 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
       out[static_cast<int64_t>(mm) * n + nt * 8 + nr] = __float2bfloat16_rn(sum);
     }
   }
+}
+
+struct Int4TileArgs {
+  const __nv_bfloat16* x;
+  const int32_t* packed;
+  const __nv_bfloat16* sz;
+  __nv_bfloat16* out;
+  int m, n, k, group_shift;
+};
+
+template <int IKT>
+void launch_int4_tile(const Int4TileArgs& a, unsigned blocks, cudaStream_t stream) {
+  if ((1 << a.group_shift) >= IKT * 16)
+    int4pack_gemv_tile_kernel<IKT, true>
+        <<<blocks, 256, 0, stream>>>(a.x, a.packed, a.sz, a.out, a.m, a.n, a.k, a.group_shift);
+  else
+    int4pack_gemv_tile_kernel<IKT, false>
+        <<<blocks, 256, 0, stream>>>(a.x, a.packed, a.sz, a.out, a.m, a.n, a.k, a.group_shift);
 }
 
 }  // namespace
@@ -525,17 +614,16 @@ cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, cons
       reinterpret_cast<uintptr_t>(packed) % 16 == 0) {
     int shift = 0;
     while ((int64_t{1} << shift) < group) ++shift;
-    const auto* xb = static_cast<const __nv_bfloat16*>(x);
-    const auto* sb = static_cast<const __nv_bfloat16*>(sz);
-    auto* ob = static_cast<__nv_bfloat16*>(out);
+    const Int4TileArgs args{static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),
+                            static_cast<__nv_bfloat16*>(out), static_cast<int>(m), static_cast<int>(n),
+                            static_cast<int>(k), shift};
     const unsigned blocks = static_cast<unsigned>(n / 8);
-    const int mi = static_cast<int>(m), ni = static_cast<int>(n), ki = static_cast<int>(k);
     if (ikt == 8)
-      int4pack_gemv_tile_kernel<8><<<blocks, 256, 0, stream>>>(xb, packed, sb, ob, mi, ni, ki, shift);
+      launch_int4_tile<8>(args, blocks, stream);
     else if (ikt == 4)
-      int4pack_gemv_tile_kernel<4><<<blocks, 256, 0, stream>>>(xb, packed, sb, ob, mi, ni, ki, shift);
+      launch_int4_tile<4>(args, blocks, stream);
     else
-      int4pack_gemv_tile_kernel<2><<<blocks, 256, 0, stream>>>(xb, packed, sb, ob, mi, ni, ki, shift);
+      launch_int4_tile<2>(args, blocks, stream);
     return cudaGetLastError();
   }
   int4pack_gemv_kernel<<<blocks_for(n, kThreads / 32), kThreads, 0, stream>>>(
