@@ -45,6 +45,25 @@ __device__ __forceinline__ void unpack8(const uint4& v, float out[8]) {
   }
 }
 
+// 16 bytes of activations in one load. A plain dereference of a uint4
+// pointer was split into four 4-byte loads by the compiler; the activations
+// may have been written by the kernel ahead, so no read-only path either.
+__device__ __forceinline__ uint4 load16(const __nv_bfloat16* p) {
+  uint4 v;
+  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ uint4 load16_nc(const __nv_bfloat16* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+
 __device__ __forceinline__ void store(const CudaBf16Problem& p, int i, int j, float acc) {
   float v = p.alpha * acc;
   if (p.beta != 0.f) v += p.beta * bf(p.c, static_cast<int64_t>(i) * p.ldc + j);
@@ -103,7 +122,7 @@ __global__ void __launch_bounds__(32 * kColWarps) gemv_col_kernel(CudaBf16Proble
 constexpr int kColDepth = 8;                 // 16-byte loads a lane keeps in flight
 constexpr int kColPass = kColDepth * 32 * 8;  // elements of k a warp's pass loads
 
-template <int KS>
+template <int KS, bool kOneRow>
 __global__ void __launch_bounds__(32 * kColWarps) gemv_col_split_kernel(CudaBf16Problem p) {
   constexpr int kCols = kColWarps / KS;
   constexpr int kDepth = kColDepth;
@@ -129,24 +148,50 @@ __global__ void __launch_bounds__(32 * kColWarps) gemv_col_split_kernel(CudaBf16
 #pragma unroll
       for (int u = 0; u < kDepth; ++u) {
         const int64_t e = kk + u * 256;
-        bv[u] = e < k1 ? __ldg(reinterpret_cast<const uint4*>(col + e)) : make_uint4(0, 0, 0, 0);
+        bv[u] = e < k1 ? load16_nc(col + e) : make_uint4(0, 0, 0, 0);
       }
       if (!waited) {
         dependency_wait();
         waited = true;
       }
+      if (kOneRow) {
+        // One row (a decode step): its kDepth loads of A go out together,
+        // not one at a time inside the loop over B's, each waited for.
+        uint4 av[kDepth];
 #pragma unroll
-      for (int u = 0; u < kDepth; ++u) {
-        const int64_t e = kk + u * 256;
-        if (e >= k1) break;
-        float bf8[8], av[8];
-        unpack8(bv[u], bf8);
+        for (int u = 0; u < kDepth; ++u) {
+          const int64_t e = kk + u * 256;
+          av[u] = e < k1 ? load16(a + e) : make_uint4(0, 0, 0, 0);
+        }
+        // Every load's value feeds one branch ahead of the first product,
+        // so the compiler cannot sink a load next to its use: all 2 x kDepth
+        // are in flight at once. (The branch is never taken: m is 1.)
+        uint32_t all = 0;
 #pragma unroll
-        for (int i = 0; i < kRows; ++i) {
-          if (i >= p.m) break;
-          unpack8(*reinterpret_cast<const uint4*>(a + i * p.lda + e), av);
+        for (int u = 0; u < kDepth; ++u) all |= av[u].x ^ bv[u].x;
+        if ((all == 0xffffffffu) & (p.m == 0)) return;
 #pragma unroll
-          for (int x = 0; x < 8; ++x) acc[i] = fmaf(av[x], bf8[x], acc[i]);
+        for (int u = 0; u < kDepth; ++u) {
+          float af[8], bf8[8];
+          unpack8(av[u], af);
+          unpack8(bv[u], bf8);
+#pragma unroll
+          for (int x = 0; x < 8; ++x) acc[0] = fmaf(af[x], bf8[x], acc[0]);
+        }
+      } else {
+#pragma unroll
+        for (int u = 0; u < kDepth; ++u) {
+          const int64_t e = kk + u * 256;
+          if (e >= k1) break;
+          float bf8[8], av[8];
+          unpack8(bv[u], bf8);
+#pragma unroll
+          for (int i = 0; i < kRows; ++i) {
+            if (i >= p.m) break;
+            unpack8(load16(a + i * p.lda + e), av);
+#pragma unroll
+            for (int x = 0; x < 8; ++x) acc[i] = fmaf(av[x], bf8[x], acc[i]);
+          }
         }
       }
     }
@@ -289,11 +334,19 @@ cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t st
       ks *= 2;
   }
   const dim3 grid(static_cast<unsigned>((static_cast<int64_t>(p.n) * ks + kColWarps - 1) / kColWarps));
+  if (p.m == 1) {
+    switch (ks) {
+      case 1: return launch(gemv_col_split_kernel<1, true>, grid, 32 * kColWarps, stream, dep, p);
+      case 2: return launch(gemv_col_split_kernel<2, true>, grid, 32 * kColWarps, stream, dep, p);
+      case 4: return launch(gemv_col_split_kernel<4, true>, grid, 32 * kColWarps, stream, dep, p);
+      default: return launch(gemv_col_split_kernel<8, true>, grid, 32 * kColWarps, stream, dep, p);
+    }
+  }
   switch (ks) {
-    case 1: return launch(gemv_col_split_kernel<1>, grid, 32 * kColWarps, stream, dep, p);
-    case 2: return launch(gemv_col_split_kernel<2>, grid, 32 * kColWarps, stream, dep, p);
-    case 4: return launch(gemv_col_split_kernel<4>, grid, 32 * kColWarps, stream, dep, p);
-    default: return launch(gemv_col_split_kernel<8>, grid, 32 * kColWarps, stream, dep, p);
+    case 1: return launch(gemv_col_split_kernel<1, false>, grid, 32 * kColWarps, stream, dep, p);
+    case 2: return launch(gemv_col_split_kernel<2, false>, grid, 32 * kColWarps, stream, dep, p);
+    case 4: return launch(gemv_col_split_kernel<4, false>, grid, 32 * kColWarps, stream, dep, p);
+    default: return launch(gemv_col_split_kernel<8, false>, grid, 32 * kColWarps, stream, dep, p);
   }
 }
 
