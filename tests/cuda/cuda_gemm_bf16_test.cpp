@@ -330,7 +330,9 @@ TEST_F(CudaBf16Test, FewRowKernelMatchesFloat64) {
       {1, 512, 2048, false, 0, 1.f, 0.f, 0},   // k and v projections: 4 warps a column
       {1, 2048, 2048, false, 0, 1.f, 0.f, 0},  // q and o projections: a warp a column
       {1, 8192, 2048, false, 0, 1.f, 0.f, 0},  // MLP gate and up: a warp a column
+      {1, 2048, 8192, false, 1, 1.f, 1.f, 0},  // MLP down, one row, with C: a warp a column, four passes
       {2, 2048, 8192, false, 1, 1.f, 1.f, 0},  // MLP down, two rows, with C: 4 warps a column, a pass each
+      {1, 300, 2056, false, 0, 1.f, 0.f, 0},   // one row, k past the last whole pass
       {4, 300, 2056, false, 0, 1.f, 0.f, 0},   // k not a multiple of the slices' 256
       {8, 96, 4096, false, 2, 0.5f, 2.f, 0},   // eight rows split 8 ways, full C
   };

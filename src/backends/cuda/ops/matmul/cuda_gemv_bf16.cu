@@ -320,16 +320,18 @@ cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t st
   const bool vec = p.k % 8 == 0 && p.lda % 8 == 0 && p.ldb % 8 == 0 && aligned16(p.a) && aligned16(p.b);
   if (!vec)
     return launch(gemv_col_kernel<false>, dim3((p.n + kColWarps - 1) / kColWarps), 32 * kColWarps, stream, dep, p);
-  // Warps a column: the fewest that make 256 blocks (two per SM) and give
-  // each warp one pass of loads (kColPass elements of k: a warp waits on
-  // memory once, not once a pass), but no slice under 256 elements of k.
-  // Timed on Llama's decode shapes (CudaBf16Test.GemvTiming), more warps a
-  // column than that only added each block's sum through shared memory.
+  // Warps a column: the fewest that make 256 blocks (two per SM), but no
+  // slice under 256 elements of k. Several rows also give each warp one
+  // pass of loads (kColPass elements of k), as their kernel waits for each
+  // row's loads of A in turn; one row's kernel has a whole pass in flight
+  // at once, and timed on Llama's decode shapes (CudaBf16Test.GemvTiming)
+  // more warps a column only added each block's sum through shared memory.
   int ks = column_warps;
   if (ks == 0) {
     ks = 1;
     while (ks < kColWarps &&
-           (static_cast<int64_t>(p.n) * ks < 256 * kColWarps || static_cast<int64_t>(p.k) > kColPass * ks) &&
+           (static_cast<int64_t>(p.n) * ks < 256 * kColWarps ||
+            (p.m > 1 && static_cast<int64_t>(p.k) > kColPass * ks)) &&
            static_cast<int64_t>(p.k) >= 2 * 256 * ks)
       ks *= 2;
   }
