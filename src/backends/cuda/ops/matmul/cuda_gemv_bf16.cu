@@ -56,14 +56,6 @@ __device__ __forceinline__ uint4 load16(const __nv_bfloat16* p) {
   return v;
 }
 
-__device__ __forceinline__ uint4 load16_nc(const __nv_bfloat16* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-}
-
 __device__ __forceinline__ void store(const CudaBf16Problem& p, int i, int j, float acc) {
   float v = p.alpha * acc;
   if (p.beta != 0.f) v += p.beta * bf(p.c, static_cast<int64_t>(i) * p.ldc + j);
@@ -148,7 +140,7 @@ __global__ void __launch_bounds__(32 * kColWarps) gemv_col_split_kernel(CudaBf16
 #pragma unroll
       for (int u = 0; u < kDepth; ++u) {
         const int64_t e = kk + u * 256;
-        bv[u] = e < k1 ? load16_nc(col + e) : make_uint4(0, 0, 0, 0);
+        bv[u] = e < k1 ? __ldg(reinterpret_cast<const uint4*>(col + e)) : make_uint4(0, 0, 0, 0);
       }
       if (!waited) {
         dependency_wait();
