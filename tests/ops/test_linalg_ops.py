@@ -484,8 +484,8 @@ INT4_CUDA_CASES = [(1, 256, 64, 32, 8), (3, 512, 48, 64, 4), (16, 256, 80, 128, 
                    # several rounds a warp with a scale a tile pair (groups
                    # smaller than a super-tile) and with the smaller tiles.
                    (2, 4096, 16, 64, 8), (4, 4096, 24, 32, 4), (1, 4096, 8, 32, 2),
-                   # two tiles a block (many tiles, short k), a last block
-                   # with one, and Llama's MLP gate/up product.
+                   # many tiles over a short k, an odd number of tiles, and
+                   # Llama's MLP gate/up product.
                    (1, 512, 8200, 128, 8), (3, 256, 8192, 32, 4), (1, 2048, 16384, 128, 8)]
 
 
