@@ -481,7 +481,7 @@ INT4_CUDA_CASES = [(1, 256, 64, 32, 8), (3, 512, 48, 64, 4), (16, 256, 80, 128, 
                    # k past what the warps of a block load in one round (a
                    # last round with some warps idle), rows 9-16 of an mma.
                    (12, 5120, 24, 128, 8), (1, 8192, 16, 128, 8), (9, 2560, 8, 64, 4),
-                   # several rounds a warp with a scale a tile pair (groups
+                   # several batches a warp with a scale a tile pair (groups
                    # smaller than a super-tile) and with the smaller tiles.
                    (2, 4096, 16, 64, 8), (4, 4096, 24, 32, 4), (1, 4096, 8, 32, 2),
                    # many tiles over a short k, an odd number of tiles, and

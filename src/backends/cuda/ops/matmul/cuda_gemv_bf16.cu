@@ -293,6 +293,17 @@ cudaError_t launch(Kernel kernel, dim3 grid, int threads, cudaStream_t stream, b
   return cudaGetLastError();
 }
 
+// The column-major kernel with |ks| warps a column.
+template <bool kOneRow>
+cudaError_t launch_col_split(int ks, dim3 grid, cudaStream_t stream, bool dependent, const CudaBf16Problem& p) {
+  switch (ks) {
+    case 1: return launch(gemv_col_split_kernel<1, kOneRow>, grid, 32 * kColWarps, stream, dependent, p);
+    case 2: return launch(gemv_col_split_kernel<2, kOneRow>, grid, 32 * kColWarps, stream, dependent, p);
+    case 4: return launch(gemv_col_split_kernel<4, kOneRow>, grid, 32 * kColWarps, stream, dependent, p);
+    default: return launch(gemv_col_split_kernel<8, kOneRow>, grid, 32 * kColWarps, stream, dependent, p);
+  }
+}
+
 }  // namespace
 
 cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t stream, bool dependent_launch,
@@ -328,20 +339,8 @@ cudaError_t cuda_bf16_gemv_rows_launch(const CudaBf16Problem& p, cudaStream_t st
       ks *= 2;
   }
   const dim3 grid(static_cast<unsigned>((static_cast<int64_t>(p.n) * ks + kColWarps - 1) / kColWarps));
-  if (p.m == 1) {
-    switch (ks) {
-      case 1: return launch(gemv_col_split_kernel<1, true>, grid, 32 * kColWarps, stream, dep, p);
-      case 2: return launch(gemv_col_split_kernel<2, true>, grid, 32 * kColWarps, stream, dep, p);
-      case 4: return launch(gemv_col_split_kernel<4, true>, grid, 32 * kColWarps, stream, dep, p);
-      default: return launch(gemv_col_split_kernel<8, true>, grid, 32 * kColWarps, stream, dep, p);
-    }
-  }
-  switch (ks) {
-    case 1: return launch(gemv_col_split_kernel<1, false>, grid, 32 * kColWarps, stream, dep, p);
-    case 2: return launch(gemv_col_split_kernel<2, false>, grid, 32 * kColWarps, stream, dep, p);
-    case 4: return launch(gemv_col_split_kernel<4, false>, grid, 32 * kColWarps, stream, dep, p);
-    default: return launch(gemv_col_split_kernel<8, false>, grid, 32 * kColWarps, stream, dep, p);
-  }
+  if (p.m == 1) return launch_col_split<true>(ks, grid, stream, dep, p);
+  return launch_col_split<false>(ks, grid, stream, dep, p);
 }
 
 }  // namespace aotirt
