@@ -93,6 +93,17 @@ def package_key(threads: int, frozen: bool = False) -> str:
     return ("frozen-" if frozen else "") + f"t{threads}"
 
 
+# aotirt's run-time switches that change how it computes (docs/cuda.md's
+# options table); the benchmark measures its defaults.
+TUNING_VARS = ("AOTIRT_CUDA_ALLOW_TF32", "AOTIRT_CUDA_CONV", "AOTIRT_CUDA_DISABLE", "AOTIRT_CUDA_GEMM",
+               "AOTIRT_CUDA_OP_REPLAY")
+
+
+def dropped_tuning_vars(env: dict) -> list:
+    """The tuning switches set in |env|, which every measured row runs without."""
+    return sorted(v for v in TUNING_VARS if v in env)
+
+
 def log(msg: str) -> None:
     with _print_lock:
         print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
@@ -164,6 +175,11 @@ class Harness:
         """The environment of every child; `threads` (a CPU row's thread
         count, else --threads on CUDA) pins OpenMP, OpenBLAS and MKL."""
         env = dict(os.environ)
+        # Every row runs aotirt's defaults, as libtorch's runs torch's: a
+        # tuning switch left in the shell (strict float32, a forced kernel
+        # family) would measure another runtime. Library locations stay.
+        for var in dropped_tuning_vars(env):
+            del env[var]
         env["PYTHONUNBUFFERED"] = "1"
         threads = threads or self.args.threads
         if threads:
@@ -1750,6 +1766,9 @@ def main() -> int:
     h.prewarm_enabled = args.phase in ("all", "measure") and not args.no_prewarm
     log(f"{args.phase}: device {args.device}{' (quick)' if args.quick else ''}, workloads "
         f"{','.join(h.workloads)}, systems {','.join(h.systems)}, budget {args.budget_s:.0f} s, work {h.tagdir}")
+    dropped = dropped_tuning_vars(os.environ)
+    if dropped:
+        log(f"measuring aotirt's defaults: {', '.join(dropped)} left out of every row's environment")
 
     def on_signal(signum, frame):
         # End every running child (rows, exports, compilations) before

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Copies the shared libraries a build needs beyond the C/C++ runtime (fmt,
-# libzip with its zlib, bzip2 and OpenSSL crypto, libelf, OpenBLAS, SLEEF,
+# zlib, libelf, OpenBLAS, SLEEF,
 # OpenMP, ...) into <build>/lib/deps, so the
 # build can run on a machine that lacks them. Use with
 #   LD_LIBRARY_PATH=<build>/lib/deps <build>/bin/aotirt ...

@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 TORCH_VERSION="2.11.0"
 CUTLASS_VERSION="4.2.0.0"
 APT_PACKAGES=(cmake ninja-build g++ pkg-config binutils ccache
-  libzip-dev libelf-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  zlib1g-dev libelf-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  # libzip writes the unit tests' archives (the runtime reads them with zlib).
+  libzip-dev
   libopenblas-dev libopenblas-openmp-dev libsleef3 libgtest-dev libgmock-dev
   # FFTW (double and single precision) for the CPU FFT ops, opened at first use.
   libfftw3-dev

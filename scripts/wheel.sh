@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds aotirt's wheel: `pip wheel .` (scikit-build-core, pyproject.toml),
-# then auditwheel, which grafts the libraries the wheel links (fmt, libzip,
+# then auditwheel, which grafts the libraries the wheel links (fmt, zlib,
 # libelf, ...) and the dependencies of those it ships for dlopen (OpenBLAS's
 # libgfortran, ...) into it and tags it for the oldest glibc its contents
 # need. Prints the wheel's path and size last.

@@ -411,3 +411,20 @@ def test_a_failing_cold_run_leaves_no_cold_start_and_says_why(tmp_path):
     assert counter.read_text() == "2"  # stopped at the first failure
     assert "cold_start_s" not in d
     assert d["cold_note"].startswith("libtorch runner") and "no device" in d["cold_note"]
+
+
+# ---- environment ----
+
+
+def test_rows_run_without_tuning_switches(tmp_path, monkeypatch):
+    # A strict-float32 or forced-kernel switch left in the shell would measure
+    # another runtime; where libraries come from is the caller's to say.
+    monkeypatch.setenv("AOTIRT_CUDA_ALLOW_TF32", "0")
+    monkeypatch.setenv("AOTIRT_CUDA_GEMM", "aotirt")
+    monkeypatch.setenv("AOTIRT_CUBLASLT_LIBRARY", "/opt/x/libcublasLt.so.13")
+    h = _harness(tmp_path)
+    assert run.dropped_tuning_vars(os.environ) == ["AOTIRT_CUDA_ALLOW_TF32", "AOTIRT_CUDA_GEMM"]
+    for env in (h.base_env(), h.aotirt_env(), h.python_env()):
+        assert "AOTIRT_CUDA_ALLOW_TF32" not in env and "AOTIRT_CUDA_GEMM" not in env
+        assert env["AOTIRT_CUBLASLT_LIBRARY"] == "/opt/x/libcublasLt.so.13"
+    assert "AOTIRT_CUDA_ALLOW_TF32" in os.environ  # the harness's own environment is left alone

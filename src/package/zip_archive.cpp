@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zip.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -35,6 +35,10 @@ constexpr uint16_t kZip64ExtraId = 0x0001;
 constexpr uint32_t kMax32 = 0xFFFFFFFFu;
 constexpr uint16_t kFlagEncrypted = 1u << 0;
 constexpr uint16_t kFlagDataDescriptor = 1u << 3;
+constexpr uint16_t kMethodStored = 0;
+constexpr uint16_t kMethodDeflate = 8;
+// Bytes read from the archive, or handed to the sink, at a time.
+constexpr size_t kChunk = size_t{1} << 20;
 // Bytes kept of a very long entry name in a message.
 constexpr size_t kShownNameBytes = 200;
 
@@ -75,14 +79,6 @@ bool starts_like_zip(int fd) {
   return get32(magic) == kLocalHeaderSig || get32(magic) == kEocdSig;
 }
 
-std::string libzip_error(int code) {
-  zip_error_t error;
-  zip_error_init_with_code(&error, code);
-  std::string s = zip_error_strerror(&error);
-  zip_error_fini(&error);
-  return s;
-}
-
 // Saturating a * b.
 uint64_t mul_sat(uint64_t a, uint64_t b) {
   if (a != 0 && b > UINT64_MAX / a) return UINT64_MAX;
@@ -118,9 +114,7 @@ bool read_zip64_extra(const unsigned char* extra, size_t len, uint64_t* usize, u
   return false;
 }
 
-// The central directory as this file's own walk of it reads it: what libzip
-// does not tell (each entry's local header offset), and what it does, to be
-// compared.
+// One record of the central directory.
 struct RawEntry {
   std::string name;
   uint16_t flags = 0, method = 0;
@@ -140,6 +134,10 @@ bool walk_central_directory(int fd, uint64_t file_size, uint64_t eocd_pos, Centr
   unsigned char eocd[kEocdSize];
   if (!pread_all(fd, eocd, kEocdSize, eocd_pos) || get32(eocd) != kEocdSig) {
     *why = "no end of central directory record";
+    return false;
+  }
+  if (get16(eocd + 4) != 0 || get16(eocd + 6) != 0 || get16(eocd + 8) != get16(eocd + 10)) {
+    *why = "its end record names several disks (a split archive, or a record found inside the data)";
     return false;
   }
   cd->count = get16(eocd + 10);
@@ -199,6 +197,10 @@ bool walk_central_directory(int fd, uint64_t file_size, uint64_t eocd_pos, Centr
     e.usize = get32(h + 24);
     e.offset = get32(h + 42);
     e.name.assign(reinterpret_cast<const char*>(h + kCentralHeaderSize), name_len);
+    if (e.name.find('\0') != std::string::npos) {
+      *why = "central directory record " + std::to_string(i) + " has a NUL byte in its name";
+      return false;
+    }
     if (!read_zip64_extra(h + kCentralHeaderSize + name_len, extra_len, &e.usize, &e.csize, &e.offset)) {
       *why = "central directory record " + std::to_string(i) + " lacks its zip64 sizes or offset";
       return false;
@@ -210,24 +212,30 @@ bool walk_central_directory(int fd, uint64_t file_size, uint64_t eocd_pos, Centr
 }
 
 // The end record is the last "PK\5\6" whose central directory reads; it sits
-// within the last 22 + 65535 (comment) bytes.
-Status find_central_directory(const std::string& path, int fd, uint64_t file_size, uint64_t libzip_count,
-                              CentralDirectory* cd) {
+// within the last 22 + 65535 (comment) bytes. A file with none that does not
+// start like a zip archive is not one.
+Status find_central_directory(const std::string& path, int fd, uint64_t file_size, CentralDirectory* cd) {
   uint64_t tail_len = std::min<uint64_t>(file_size, kEocdSize + 0xFFFF);
   std::string tail(tail_len, '\0');
   if (!pread_all(fd, tail.data(), tail.size(), file_size - tail_len))
     return AOTIRT_STATUS(kIoError, "'{}': cannot read the end of the archive", path);
   std::string why = "no end of central directory record";
+  bool any_end_record = false;
   for (size_t i = tail.size() >= kEocdSize ? tail.size() - kEocdSize + 1 : 0; i-- > 0;) {
     if (get32(reinterpret_cast<const unsigned char*>(tail.data()) + i) != kEocdSig) continue;
+    any_end_record = true;
     CentralDirectory candidate;
-    if (walk_central_directory(fd, file_size, file_size - tail_len + i, &candidate, &why) &&
-        candidate.entries.size() == libzip_count) {
+    if (walk_central_directory(fd, file_size, file_size - tail_len + i, &candidate, &why)) {
       *cd = std::move(candidate);
       return Status();
     }
   }
-  return AOTIRT_STATUS(kDataLoss, "'{}' starts like a zip archive but is truncated or corrupt ({})", path, why);
+  if (!any_end_record && !starts_like_zip(fd))
+    return AOTIRT_STATUS(kDataLoss, "'{}' is not a zip archive, so it is not a .pt2 package", path);
+  return AOTIRT_STATUS(kDataLoss,
+                       "'{}' starts like a zip archive but is truncated or corrupt (its central directory cannot "
+                       "be read: {})",
+                       path, why);
 }
 
 }  // namespace
@@ -254,74 +262,26 @@ Result<std::unique_ptr<ZipArchive>> ZipArchive::open_impl(const std::string& pat
   zip->file_size_ = static_cast<uint64_t>(st.st_size);
   zip->limits_ = limits;
   zip->entry_limit_ = std::max(limits.min_entry_bytes, mul_sat(limits.max_ratio, zip->file_size_));
-  // libzip takes an empty file for an empty archive; it is not one.
   if (zip->file_size_ == 0)
     return AOTIRT_STATUS(kDataLoss, "'{}' is not a zip archive (it is empty), so it is not a .pt2 package", path);
-
-  // libzip reads the archive through a duplicate of this descriptor, so both
-  // views are of the same file. (zip_fdopen duplicates the descriptor it is
-  // given again, and closes it on success only.)
-  int error = ZIP_ER_OPEN;
-  int dup_fd = fcntl(zip->fd_, F_DUPFD_CLOEXEC, 0);
-  zip_t* za = dup_fd < 0 ? nullptr : zip_fdopen(dup_fd, ZIP_RDONLY, &error);
-  if (!za && dup_fd >= 0) ::close(dup_fd);
-  if (!za) {
-    switch (error) {
-      case ZIP_ER_MEMORY:
-        return AOTIRT_STATUS(kResourceExhausted, "'{}': out of memory reading its zip central directory", path);
-      case ZIP_ER_READ:
-      case ZIP_ER_SEEK:
-      case ZIP_ER_OPEN:
-      case ZIP_ER_TELL:
-        return AOTIRT_STATUS(kIoError, "cannot read '{}': {}", path, libzip_error(error));
-      default:
-        break;
-    }
-    // (An end record found inside a cut archive's data may claim to be of
-    // another disk: libzip's MULTIDISK is most often a truncated file.)
-    if (starts_like_zip(zip->fd_) || error == ZIP_ER_INCONS || error == ZIP_ER_MULTIDISK)
-      return AOTIRT_STATUS(kDataLoss,
-                           "'{}' starts like a zip archive but is truncated or corrupt (its central "
-                           "directory cannot be read: {})",
-                           path, error == ZIP_ER_NOZIP ? "no end of central directory record" : libzip_error(error));
-    return AOTIRT_STATUS(kDataLoss, "'{}' is not a zip archive, so it is not a .pt2 package", path);
-  }
-  zip->handle_ = za;
   AOTIRT_RETURN_IF_ERROR(zip->index_central_directory());
   return zip;
 }
 
-// Why part of the central directory is read by hand: libzip keeps each
-// entry's local header offset, and so where its data starts, to itself, and
-// a stored entry cannot be mapped without it. walk_central_directory reads the
-// offsets (with their zip64 forms) and is held against libzip's own reading:
-// the same entries, names, sizes and methods, or the archive is refused.
 Status ZipArchive::index_central_directory() {
-  zip_t* za = static_cast<zip_t*>(handle_);
-  zip_int64_t n = zip_get_num_entries(za, 0);
-  if (n < 0) return AOTIRT_STATUS(kDataLoss, "'{}': the zip central directory cannot be read", path_);
   CentralDirectory cd;
-  AOTIRT_RETURN_IF_ERROR(find_central_directory(path_, fd_, file_size_, static_cast<uint64_t>(n), &cd));
+  AOTIRT_RETURN_IF_ERROR(find_central_directory(path_, fd_, file_size_, &cd));
   cd_offset_ = cd.offset;
 
   entries_.reserve(cd.entries.size());
   for (size_t i = 0; i < cd.entries.size(); ++i) {
     RawEntry& raw = cd.entries[i];
-    zip_stat_t zs;
-    zip_stat_init(&zs);
-    if (zip_stat_index(za, i, ZIP_FL_ENC_RAW, &zs) != 0 || !zs.name ||
-        std::strlen(zs.name) != raw.name.size() || raw.name.compare(zs.name) != 0 || zs.size != raw.usize ||
-        zs.comp_size != raw.csize || zs.comp_method != raw.method)
-      return AOTIRT_STATUS(kDataLoss,
-                           "'{}': the zip central directory is inconsistent: entry {} ('{}') reads differently "
-                           "in two passes (a NUL byte in its name, or a corrupt package)",
-                           path_, i, shown(raw.name));
     ZipEntry e;
     e.name = std::move(raw.name);
     e.compressed_size = raw.csize;
     e.size = raw.usize;
     e.method = raw.method;
-    e.stored = raw.method == ZIP_CM_STORE;
+    e.stored = raw.method == kMethodStored;
     e.crc32 = raw.crc;
     e.encrypted = (raw.flags & kFlagEncrypted) != 0;
     e.local_header_offset = raw.offset;
@@ -376,7 +336,6 @@ Status ZipArchive::index_central_directory() {
 }
 
 ZipArchive::~ZipArchive() {
-  if (handle_) zip_discard(static_cast<zip_t*>(handle_));
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -393,7 +352,7 @@ Result<const ZipEntry*> ZipArchive::readable(const ZipEntry& entry) const {
   if (e.encrypted)
     return AOTIRT_STATUS(kUnimplemented, "'{}': entry '{}' is encrypted; aotirt reads unencrypted packages only",
                          path_, shown(e.name));
-  if (!e.stored && !zip_compression_method_supported(e.method, 0))
+  if (!e.stored && e.method != kMethodDeflate)
     return AOTIRT_STATUS(kUnimplemented, "'{}': entry '{}' uses zip compression method {}, which is not supported",
                          path_, shown(e.name), e.method);
   if (e.size > entry_limit_)
@@ -480,60 +439,80 @@ Result<uint64_t> ZipArchive::check_local_header(const ZipEntry& e) const {
   return data;
 }
 
+// Why zlib and no zip library: everything a zip library would do here but
+// inflate is done above anyway (the central directory walk gives each entry's
+// local header offset, which libzip does not expose and a stored entry's
+// mapping needs; every local header is held against the directory), and
+// libzip, the library used before, depends on OpenSSL's libcrypto for the
+// encryption a package never uses: a fifth of a CUDA deployment's bytes and
+// over the benchmark's install-footprint target (docs/benchmarks.md).
+// minizip reads no more of a lying entry than it declares, so it cannot tell
+// a deflate stream that runs past its size from a CRC error. zlib inflates
+// and checks the CRC-32.
 template <class Sink>
 Status ZipArchive::stream(const ZipEntry& entry, Sink&& sink) {
   AOTIRT_ASSIGN_OR_RETURN(const ZipEntry* e, readable(entry));
-  AOTIRT_RETURN_IF_ERROR(check_local_header(*e).take_status());
-  zip_t* za = static_cast<zip_t*>(handle_);
-  zip_file_t* zf = zip_fopen_index(za, e->index, 0);
-  if (!zf) {
-    int code = zip_error_code_zip(zip_get_error(za));
-    if (code == ZIP_ER_MEMORY)
-      return AOTIRT_STATUS(kResourceExhausted, "'{}': out of memory opening entry '{}'", path_, shown(e->name));
-    return AOTIRT_STATUS(kDataLoss, "'{}': cannot open entry '{}' ({})", path_, shown(e->name),
-                         zip_strerror(za));
-  }
-  // Closed on every way out, a thrown std::bad_alloc included.
-  std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> closer(zf, &zip_fclose);
-  constexpr uint64_t kChunk = uint64_t{1} << 20;
-  std::vector<char> buf;
-  buf.resize(static_cast<size_t>(std::min<uint64_t>(kChunk, e->size + 1)));
+  AOTIRT_ASSIGN_OR_RETURN(uint64_t data, check_local_header(*e));
+  auto corrupt = [&](const std::string& why) {
+    return AOTIRT_STATUS(kDataLoss, "'{}': entry '{}' is truncated or corrupt ({})", path_, shown(e->name), why);
+  };
+  auto read_in = [&](std::vector<unsigned char>& in, uint64_t done) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, e->compressed_size - done));
+    in.resize(n);
+    return pread_all(fd_, in.data(), n, data + done);
+  };
+  std::vector<unsigned char> in;
+  uLong crc = crc32(0L, Z_NULL, 0);
   uint64_t total = 0;
-  Status status;
-  while (true) {
-    // Ask for at most one byte past the declared size: an entry that inflates
-    // to more than it declares stops here, not at the end of its stream.
-    uint64_t want = std::min<uint64_t>(buf.size(), e->size - total + 1);
-    zip_int64_t n = zip_fread(zf, buf.data(), want);
-    if (n < 0) {
-      int code = zip_error_code_zip(zip_file_get_error(zf));
-      if (code == ZIP_ER_CRC)
-        status = AOTIRT_STATUS(kDataLoss, "'{}': entry '{}' fails its CRC check (corrupt package)", path_,
-                               shown(e->name));
-      else if (code == ZIP_ER_MEMORY)
-        status = AOTIRT_STATUS(kResourceExhausted, "'{}': out of memory reading entry '{}'", path_, shown(e->name));
-      else
-        status = AOTIRT_STATUS(kDataLoss, "'{}': entry '{}' is truncated or corrupt ({})", path_, shown(e->name),
-                               zip_file_strerror(zf));
-      break;
+  if (e->stored) {
+    while (total < e->size) {
+      if (!read_in(in, total)) return corrupt("a read of its bytes failed");
+      crc = crc32_z(crc, in.data(), in.size());
+      AOTIRT_RETURN_IF_ERROR(sink(reinterpret_cast<const char*>(in.data()), in.size()));
+      total += in.size();
     }
-    if (n == 0) break;
-    total += static_cast<uint64_t>(n);
-    if (total > e->size) {
-      status = AOTIRT_STATUS(kDataLoss,
+  } else {
+    z_stream zs{};
+    if (inflateInit2(&zs, -MAX_WBITS) != Z_OK)  // a raw deflate stream, no zlib header
+      return AOTIRT_STATUS(kResourceExhausted, "'{}': out of memory opening entry '{}'", path_, shown(e->name));
+    // Ended on every way out, a thrown std::bad_alloc included.
+    std::unique_ptr<z_stream, int (*)(z_stream*)> ender(&zs, &inflateEnd);
+    std::vector<unsigned char> out(static_cast<size_t>(std::min<uint64_t>(kChunk, e->size + 1)));
+    uint64_t consumed = 0;
+    int rc = Z_OK;
+    while (rc != Z_STREAM_END) {
+      if (zs.avail_in == 0) {
+        if (consumed == e->compressed_size) return corrupt("its deflate stream ends early");
+        if (!read_in(in, consumed)) return corrupt("a read of its bytes failed");
+        consumed += in.size();
+        zs.next_in = in.data();
+        zs.avail_in = static_cast<uInt>(in.size());
+      }
+      // Room for at most one byte past the declared size: an entry that
+      // inflates to more than it declares stops here, not at its stream's end.
+      zs.next_out = out.data();
+      zs.avail_out = static_cast<uInt>(std::min<uint64_t>(out.size(), e->size - total + 1));
+      rc = inflate(&zs, Z_NO_FLUSH);
+      if (rc == Z_MEM_ERROR)
+        return AOTIRT_STATUS(kResourceExhausted, "'{}': out of memory reading entry '{}'", path_, shown(e->name));
+      if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
+        return corrupt(zs.msg ? zs.msg : "its deflate stream is invalid");
+      const size_t n = static_cast<size_t>(zs.next_out - out.data());
+      total += n;
+      if (total > e->size)
+        return AOTIRT_STATUS(kDataLoss,
                              "'{}': entry '{}' inflates to more than the {} bytes it declares (a corrupt package, "
                              "or a zip bomb); reading stopped",
                              path_, shown(e->name), e->size);
-      break;
+      crc = crc32_z(crc, out.data(), n);
+      if (n > 0) AOTIRT_RETURN_IF_ERROR(sink(reinterpret_cast<const char*>(out.data()), n));
     }
-    status = sink(buf.data(), static_cast<size_t>(n));
-    if (!status.ok()) break;
   }
-  closer.reset();
-  if (!status.ok()) return status;
   if (total != e->size)
     return AOTIRT_STATUS(kDataLoss, "'{}': entry '{}' has {} bytes, expected {} (truncated package)", path_,
                          shown(e->name), total, e->size);
+  if (static_cast<uint32_t>(crc) != e->crc32)
+    return AOTIRT_STATUS(kDataLoss, "'{}': entry '{}' fails its CRC check (corrupt package)", path_, shown(e->name));
   return Status();
 }
 

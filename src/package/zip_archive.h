@@ -1,5 +1,6 @@
-// Read-only access to a zip archive (a .pt2 package) through libzip, with
-// zip64 (entries, sizes and offsets past 4 GiB).
+// Read-only access to a zip archive (a .pt2 package), with zip64 (entries,
+// sizes and offsets past 4 GiB): stored and deflated entries (zlib inflates),
+// CRC-checked.
 //
 // Entries can be read into memory, streamed into a file descriptor, or -- for
 // entries stored without compression, as PyTorch writes them -- located by
@@ -43,9 +44,8 @@ struct ZipEntry {
 // file's size) is refused (RESOURCE_EXHAUSTED) before anything is allocated.
 // Deflate cannot exceed 1032:1 (258 bytes from two bits), so the default
 // ratio never refuses an honest deflated entry; it stops a small file from
-// declaring gigabytes, or inflating to them with bzip2 (over 10^6:1). As
-// entries may not overlap, a deflated archive's entries together inflate to
-// at most 1032 times its size.
+// declaring gigabytes. As entries may not overlap, an archive's entries
+// together inflate to at most 1032 times its size.
 struct ZipLimits {
   uint64_t max_ratio = 1032;
   uint64_t min_entry_bytes = uint64_t{64} << 20;  // 64 MiB
@@ -90,8 +90,7 @@ class ZipArchive {
   Status stream(const ZipEntry& entry, Sink&& sink);
 
   std::string path_;
-  int fd_ = -1;              // the archive, for local headers
-  void* handle_ = nullptr;   // zip_t*, on its own descriptor of the same file
+  int fd_ = -1;              // the archive
   uint64_t file_size_ = 0;
   uint64_t cd_offset_ = 0;   // where the central directory starts
   ZipLimits limits_;
