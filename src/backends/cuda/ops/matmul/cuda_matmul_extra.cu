@@ -455,10 +455,16 @@ struct Int4Batch {
   static constexpr int kScales = kOneGroup ? 1 : kHalf;
 };
 
-template <int IKT, bool kOneGroup>
+// kTiles tiles a block, each taken by 8 / kTiles warps: where k is short,
+// a tile's 8 warps would each have less than a batch of super-tiles, and
+// the product then waits on many short blocks one after another instead of
+// on full batches.
+template <int IKT, bool kOneGroup, int kTiles>
 __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bfloat16* x, const int32_t* packed,
                                                                  const __nv_bfloat16* sz, __nv_bfloat16* out,
                                                                  int m, int n, int k, int group_shift) {
+  static_assert(kTiles == 1 || kTiles == 2 || kTiles == 4, "tiles a block");
+  constexpr int kWarps = 8 / kTiles;  // warps a tile
   using Batch = Int4Batch<IKT, kOneGroup>;
   constexpr int kHalf = Batch::kHalf, kAhead = Batch::kAhead, kScales = Batch::kScales;
   constexpr int kTileK = IKT * 16;
@@ -468,17 +474,20 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
   __shared__ float part[8][kInt4TileRows][8];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, r = lane & 3;
-  const int nt = blockIdx.x;
-  const int row = nt * 8 + g;  // the weight row of this lane's words
-  const int super_tiles = k / kTileK;
+  const int tiles = n / 8;
+  const int nt = min(static_cast<int>(blockIdx.x) * kTiles + warp / kWarps, tiles - 1);
+  const int wt = warp % kWarps;  // the warp's turn among its tile's
+  const int row = nt * 8 + g;    // the weight row of this lane's words
+  // A warp past the last tile (the grid's last block) sums nothing.
+  const int super_tiles = static_cast<int>(blockIdx.x) * kTiles + warp / kWarps < tiles ? k / kTileK : 0;
   const int32_t* base = packed + static_cast<int64_t>(nt) * super_tiles * 32 * kHalf + lane * kHalf;
   const __nv_bfloat16* sz_row = sz + static_cast<int64_t>(row) * 2;
-  // Copies the batch of super-tiles ko0, ko0 + 8, ... into |stage|; always
+  // Copies the batch of super-tiles ko0, ko0 + kWarps, ... into |stage|; always
   // commits a group (empty past the end), so that the wait below counts.
   auto copy_batch = [&](int ko0, int stage) {
 #pragma unroll
     for (int u = 0; u < kAhead; ++u) {
-      const int ko = ko0 + 8 * u;
+      const int ko = ko0 + kWarps * u;
       if (ko >= super_tiles) break;
       cp_async<4 * kHalf>(&words_s[warp][stage][u][lane][0], base + static_cast<int64_t>(ko) * 32 * kHalf);
 #pragma unroll
@@ -494,7 +503,7 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
   const __nv_bfloat16* x_lo = x + static_cast<int64_t>(lo ? g : 0) * k + 2 * r;
   const __nv_bfloat16* x_hi = x + static_cast<int64_t>(hi ? g + 8 : 0) * k + 2 * r;
   float c[4] = {0.f, 0.f, 0.f, 0.f};
-  copy_batch(warp, 0);
+  copy_batch(wt, 0);
   int stage = 0;
   // The A fragments of this lane's rows of x for the k of super-tile |ko|,
   // tile pair |p|, k-tile |t| (zeros for rows past m).
@@ -510,8 +519,8 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
       a[3] = __ldg(reinterpret_cast<const unsigned int*>(x_hi + kk + 8));
     }
   };
-  for (int ko0 = warp; ko0 < super_tiles; ko0 += 8 * kAhead) {
-    copy_batch(ko0 + 8 * kAhead, stage ^ 1);  // the next batch goes out first
+  for (int ko0 = wt; ko0 < super_tiles; ko0 += kWarps * kAhead) {
+    copy_batch(ko0 + kWarps * kAhead, stage ^ 1);  // the next batch goes out first
     // The first super-tile's rows of x (from L2 at first) load while the
     // words are in flight.
     uint32_t a_first[kHalf][2][4];
@@ -522,7 +531,7 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
     cp_async_wait<1>();
 #pragma unroll
     for (int u = 0; u < kAhead; ++u) {
-      const int ko = ko0 + 8 * u;
+      const int ko = ko0 + kWarps * u;
       if (ko >= super_tiles) break;
       uint32_t words[kHalf];
 #pragma unroll
@@ -553,19 +562,20 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
   }
   cp_async_wait<0>();  // the last, empty group
   // c[0], c[1]: row g of x, weight rows 2r and 2r + 1 of the tile; c[2],
-  // c[3]: row g + 8. The warps' sums meet in shared memory.
+  // c[3]: row g + 8. The sums of a tile's warps meet in shared memory.
   part[warp][g][2 * r] = c[0];
   part[warp][g][2 * r + 1] = c[1];
   part[warp][g + 8][2 * r] = c[2];
   part[warp][g + 8][2 * r + 1] = c[3];
   __syncthreads();
-  if (threadIdx.x < kInt4TileRows * 8) {
-    const int mm = threadIdx.x / 8, nr = threadIdx.x % 8;
-    if (mm < m) {
+  for (int i = threadIdx.x; i < kTiles * kInt4TileRows * 8; i += 256) {
+    const int tile = i / (kInt4TileRows * 8), mm = i / 8 % kInt4TileRows, nr = i % 8;
+    const int ot = static_cast<int>(blockIdx.x) * kTiles + tile;
+    if (mm < m && ot < tiles) {
       float sum = 0.f;
 #pragma unroll
-      for (int w = 0; w < 8; ++w) sum += part[w][mm][nr];
-      out[static_cast<int64_t>(mm) * n + nt * 8 + nr] = __float2bfloat16_rn(sum);
+      for (int w = 0; w < kWarps; ++w) sum += part[tile * kWarps + w][mm][nr];
+      out[static_cast<int64_t>(mm) * n + ot * 8 + nr] = __float2bfloat16_rn(sum);
     }
   }
 }
@@ -578,14 +588,29 @@ struct Int4TileArgs {
   int m, n, k, group_shift;
 };
 
-template <int IKT>
-void launch_int4_tile(const Int4TileArgs& a, unsigned blocks, cudaStream_t stream) {
+template <int IKT, int kTiles>
+void launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream) {
+  const unsigned blocks = static_cast<unsigned>((a.n / 8 + kTiles - 1) / kTiles);
   if ((1 << a.group_shift) >= IKT * 16)
-    int4pack_gemv_tile_kernel<IKT, true>
+    int4pack_gemv_tile_kernel<IKT, true, kTiles>
         <<<blocks, 256, 0, stream>>>(a.x, a.packed, a.sz, a.out, a.m, a.n, a.k, a.group_shift);
   else
-    int4pack_gemv_tile_kernel<IKT, false>
+    int4pack_gemv_tile_kernel<IKT, false, kTiles>
         <<<blocks, 256, 0, stream>>>(a.x, a.packed, a.sz, a.out, a.m, a.n, a.k, a.group_shift);
+}
+
+// Tiles a block: two where each of a tile's 8 warps would have less than a
+// batch of super-tiles and the tiles are many (Llama's MLP gate and up
+// projections, k = 2048 in 16 super-tiles), so that blocks stay a few
+// waves; one elsewhere, as fewer blocks than SM slots would leave SMs idle.
+template <int IKT>
+void launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream) {
+  constexpr int kAhead = Int4Batch<IKT, true>::kAhead;
+  const bool short_k = a.k / (IKT * 16) < 8 * kAhead;
+  if (short_k && a.n / 8 >= 1024)
+    launch_int4_tile<IKT, 2>(a, stream);
+  else
+    launch_int4_tile<IKT, 1>(a, stream);
 }
 
 }  // namespace
@@ -617,13 +642,12 @@ cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, cons
     const Int4TileArgs args{static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),
                             static_cast<__nv_bfloat16*>(out), static_cast<int>(m), static_cast<int>(n),
                             static_cast<int>(k), shift};
-    const unsigned blocks = static_cast<unsigned>(n / 8);
     if (ikt == 8)
-      launch_int4_tile<8>(args, blocks, stream);
+      launch_int4_tile<8>(args, stream);
     else if (ikt == 4)
-      launch_int4_tile<4>(args, blocks, stream);
+      launch_int4_tile<4>(args, stream);
     else
-      launch_int4_tile<2>(args, blocks, stream);
+      launch_int4_tile<2>(args, stream);
     return cudaGetLastError();
   }
   int4pack_gemv_kernel<<<blocks_for(n, kThreads / 32), kThreads, 0, stream>>>(
