@@ -19,14 +19,16 @@ skip='^(libaotirt|linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.
   # load SLEEF and OpenBLAS (the OpenMP build where it is installed); a
   # CUDA-only deployment may leave them and their dependencies out.
   for extra in libsleef.so.3 libgomp.so.1; do
-    p=$(ldconfig -p | awk -v n="$extra" '$1 == n && /x86-64/ {print $NF; exit}')
+    # awk reads to the end: leaving early would kill ldconfig with SIGPIPE,
+    # which pipefail turns into this script's failure, now and then.
+    p=$(ldconfig -p | awk -v n="$extra" '$1 == n && /x86-64/ && !found {print $NF; found = 1}')
     [ -n "$p" ] && echo "$extra => $p (0x0)"
   done
   arch_dir=/usr/lib/$(gcc -dumpmachine 2>/dev/null || echo x86_64-linux-gnu)
   if [ -f "$arch_dir/openblas-openmp/libopenblas.so.0" ]; then
     echo "libopenblas.so.0 => $arch_dir/openblas-openmp/libopenblas.so.0 (0x0)"
   else
-    p=$(ldconfig -p | awk '$1 == "libopenblas.so.0" && /x86-64/ {print $NF; exit}')
+    p=$(ldconfig -p | awk '$1 == "libopenblas.so.0" && /x86-64/ && !found {print $NF; found = 1}')
     [ -n "$p" ] && echo "libopenblas.so.0 => $p (0x0)"
   fi
 } | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u | while read -r name path; do

@@ -428,3 +428,19 @@ def test_rows_run_without_tuning_switches(tmp_path, monkeypatch):
         assert "AOTIRT_CUDA_ALLOW_TF32" not in env and "AOTIRT_CUDA_GEMM" not in env
         assert env["AOTIRT_CUBLASLT_LIBRARY"] == "/opt/x/libcublasLt.so.13"
     assert "AOTIRT_CUDA_ALLOW_TF32" in os.environ  # the harness's own environment is left alone
+
+
+def test_footprint_counts_libaotirt_as_it_ships(tmp_path):
+    # A library with its symbol tables counts without them; a file strip
+    # cannot read counts as it is.
+    import shutil as _sh
+    import subprocess as _sp
+    if not (_sh.which("strip") and _sh.which("cc")):
+        pytest.skip("needs strip and a C compiler")
+    src = tmp_path / "f.c"
+    src.write_text("".join(f"int f{i}(int x) {{ return x * {i}; }}\n" for i in range(400)))
+    so = tmp_path / "libf.so"
+    _sp.run(["cc", "-shared", "-fPIC", "-o", str(so), str(src)], check=True)
+    assert 0 < run.shipped_size(so) < so.stat().st_size
+    blob = _file(tmp_path / "libaotirt.so.0.1.0", 1.0)
+    assert run.shipped_size(blob) == blob.stat().st_size
