@@ -1,0 +1,160 @@
+# Fused decode-step ops: custom ops that export_llm(fuse_decode=True) puts
+# into the decode package, each a product with the small step around it
+# (the RMS norm before it, the residual add after it, SiLU-multiply before
+# the MLP's down projection), so that a decode step launches fewer kernels.
+# Inductor calls them as aotirt's C shims (aot_inductor.custom_ops_to_c_shims):
+# aoti_torch_<device>_aotirt_<name>. Their eager definitions here are the
+# reference, and round as transformers' modules do: each step's result is
+# rounded to the model's dtype before the next step reads it.
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+import torch.nn.functional as F
+
+# transformers' RMS norms that compute weight * (x * rsqrt(mean(x^2) + eps)),
+# the norm rms_norm_linear folds in (Gemma's 1 + weight is another).
+RMS_NORMS = ("LlamaRMSNorm", "Qwen2RMSNorm", "MistralRMSNorm")
+# The MLP activations that are F.silu (torch's module, transformers' own).
+SILU = ("SiLU", "SiLUActivation")
+
+
+def _rms_norm(x, weight, eps: float):
+    xf = x.to(torch.float32)
+    return weight * (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+
+
+@torch.library.custom_op("aotirt::aotirt_rms_norm_linear", mutates_args=())
+def rms_norm_linear(x: torch.Tensor, norm_weight: torch.Tensor, eps: float, weight: torch.Tensor,
+                    bias: torch.Tensor | None) -> torch.Tensor:
+    """linear(rms_norm(x), weight, bias)."""
+    return F.linear(_rms_norm(x, norm_weight, eps), weight, bias)
+
+
+@rms_norm_linear.register_fake
+def _(x, norm_weight, eps, weight, bias):
+    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
+
+@torch.library.custom_op("aotirt::aotirt_linear_add", mutates_args=())
+def linear_add(x: torch.Tensor, weight: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+    """residual + linear(x, weight)."""
+    return residual + F.linear(x, weight)
+
+
+@linear_add.register_fake
+def _(x, weight, residual):
+    return residual.new_empty(residual.shape)
+
+
+@torch.library.custom_op("aotirt::aotirt_silu_mul_linear_add", mutates_args=())
+def silu_mul_linear_add(gate_up: torch.Tensor, weight: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+    """residual + linear(silu(gate) * up, weight), gate and up the two
+    halves of gate_up's last dimension."""
+    gate, up = gate_up.chunk(2, dim=-1)
+    return residual + F.linear(F.silu(gate) * up, weight)
+
+
+@silu_mul_linear_add.register_fake
+def _(gate_up, weight, residual):
+    return residual.new_empty(residual.shape)
+
+
+def c_shims(device: str) -> dict:
+    """aot_inductor.custom_ops_to_c_shims for |device| ("cpu" or "cuda"):
+    each op and its C declaration, as aotirt exports it."""
+    t, h = "AtenTensorHandle", "AOTITorchError"
+    p = f"aoti_torch_{device}_aotirt_"
+    return {
+        torch.ops.aotirt.aotirt_rms_norm_linear.default: [
+            f"{h} {p}rms_norm_linear({t} x, {t} norm_weight, double eps, {t} weight, {t}* bias, {t}* ret0)"],
+        torch.ops.aotirt.aotirt_linear_add.default: [
+            f"{h} {p}linear_add({t} x, {t} weight, {t} residual, {t}* ret0)"],
+        torch.ops.aotirt.aotirt_silu_mul_linear_add.default: [
+            f"{h} {p}silu_mul_linear_add({t} gate_up, {t} weight, {t} residual, {t}* ret0)"],
+    }
+
+
+class _ResidualLinear(torch.nn.Module):
+    """An attention's output projection that adds the residual its layer
+    sets before each call (the layer's own add then does not happen)."""
+
+    def __init__(self, linear):
+        super().__init__()
+        self.linear = linear
+        self.residual = None
+
+    def forward(self, x):
+        residual, self.residual = self.residual, None
+        return torch.ops.aotirt.aotirt_linear_add(x, self.linear.weight, residual)
+
+
+class _FusedDecoderLayer(torch.nn.Module):
+    """A decoder layer whose decode step is four fused products: the q/k/v
+    product with the input norm, the output projection with the residual
+    add, the gate/up product with the second norm, and the down product
+    with SiLU-multiply and the residual add. Same results as the layer, up
+    to the float32 sums' order."""
+
+    def __init__(self, layer, qkv_stack):
+        super().__init__()
+        self.layer = layer
+        object.__setattr__(self, "_qkv_stack", qkv_stack)
+
+    def forward(self, hidden_states, **kwargs):
+        layer = self.layer
+        attn, mlp = layer.self_attn, layer.mlp
+        norm1, norm2 = layer.input_layernorm, layer.post_attention_layernorm
+        self._qkv_stack.norm = (norm1.weight, float(norm1.variance_epsilon))
+        attn.o_proj.residual = hidden_states
+        try:
+            # The attention reads the layer's input itself: its q/k/v
+            # product applies the input norm.
+            h, _ = attn(hidden_states=hidden_states, **kwargs)
+        finally:
+            self._qkv_stack.norm = None
+            attn.o_proj.residual = None
+        gate_up = mlp.aotirt_gate_up_proj
+        gu = torch.ops.aotirt.aotirt_rms_norm_linear(h, norm2.weight, float(norm2.variance_epsilon), gate_up.weight,
+                                                    gate_up.bias)
+        return torch.ops.aotirt.aotirt_silu_mul_linear_add(gu, mlp.down_proj.weight, h)
+
+
+def _fusable(layer) -> bool:
+    attn, mlp = getattr(layer, "self_attn", None), getattr(layer, "mlp", None)
+    norms = [getattr(layer, n, None) for n in ("input_layernorm", "post_attention_layernorm")]
+    if attn is None or mlp is None or any(type(n).__name__ not in RMS_NORMS for n in norms):
+        return False
+    stack = getattr(getattr(attn, "q_proj", None), "_stack", None)
+    plain = lambda m: type(m) is torch.nn.Linear and m.weight.dtype in (torch.float32, torch.bfloat16, torch.float16)
+    return (stack is not None and stack.name == "aotirt_q_k_v_proj" and plain(getattr(attn, stack.name, None))
+            and plain(getattr(attn, "o_proj", None)) and attn.o_proj.bias is None
+            and plain(getattr(mlp, "aotirt_gate_up_proj", None)) and plain(getattr(mlp, "down_proj", None))
+            and mlp.down_proj.bias is None and type(getattr(mlp, "act_fn", None)).__name__ in SILU)
+
+
+@contextlib.contextmanager
+def fused_decoder_layers(model):
+    """|model| (its projections stacked, weights not quantized) with each
+    decoder layer _fusable replaced by a _FusedDecoderLayer within; yields
+    how many. As it was after, also when the body raises."""
+    swapped = []
+    try:
+        for parent in list(model.modules()):
+            layers = getattr(parent, "layers", None)
+            if not isinstance(layers, torch.nn.ModuleList):
+                continue
+            for i, layer in enumerate(layers):
+                if not _fusable(layer):
+                    continue
+                o_proj = layer.self_attn.o_proj
+                layer.self_attn.o_proj = _ResidualLinear(o_proj)
+                layers[i] = _FusedDecoderLayer(layer, layer.self_attn.q_proj._stack)
+                swapped.append((layers, i, layer, o_proj))
+        yield len(swapped)
+    finally:
+        for layers, i, layer, o_proj in swapped:
+            layer.self_attn.o_proj = o_proj
+            layers[i] = layer
