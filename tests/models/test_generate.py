@@ -270,6 +270,18 @@ def test_greedy_on_cuda_matches_transformers():
     assert plain["tokens"] == got["tokens"] and plain["graph_replays"] == 0, plain
 
 
+@requires_cuda
+def test_fused_decode_on_cuda_matches_transformers():
+    """export_llm(fuse_decode=True) for CUDA: aotirt's fused shims on the
+    GPU (a float32 model: the general path; tests/ops times and checks the
+    one-row bfloat16 kernel), the same greedy tokens as transformers."""
+    prompt = [1, 17, 42, 99, 5, 63]
+    got = _generate(_exported("cuda", "fused"), "--prompt-ids", ",".join(map(str, prompt)), "-n", "24",
+                    "--ignore-eos")
+    assert got["tokens"] == _reference(prompt, 24, device="cuda")
+    assert got["graph_replays"] == 22, got
+
+
 def _greedy_recomputed(model, prompt: list, new_tokens: int, device: str) -> list:
     """Greedy tokens of |model| run eagerly on the whole sequence at each
     step. The quantized models' reference: transformers' cached generate of

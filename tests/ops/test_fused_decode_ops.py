@@ -94,6 +94,32 @@ def test_silu_mul_linear_add(shims, device, dtype, rows):
 
 
 @pytest.mark.parametrize("device", devices())
+@pytest.mark.parametrize("op", ["rms_norm_linear", "linear_add", "silu_mul_linear_add"])
+def test_decode_sized_bfloat16(shims, device, op):
+    """One bfloat16 row of a Llama-sized layer (on CUDA, the one-row kernel:
+    a norm over 2048 elements in one pass, SiLU-multiply over 4096)."""
+    name = need(shims, device, op)
+    bf = torch.bfloat16
+    if op == "rms_norm_linear":
+        x, g = rand((1, 1, 2048), bf, device, 0) * 2, rand((2048,), bf, device, 1)
+        w = rand((1000, 2048), bf, device, 2) / 16
+        got = call(shims, name, device, shims.handle(x), shims.handle(g), ctypes.c_double(1e-5), shims.handle(w),
+                   None)
+        want = _fused.rms_norm_linear(x, g, 1e-5, w, None)
+    elif op == "linear_add":
+        x, w, res = rand((1, 1, 2048), bf, device, 0), rand((600, 2048), bf, device, 1) / 16, \
+            rand((1, 1, 600), bf, device, 2)
+        got = call(shims, name, device, shims.handle(x), shims.handle(w), shims.handle(res))
+        want = _fused.linear_add(x, w, res)
+    else:
+        gu, w, res = rand((1, 1, 8192), bf, device, 0) * 3, rand((600, 4096), bf, device, 1) / 16, \
+            rand((1, 1, 600), bf, device, 2)
+        got = call(shims, name, device, shims.handle(gu), shims.handle(w), shims.handle(res))
+        want = _fused.silu_mul_linear_add(gu, w, res)
+    check(got, want)
+
+
+@pytest.mark.parametrize("device", devices())
 def test_strided_inputs(shims, device):
     """A transposed weight and a strided x read as torch reads them."""
     name = need(shims, device, "rms_norm_linear")

@@ -17,4 +17,12 @@ AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_linear_add(AtenTensorHan
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_silu_mul_linear_add(AtenTensorHandle gate_up,
     AtenTensorHandle weight, AtenTensorHandle residual, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_rms_norm_linear(AtenTensorHandle x,
+    AtenTensorHandle norm_weight, double eps, AtenTensorHandle weight, AtenTensorHandle* bias,
+    AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_linear_add(AtenTensorHandle x, AtenTensorHandle weight,
+    AtenTensorHandle residual, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_silu_mul_linear_add(AtenTensorHandle gate_up,
+    AtenTensorHandle weight, AtenTensorHandle residual, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+
 }  // extern "C"

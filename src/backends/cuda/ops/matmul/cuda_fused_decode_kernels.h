@@ -1,0 +1,47 @@
+// Kernels of aotirt's fused decode-step shims on CUDA
+// (cuda_fused_decode.cpp): a one-row bfloat16 product with its prologue (an
+// RMS norm of the row, or SiLU-multiply of its gate and up halves) and its
+// residual add in the same kernel, and the pieces of the general path
+// (any dtype and row count): the prologue alone and the residual add alone
+// around the matmul dispatch.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace aotirt {
+
+enum class CudaFusedPrologue { kNone = 0, kRmsNorm = 1, kSiluMul = 2 };
+
+// out[j] = [residual[j] +] sum_k prologue(x)[k] * w[j, k] [+ bias[j]], all
+// bfloat16, rounded where transformers' modules round.
+struct CudaFusedRow {
+  int n = 0, k = 0;
+  const void* x = nullptr;         // k elements (2k for kSiluMul: gate, then up)
+  const void* norm = nullptr;      // k elements, kRmsNorm
+  float eps = 0.f;
+  const void* w = nullptr;         // [n, k], rows ldw apart, k contiguous
+  int64_t ldw = 0;
+  const void* bias = nullptr;      // n elements or null
+  const void* residual = nullptr;  // n elements or null
+  void* out = nullptr;             // n elements
+};
+
+// Whether the one-row kernel takes |p|: k a multiple of 8 (and at most
+// kCudaFusedNormMaxK for the norm, whose sums a warp's single pass makes),
+// 16-byte aligned rows.
+constexpr int kCudaFusedNormMaxK = 2048;
+bool cuda_fused_row_supported(const CudaFusedRow& p, CudaFusedPrologue prologue);
+cudaError_t cuda_fused_row_launch(const CudaFusedRow& p, CudaFusedPrologue prologue, cudaStream_t stream,
+                                  bool dependent_launch);
+
+// The general path's pieces, for float32 (dtype 6), float16 (5) and
+// bfloat16 (15), contiguous rows: y[rows, k] = prologue(x); out = residual
+// + out (in place), each rounded to the dtype.
+cudaError_t cuda_fused_prologue_launch(CudaFusedPrologue prologue, int dtype, const void* x, const void* norm,
+                                       float eps, void* y, int64_t rows, int64_t k, cudaStream_t stream);
+cudaError_t cuda_fused_residual_launch(int dtype, const void* residual, void* out, int64_t numel,
+                                       cudaStream_t stream);
+
+}  // namespace aotirt
