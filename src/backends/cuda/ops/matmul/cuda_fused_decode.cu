@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "backends/cuda/launch/cuda_dependent_launch.h"
+#include "backends/cuda/ops/matmul/cuda_bf16_loads.cuh"
 #include "backends/cuda/ops/matmul/cuda_fused_decode_kernels.h"
 
 namespace aotirt {
@@ -26,23 +27,8 @@ static_assert(kPass == kCudaFusedNormMaxK, "the norm's sums come from one pass")
 
 __device__ __forceinline__ float round_bf16(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
 
-__device__ __forceinline__ void unpack8(const uint4& v, float out[8]) {
-  const __nv_bfloat162* h = reinterpret_cast<const __nv_bfloat162*>(&v);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 f = __bfloat1622float2(h[i]);
-    out[2 * i] = f.x;
-    out[2 * i + 1] = f.y;
-  }
-}
-
-// Activations in one 16-byte load, not through the read-only path: the
-// kernel ahead may have written them.
-__device__ __forceinline__ uint4 load16(const __nv_bfloat16* p) {
-  uint4 v;
-  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  return v;
-}
+using bf16_loads::load16;
+using bf16_loads::unpack8;
 
 template <int kPro>
 __global__ void __launch_bounds__(32 * kWarps, 2) fused_row_kernel(CudaFusedRow p) {
