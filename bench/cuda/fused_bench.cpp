@@ -62,23 +62,29 @@ TEST_F(CudaFusedTest, Timing) {
       q.d = out.data_ptr(), q.ldd = s.n;
       return cuda_bf16_gemv_rows_launch(q, stream, dep);
     };
-    auto fused = [&](size_t c) {
+    auto fused = [&](size_t c, CudaFusedRowKernel kernel) {
       CudaFusedRow p;
       p.n = s.n, p.k = s.k, p.x = x.data_ptr(), p.norm = norm.data_ptr(), p.eps = 1e-5f;
       p.w = w[c % copies].data_ptr(), p.ldw = s.k, p.residual = s.residual ? res.data_ptr() : nullptr;
       p.out = out.data_ptr();
-      return cuda_fused_row_launch(p, s.pro, stream, dep);
+      return cuda_fused_row_launch(p, s.pro, stream, dep, kernel);
     };
+    const bool warp_form = s.pro != CudaFusedPrologue::kRmsNorm || s.k <= kCudaFusedNormMaxK;
     for (int r = 0; r < 2; ++r) {
       ASSERT_EQ(plain(r), cudaSuccess);
-      ASSERT_EQ(fused(r), cudaSuccess);
+      if (warp_form) {
+        ASSERT_EQ(fused(r, CudaFusedRowKernel::kWarp), cudaSuccess);
+      }
+      ASSERT_EQ(fused(r, CudaFusedRowKernel::kShared), cudaSuccess);
     }
     const double plain_us = cuda_bench::graph_replay_us(
         stream, [&] { for (int it = 0; it < iters; ++it) plain(it); }, iters);
-    const double fused_us = cuda_bench::graph_replay_us(
-        stream, [&] { for (int it = 0; it < iters; ++it) fused(it); }, iters);
-    std::printf("[ timing ] llama %s (1x%dx%d): plain %.2f us, fused %.2f us (%.0f / %.0f GB/s)\n", s.what, s.n,
-                s.k, plain_us, fused_us, bytes / plain_us * 1e-3, bytes / fused_us * 1e-3);
+    const double warp_us = warp_form ? cuda_bench::graph_replay_us(
+        stream, [&] { for (int it = 0; it < iters; ++it) fused(it, CudaFusedRowKernel::kWarp); }, iters) : 0.0;
+    const double shared_us = cuda_bench::graph_replay_us(
+        stream, [&] { for (int it = 0; it < iters; ++it) fused(it, CudaFusedRowKernel::kShared); }, iters);
+    std::printf("[ timing ] llama %s (1x%dx%d): plain %.2f us, fused a warp %.2f us, fused shared %.2f us\n",
+                s.what, s.n, s.k, plain_us, warp_us, shared_us);
   }
   cudaStreamDestroy(stream);
 }

@@ -109,6 +109,101 @@ __global__ void __launch_bounds__(32 * kWarps, 2) fused_row_kernel(CudaFusedRow 
   }
 }
 
+// The same product with the prologue made once a block: the block's
+// threads write prologue(x) into shared memory (for the norm, its sum of
+// squares through shared memory too), then each warp reads its row of it
+// there. Fewer registers and one read of x a block instead of a warp, for
+// a barrier before the first product; and no bound on k from one pass.
+template <int kPro>
+__global__ void __launch_bounds__(32 * kWarps) fused_row_shared_kernel(CudaFusedRow p) {
+  extern __shared__ __align__(16) unsigned char a_bytes[];  // the product's input row, k bfloat16
+  __nv_bfloat16* a_s = reinterpret_cast<__nv_bfloat16*>(a_bytes);
+  __shared__ float red[kWarps];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int j = static_cast<int>(blockIdx.x) * kWarps + warp;
+  const __nv_bfloat16* x = static_cast<const __nv_bfloat16*>(p.x);
+  const __nv_bfloat16* col =
+      j < p.n ? static_cast<const __nv_bfloat16*>(p.w) + static_cast<int64_t>(j) * p.ldw : nullptr;
+  dependents_may_start();
+  // The first pass's weights go out before the wait for the kernel ahead.
+  uint4 bv[kDepth];
+#pragma unroll
+  for (int u = 0; u < kDepth; ++u) {
+    const int e = u * 256 + lane * 8;
+    bv[u] = col && e < p.k ? __ldg(reinterpret_cast<const uint4*>(col + e)) : make_uint4(0, 0, 0, 0);
+  }
+  dependency_wait();
+  float inv = 1.f;
+  if (kPro == 1) {
+    float ss = 0.f;
+    for (int e = threadIdx.x * 8; e < p.k; e += 256 * 8) {
+      float f[8];
+      unpack8(load16(x + e), f);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) ss = fmaf(f[i], f[i], ss);
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) ss += __shfl_xor_sync(0xffffffffu, ss, off);
+    if (lane == 0) red[warp] = ss;
+    __syncthreads();
+    ss = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) ss += red[w];
+    inv = rsqrtf(ss / static_cast<float>(p.k) + p.eps);
+  }
+  for (int e = threadIdx.x * 8; e < p.k; e += 256 * 8) {
+    float f[8], s8[8];
+    unpack8(load16(x + e), f);
+    if (kPro == 1) unpack8(__ldg(reinterpret_cast<const uint4*>(static_cast<const __nv_bfloat16*>(p.norm) + e)), s8);
+    if (kPro == 2) unpack8(load16(x + p.k + e), s8);
+    __nv_bfloat162 o[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      float v0 = f[2 * i], v1 = f[2 * i + 1];
+      if (kPro == 1) {
+        v0 = s8[2 * i] * round_bf16(v0 * inv);
+        v1 = s8[2 * i + 1] * round_bf16(v1 * inv);
+      } else if (kPro == 2) {
+        v0 = round_bf16(v0 / (1.f + expf(-v0))) * s8[2 * i];
+        v1 = round_bf16(v1 / (1.f + expf(-v1))) * s8[2 * i + 1];
+      }
+      o[i] = __floats2bfloat162_rn(v0, v1);
+    }
+    *reinterpret_cast<uint4*>(a_s + e) = *reinterpret_cast<const uint4*>(o);
+  }
+  __syncthreads();
+  float acc = 0.f;
+  if (col) {
+    for (int base = 0; base < p.k; base += kPass) {
+      if (base > 0) {
+#pragma unroll
+        for (int u = 0; u < kDepth; ++u) {
+          const int e = base + u * 256 + lane * 8;
+          bv[u] = e < p.k ? __ldg(reinterpret_cast<const uint4*>(col + e)) : make_uint4(0, 0, 0, 0);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kDepth; ++u) {
+        const int e = base + u * 256 + lane * 8;
+        if (e >= p.k) break;
+        float af[8], bf8[8];
+        unpack8(*reinterpret_cast<const uint4*>(a_s + e), af);
+        unpack8(bv[u], bf8);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) acc = fmaf(af[i], bf8[i], acc);
+      }
+    }
+  }
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+  if (lane == 0 && col) {
+    float v = acc;
+    if (p.bias) v += __bfloat162float(static_cast<const __nv_bfloat16*>(p.bias)[j]);
+    if (p.residual) v = __bfloat162float(static_cast<const __nv_bfloat16*>(p.residual)[j]) + round_bf16(v);
+    static_cast<__nv_bfloat16*>(p.out)[j] = __float2bfloat16_rn(v);
+  }
+}
+
 // ---- the general path's pieces ----
 
 template <class T>
@@ -205,21 +300,27 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 }  // namespace
 
-bool cuda_fused_row_supported(const CudaFusedRow& p, CudaFusedPrologue prologue) {
+bool cuda_fused_row_supported(const CudaFusedRow& p, CudaFusedPrologue prologue, CudaFusedRowKernel kernel) {
   if (p.n < 1 || p.k < 8 || p.k % 8 != 0 || p.ldw % 8 != 0 || !aligned16(p.x) || !aligned16(p.w)) return false;
-  if (prologue == CudaFusedPrologue::kRmsNorm && (p.k > kCudaFusedNormMaxK || !aligned16(p.norm))) return false;
-  return true;
+  if (prologue == CudaFusedPrologue::kRmsNorm && !aligned16(p.norm)) return false;
+  if (kernel == CudaFusedRowKernel::kShared) return p.k <= kCudaFusedSharedMaxK;
+  return prologue != CudaFusedPrologue::kRmsNorm || p.k <= kCudaFusedNormMaxK;
 }
 
 cudaError_t cuda_fused_row_launch(const CudaFusedRow& p, CudaFusedPrologue prologue, cudaStream_t stream,
-                                  bool dependent_launch) {
-  if (!cuda_fused_row_supported(p, prologue)) return cudaErrorInvalidValue;
+                                  bool dependent_launch, CudaFusedRowKernel which) {
+  if (!cuda_fused_row_supported(p, prologue, which)) return cudaErrorInvalidValue;
   const dim3 grid(static_cast<unsigned>((p.n + kWarps - 1) / kWarps)), block(32 * kWarps);
-  void (*kernel)(CudaFusedRow) = prologue == CudaFusedPrologue::kRmsNorm   ? fused_row_kernel<1>
-                                 : prologue == CudaFusedPrologue::kSiluMul ? fused_row_kernel<2>
-                                                                           : fused_row_kernel<0>;
-  if (dependent_launch) return cuda_launch_dependent(kernel, grid, block, 0, stream, p);
-  kernel<<<grid, block, 0, stream>>>(p);
+  const bool shared = which == CudaFusedRowKernel::kShared;
+  void (*kernel)(CudaFusedRow) = nullptr;
+  switch (prologue) {
+    case CudaFusedPrologue::kRmsNorm: kernel = shared ? fused_row_shared_kernel<1> : fused_row_kernel<1>; break;
+    case CudaFusedPrologue::kSiluMul: kernel = shared ? fused_row_shared_kernel<2> : fused_row_kernel<2>; break;
+    default: kernel = shared ? fused_row_shared_kernel<0> : fused_row_kernel<0>; break;
+  }
+  const size_t smem = shared ? static_cast<size_t>(p.k) * 2 : 0;
+  if (dependent_launch) return cuda_launch_dependent(kernel, grid, block, smem, stream, p);
+  kernel<<<grid, block, smem, stream>>>(p);
   return cudaGetLastError();
 }
 

@@ -28,13 +28,21 @@ struct CudaFusedRow {
   void* out = nullptr;             // n elements
 };
 
-// Whether the one-row kernel takes |p|: k a multiple of 8 (and at most
-// kCudaFusedNormMaxK for the norm, whose sums a warp's single pass makes),
-// 16-byte aligned rows.
+// Two forms of the one-row kernel, to be chosen by timing on a GPU
+// (CudaFusedTest.Timing): each warp makes the prologue of the whole row
+// itself (kWarp; for the norm, k at most kCudaFusedNormMaxK, whose sums
+// one pass of a warp makes), or the block makes it once in shared memory
+// (kShared; k at most kCudaFusedSharedMaxK).
+enum class CudaFusedRowKernel { kWarp, kShared };
 constexpr int kCudaFusedNormMaxK = 2048;
-bool cuda_fused_row_supported(const CudaFusedRow& p, CudaFusedPrologue prologue);
+constexpr int kCudaFusedSharedMaxK = 24 * 1024;  // 48 KB of shared memory
+
+// Whether |kernel| takes |p|: k a multiple of 8 within its bound, 16-byte
+// aligned rows.
+bool cuda_fused_row_supported(const CudaFusedRow& p, CudaFusedPrologue prologue,
+                              CudaFusedRowKernel kernel = CudaFusedRowKernel::kWarp);
 cudaError_t cuda_fused_row_launch(const CudaFusedRow& p, CudaFusedPrologue prologue, cudaStream_t stream,
-                                  bool dependent_launch);
+                                  bool dependent_launch, CudaFusedRowKernel kernel = CudaFusedRowKernel::kWarp);
 
 // The general path's pieces, for float32 (dtype 6), float16 (5) and
 // bfloat16 (15), contiguous rows: y[rows, k] = prologue(x); out = residual
