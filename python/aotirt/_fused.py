@@ -77,49 +77,52 @@ def c_shims(device: str) -> dict:
     }
 
 
-class _ResidualLinear(torch.nn.Module):
-    """An attention's output projection that adds the residual its layer
-    sets before each call (the layer's own add then does not happen)."""
+class _Residual:
+    """The residual a fused layer hands its attention's output projection
+    for one call."""
 
-    def __init__(self, linear):
-        super().__init__()
-        self.linear = linear
-        self.residual = None
-
-    def forward(self, x):
-        residual, self.residual = self.residual, None
-        return torch.ops.aotirt.aotirt_linear_add(x, self.linear.weight, residual)
+    def __init__(self):
+        self.value = None
 
 
-class _FusedDecoderLayer(torch.nn.Module):
-    """A decoder layer whose decode step is four fused products: the q/k/v
-    product with the input norm, the output projection with the residual
-    add, the gate/up product with the second norm, and the down product
-    with SiLU-multiply and the residual add. Same results as the layer, up
-    to the float32 sums' order."""
+def _residual_linear_forward(linear, residual):
+    """An output projection's forward that adds the residual its layer set
+    before the call (the layer's own add then does not happen)."""
 
-    def __init__(self, layer, qkv_stack):
-        super().__init__()
-        self.layer = layer
-        object.__setattr__(self, "_qkv_stack", qkv_stack)
+    def forward(x):
+        r, residual.value = residual.value, None
+        return torch.ops.aotirt.aotirt_linear_add(x, linear.weight, r)
 
-    def forward(self, hidden_states, **kwargs):
-        layer = self.layer
+    return forward
+
+
+def _fused_layer_forward(layer, qkv_stack, residual):
+    """A decoder layer's forward as four fused products: the q/k/v product
+    with the input norm, the output projection with the residual add, the
+    gate/up product with the second norm, and the down product with
+    SiLU-multiply and the residual add. Same results as the layer, up to
+    the float32 sums' order. It replaces the layer's forward in place (not
+    the layer), so that its weights keep the names they have in the prefill
+    package and the pair shares them."""
+
+    def forward(hidden_states, **kwargs):
         attn, mlp = layer.self_attn, layer.mlp
         norm1, norm2 = layer.input_layernorm, layer.post_attention_layernorm
-        self._qkv_stack.norm = (norm1.weight, float(norm1.variance_epsilon))
-        attn.o_proj.residual = hidden_states
+        qkv_stack.norm = (norm1.weight, float(norm1.variance_epsilon))
+        residual.value = hidden_states
         try:
             # The attention reads the layer's input itself: its q/k/v
             # product applies the input norm.
             h, _ = attn(hidden_states=hidden_states, **kwargs)
         finally:
-            self._qkv_stack.norm = None
-            attn.o_proj.residual = None
+            qkv_stack.norm = None
+            residual.value = None
         gate_up = mlp.aotirt_gate_up_proj
         gu = torch.ops.aotirt.aotirt_rms_norm_linear(h, norm2.weight, float(norm2.variance_epsilon), gate_up.weight,
                                                     gate_up.bias)
         return torch.ops.aotirt.aotirt_silu_mul_linear_add(gu, mlp.down_proj.weight, h)
+
+    return forward
 
 
 def _fusable(layer) -> bool:
@@ -137,9 +140,10 @@ def _fusable(layer) -> bool:
 
 @contextlib.contextmanager
 def fused_decoder_layers(model):
-    """|model| (its projections stacked, weights not quantized) with each
-    decoder layer _fusable replaced by a _FusedDecoderLayer within; yields
-    how many. As it was after, also when the body raises."""
+    """|model| (its projections stacked, weights not quantized) with the
+    forward of each _fusable decoder layer (and of its output projection)
+    replaced by the fused one within; yields how many. As it was after,
+    also when the body raises."""
     swapped = []
     try:
         for parent in list(model.modules()):
@@ -149,12 +153,13 @@ def fused_decoder_layers(model):
             for i, layer in enumerate(layers):
                 if not _fusable(layer):
                     continue
-                o_proj = layer.self_attn.o_proj
-                layer.self_attn.o_proj = _ResidualLinear(o_proj)
-                layers[i] = _FusedDecoderLayer(layer, layer.self_attn.q_proj._stack)
-                swapped.append((layers, i, layer, o_proj))
+                o_proj, residual = layer.self_attn.o_proj, _Residual()
+                # Instance attributes: nn.Module calls self.forward.
+                o_proj.forward = _residual_linear_forward(o_proj, residual)
+                layer.forward = _fused_layer_forward(layer, layer.self_attn.q_proj._stack, residual)
+                swapped.append((layer, o_proj))
         yield len(swapped)
     finally:
-        for layers, i, layer, o_proj in swapped:
-            layer.self_attn.o_proj = o_proj
-            layers[i] = layer
+        for layer, o_proj in swapped:
+            del o_proj.forward
+            del layer.forward

@@ -240,6 +240,12 @@ def test_fused_decode_matches_transformers():
     for prompt in REFERENCE_PROMPTS:
         got = _generate(pair, "--prompt-ids", ",".join(map(str, prompt)), "-n", "24", "--ignore-eos")
         assert got["tokens"] == _reference(prompt, 24)
+    # The fused layers keep their weights' names, so the pair holds one copy
+    # of them, as the plain pair does.
+    plain = _generate(_exported("cpu"), "--prompt-ids", "1,17,42", "-n", "2", "--ignore-eos")
+    assert got["weight_bytes"] < got["unshared_weight_bytes"], got
+    assert (got["weight_bytes"], got["unshared_weight_bytes"]) == (plain["weight_bytes"],
+                                                                   plain["unshared_weight_bytes"])
 
 
 def test_warm_up_runs_repeat_the_same_tokens(llm_dir):

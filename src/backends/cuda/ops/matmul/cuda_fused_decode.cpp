@@ -74,11 +74,13 @@ Result<TensorImpl> fused_linear(const ops::FusedLinearArgs& a) {
     p.bias = a.bias ? a.bias->data_ptr() : nullptr;
     p.residual = a.residual ? a.residual->data_ptr() : nullptr;
     p.out = out.data_ptr();
-    // The warp form where it takes the row, else the shared form (a norm
-    // over more than 2048 elements); which is faster where both take a row
-    // is for CudaFusedTest.Timing to say.
-    const CudaFusedRowKernel form =
-        cuda_fused_row_supported(p, pro, CudaFusedRowKernel::kWarp) ? CudaFusedRowKernel::kWarp : CudaFusedRowKernel::kShared;
+    // The warp form for a product without a prologue, the shared form for
+    // one with (CudaFusedTest.Timing, bench/notes.md): each of the warp
+    // form's warps making the whole prologue again cost more than the
+    // shared form's barrier, most of all for SiLU-multiply over the down
+    // product's long rows.
+    CudaFusedRowKernel form = pro == CudaFusedPrologue::kNone ? CudaFusedRowKernel::kWarp : CudaFusedRowKernel::kShared;
+    if (!cuda_fused_row_supported(p, pro, form)) form = CudaFusedRowKernel::kShared;
     if (cuda_fused_row_supported(p, pro, form)) {
       AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
       const bool dependent = dev->properties().major >= 9 && cuda_options().enabled(CudaFeature::kPdl);
