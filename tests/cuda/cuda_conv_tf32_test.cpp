@@ -280,6 +280,14 @@ TEST(CudaConvTf32Choice, PersistentHopperKernelTakesWhatItRunsFastest) {
   // (17.0 us; the GEMMs 17.8-18.8).
   c = pick(conv(32, 14, 14, 1024, 256, 1, 1, 1, 0));
   EXPECT_EQ(c.config, persistent);
+  // Plain 1x1s that the GEMMs' bytes floor gave them while the persistent
+  // kernel ran faster (H100 machine: 56x56 64 -> 256 48.7 us against 51.4
+  // on 64x64 GEMM tiles; 28x28 512 -> 256 30.6 against 32.9 on 64x256).
+  for (const CudaConvProblem& p : {conv(32, 56, 56, 64, 256, 1, 1, 1, 0), conv(32, 28, 28, 512, 256, 1, 1, 1, 0),
+                                   conv(32, 28, 28, 128, 512, 1, 1, 1, 0)}) {
+    c = pick(p);
+    EXPECT_EQ(c.config, persistent) << p.c << " -> " << p.k << " channels at " << p.h << "x" << p.w;
+  }
   // The deep 3x3 of 7x7 outputs: 52 tiles, split in two (29.5 us).
   c = pick(conv(32, 7, 7, 512, 512, 3, 3, 1, 1));
   EXPECT_EQ(c.config, persistent);
