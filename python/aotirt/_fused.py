@@ -1,7 +1,7 @@
 # Fused decode-step ops: custom ops that export_llm(fuse_decode=True) puts
-# into the decode package, each a product with the small step around it
-# (the RMS norm before it, the residual add after it, SiLU-multiply before
-# the MLP's down projection), so that a decode step launches fewer kernels.
+# into the decode package, each a product with the small steps around it
+# (the RMS norm before it, the residual add or the MLP's SiLU-multiply
+# after it), so that a decode step launches fewer kernels.
 # Inductor calls them as aotirt's C shims (aot_inductor.custom_ops_to_c_shims):
 # aoti_torch_<device>_aotirt_<name>. Their eager definitions here are the
 # reference, and round as transformers' modules do: each step's result is
@@ -49,17 +49,18 @@ def _(x, weight, residual):
     return residual.new_empty(residual.shape)
 
 
-@torch.library.custom_op("aotirt::aotirt_silu_mul_linear_add", mutates_args=())
-def silu_mul_linear_add(gate_up: torch.Tensor, weight: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
-    """residual + linear(silu(gate) * up, weight), gate and up the two
-    halves of gate_up's last dimension."""
-    gate, up = gate_up.chunk(2, dim=-1)
-    return residual + F.linear(F.silu(gate) * up, weight)
+@torch.library.custom_op("aotirt::aotirt_rms_norm_linear_silu_mul", mutates_args=())
+def rms_norm_linear_silu_mul(x: torch.Tensor, norm_weight: torch.Tensor, eps: float,
+                             weight: torch.Tensor) -> torch.Tensor:
+    """silu(gate) * up, gate and up the two halves of the last dimension of
+    linear(rms_norm(x), weight)."""
+    gate, up = F.linear(_rms_norm(x, norm_weight, eps), weight).chunk(2, dim=-1)
+    return F.silu(gate) * up
 
 
-@silu_mul_linear_add.register_fake
-def _(gate_up, weight, residual):
-    return residual.new_empty(residual.shape)
+@rms_norm_linear_silu_mul.register_fake
+def _(x, norm_weight, eps, weight):
+    return x.new_empty((*x.shape[:-1], weight.shape[0] // 2))
 
 
 def c_shims(device: str) -> dict:
@@ -72,8 +73,8 @@ def c_shims(device: str) -> dict:
             f"{h} {p}rms_norm_linear({t} x, {t} norm_weight, double eps, {t} weight, {t}* bias, {t}* ret0)"],
         torch.ops.aotirt.aotirt_linear_add.default: [
             f"{h} {p}linear_add({t} x, {t} weight, {t} residual, {t}* ret0)"],
-        torch.ops.aotirt.aotirt_silu_mul_linear_add.default: [
-            f"{h} {p}silu_mul_linear_add({t} gate_up, {t} weight, {t} residual, {t}* ret0)"],
+        torch.ops.aotirt.aotirt_rms_norm_linear_silu_mul.default: [
+            f"{h} {p}rms_norm_linear_silu_mul({t} x, {t} norm_weight, double eps, {t} weight, {t}* ret0)"],
     }
 
 
@@ -99,9 +100,9 @@ def _residual_linear_forward(linear, residual):
 def _fused_layer_forward(layer, qkv_stack, residual):
     """A decoder layer's forward as four fused products: the q/k/v product
     with the input norm, the output projection with the residual add, the
-    gate/up product with the second norm, and the down product with
-    SiLU-multiply and the residual add. Same results as the layer, up to
-    the float32 sums' order. It replaces the layer's forward in place (not
+    gate/up product with the second norm and SiLU-multiply, and the down
+    product with the residual add. Same results as the layer, up to the
+    float32 sums' order. It replaces the layer's forward in place (not
     the layer), so that its weights keep the names they have in the prefill
     package and the pair shares them."""
 
@@ -117,10 +118,9 @@ def _fused_layer_forward(layer, qkv_stack, residual):
         finally:
             qkv_stack.norm = None
             residual.value = None
-        gate_up = mlp.aotirt_gate_up_proj
-        gu = torch.ops.aotirt.aotirt_rms_norm_linear(h, norm2.weight, float(norm2.variance_epsilon), gate_up.weight,
-                                                    gate_up.bias)
-        return torch.ops.aotirt.aotirt_silu_mul_linear_add(gu, mlp.down_proj.weight, h)
+        act = torch.ops.aotirt.aotirt_rms_norm_linear_silu_mul(h, norm2.weight, float(norm2.variance_epsilon),
+                                                              mlp.aotirt_gate_up_proj.weight)
+        return torch.ops.aotirt.aotirt_linear_add(act, mlp.down_proj.weight, h)
 
     return forward
 
@@ -134,7 +134,8 @@ def _fusable(layer) -> bool:
     plain = lambda m: type(m) is torch.nn.Linear and m.weight.dtype in (torch.float32, torch.bfloat16, torch.float16)
     return (stack is not None and stack.name == "aotirt_q_k_v_proj" and plain(getattr(attn, stack.name, None))
             and plain(getattr(attn, "o_proj", None)) and attn.o_proj.bias is None
-            and plain(getattr(mlp, "aotirt_gate_up_proj", None)) and plain(getattr(mlp, "down_proj", None))
+            and plain(getattr(mlp, "aotirt_gate_up_proj", None)) and mlp.aotirt_gate_up_proj.bias is None
+            and plain(getattr(mlp, "down_proj", None))
             and mlp.down_proj.bias is None and type(getattr(mlp, "act_fn", None)).__name__ in SILU)
 
 

@@ -24,21 +24,37 @@ Status check_dtypes(const FusedLinearArgs& a) {
   return Status();
 }
 
-// weight [n, k] against x's last dimension (|factor| times k), and the
-// output's sizes: x's, its last dimension n.
-Status shape_product(FusedLinearArgs* a, int64_t factor, const char* x_name) {
-  AOTIRT_ENSURE(a->x->dim() >= 1, kInvalidArgument, "{} must have at least one dimension, got a scalar", x_name);
+// weight [n, k] against x's last dimension, and the output's sizes: x's,
+// its last dimension n.
+Status shape_product(FusedLinearArgs* a) {
+  AOTIRT_ENSURE(a->x->dim() >= 1, kInvalidArgument, "x must have at least one dimension, got a scalar");
   AOTIRT_RETURN_IF_ERROR(check_dim(*a->weight, 2, "weight"));
   a->n = a->weight->sizes()[0];
   a->k = a->weight->sizes()[1];
   const int64_t last = a->x->sizes()[a->x->dim() - 1];
-  AOTIRT_ENSURE(last == factor * a->k, kInvalidArgument,
-                "{} {} has {} elements in its last dimension; weight {} needs {}", x_name, shape_str(*a->x), last,
-                shape_str(*a->weight), factor * a->k);
+  AOTIRT_ENSURE(last == a->k, kInvalidArgument, "x {} has {} elements in its last dimension; weight {} needs {}",
+                shape_str(*a->x), last, shape_str(*a->weight), a->k);
   a->rows = 1;
   a->out_sizes = a->x->sizes();
   for (int64_t i = 0; i + 1 < a->x->dim(); ++i) a->rows *= a->x->sizes()[i];
   a->out_sizes[a->x->dim() - 1] = a->n;
+  return Status();
+}
+
+// x, the norm and the product's weight of an op with the norm prologue.
+Status norm_product(FusedLinearArgs* a, AtenTensorHandle x, AtenTensorHandle norm_weight, double eps,
+                    AtenTensorHandle weight) {
+  a->prologue = FusedPrologue::kRmsNorm;
+  AOTIRT_ASSIGN_OR_RETURN(a->x, require_tensor(x, "x"));
+  AOTIRT_ASSIGN_OR_RETURN(a->norm_weight, require_tensor(norm_weight, "norm_weight"));
+  AOTIRT_ASSIGN_OR_RETURN(a->weight, require_tensor(weight, "weight"));
+  a->eps = eps;
+  AOTIRT_ENSURE(std::isfinite(eps) && eps >= 0.0, kInvalidArgument, "eps must be finite and not negative, got {}",
+                eps);
+  AOTIRT_RETURN_IF_ERROR(shape_product(a));
+  AOTIRT_RETURN_IF_ERROR(check_dim(*a->norm_weight, 1, "norm_weight"));
+  AOTIRT_ENSURE(a->norm_weight->sizes()[0] == a->k, kInvalidArgument, "norm_weight {} must have x's {} elements",
+                shape_str(*a->norm_weight), a->k);
   return Status();
 }
 
@@ -54,18 +70,8 @@ Status shape_residual(const FusedLinearArgs& a) {
 Result<FusedLinearArgs> rms_norm_linear_args(AtenTensorHandle x, AtenTensorHandle norm_weight, double eps,
                                              AtenTensorHandle weight, AtenTensorHandle* bias) {
   FusedLinearArgs a;
-  a.prologue = FusedPrologue::kRmsNorm;
-  AOTIRT_ASSIGN_OR_RETURN(a.x, require_tensor(x, "x"));
-  AOTIRT_ASSIGN_OR_RETURN(a.norm_weight, require_tensor(norm_weight, "norm_weight"));
-  AOTIRT_ASSIGN_OR_RETURN(a.weight, require_tensor(weight, "weight"));
+  AOTIRT_RETURN_IF_ERROR(norm_product(&a, x, norm_weight, eps, weight));
   a.bias = optional_tensor(bias);
-  a.eps = eps;
-  AOTIRT_ENSURE(std::isfinite(eps) && eps >= 0.0, kInvalidArgument, "eps must be finite and not negative, got {}",
-                eps);
-  AOTIRT_RETURN_IF_ERROR(shape_product(&a, 1, "x"));
-  AOTIRT_RETURN_IF_ERROR(check_dim(*a.norm_weight, 1, "norm_weight"));
-  AOTIRT_ENSURE(a.norm_weight->sizes()[0] == a.k, kInvalidArgument, "norm_weight {} must have x's {} elements",
-                shape_str(*a.norm_weight), a.k);
   if (a.bias) {
     AOTIRT_RETURN_IF_ERROR(check_dim(*a.bias, 1, "bias"));
     AOTIRT_ENSURE(a.bias->sizes()[0] == a.n, kInvalidArgument, "bias {} must have weight's {} rows",
@@ -80,21 +86,20 @@ Result<FusedLinearArgs> linear_add_args(AtenTensorHandle x, AtenTensorHandle wei
   AOTIRT_ASSIGN_OR_RETURN(a.x, require_tensor(x, "x"));
   AOTIRT_ASSIGN_OR_RETURN(a.weight, require_tensor(weight, "weight"));
   AOTIRT_ASSIGN_OR_RETURN(a.residual, require_tensor(residual, "residual"));
-  AOTIRT_RETURN_IF_ERROR(shape_product(&a, 1, "x"));
+  AOTIRT_RETURN_IF_ERROR(shape_product(&a));
   AOTIRT_RETURN_IF_ERROR(shape_residual(a));
   AOTIRT_RETURN_IF_ERROR(check_dtypes(a));
   return a;
 }
 
-Result<FusedLinearArgs> silu_mul_linear_add_args(AtenTensorHandle gate_up, AtenTensorHandle weight,
-                                                 AtenTensorHandle residual) {
+Result<FusedLinearArgs> rms_norm_linear_silu_mul_args(AtenTensorHandle x, AtenTensorHandle norm_weight, double eps,
+                                                      AtenTensorHandle weight) {
   FusedLinearArgs a;
-  a.prologue = FusedPrologue::kSiluMul;
-  AOTIRT_ASSIGN_OR_RETURN(a.x, require_tensor(gate_up, "gate_up"));
-  AOTIRT_ASSIGN_OR_RETURN(a.weight, require_tensor(weight, "weight"));
-  AOTIRT_ASSIGN_OR_RETURN(a.residual, require_tensor(residual, "residual"));
-  AOTIRT_RETURN_IF_ERROR(shape_product(&a, 2, "gate_up"));
-  AOTIRT_RETURN_IF_ERROR(shape_residual(a));
+  a.silu_mul = true;
+  AOTIRT_RETURN_IF_ERROR(norm_product(&a, x, norm_weight, eps, weight));
+  AOTIRT_ENSURE(a.n % 2 == 0, kInvalidArgument,
+                "weight {} must have an even number of rows: the gate's, then as many of up's", shape_str(*a.weight));
+  a.out_sizes[a.x->dim() - 1] = a.n / 2;
   AOTIRT_RETURN_IF_ERROR(check_dtypes(a));
   return a;
 }

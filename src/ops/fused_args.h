@@ -17,13 +17,16 @@ namespace ops {
 enum class FusedPrologue {
   kNone,     // the product reads x as it is
   kRmsNorm,  // rms_norm(x) * norm_weight, rounded as transformers' RMS norm
-  kSiluMul,  // silu(gate) * up, gate and up the two halves of x's rows
 };
 
-// out[..., n] = [residual +] linear(prologue(x), weight[n, k] [, bias]).
+// out[..., n] = [residual +] linear(prologue(x), weight[n, k] [, bias]);
+// with |silu_mul|, out[..., n / 2] = silu(gate) * up instead, gate and up
+// the two halves of the product's rows, each rounded as transformers'
+// MLP rounds.
 struct FusedLinearArgs {
   FusedPrologue prologue = FusedPrologue::kNone;
-  const TensorImpl* x = nullptr;            // [..., k], or [..., 2k] for kSiluMul
+  bool silu_mul = false;
+  const TensorImpl* x = nullptr;            // [..., k]
   const TensorImpl* norm_weight = nullptr;  // [k], kRmsNorm
   double eps = 0.0;
   const TensorImpl* weight = nullptr;    // [n, k]
@@ -36,8 +39,8 @@ struct FusedLinearArgs {
 Result<FusedLinearArgs> rms_norm_linear_args(AtenTensorHandle x, AtenTensorHandle norm_weight, double eps,
                                              AtenTensorHandle weight, AtenTensorHandle* bias);
 Result<FusedLinearArgs> linear_add_args(AtenTensorHandle x, AtenTensorHandle weight, AtenTensorHandle residual);
-Result<FusedLinearArgs> silu_mul_linear_add_args(AtenTensorHandle gate_up, AtenTensorHandle weight,
-                                                 AtenTensorHandle residual);
+Result<FusedLinearArgs> rms_norm_linear_silu_mul_args(AtenTensorHandle x, AtenTensorHandle norm_weight, double eps,
+                                                      AtenTensorHandle weight);
 
 }  // namespace ops
 }  // namespace aotirt

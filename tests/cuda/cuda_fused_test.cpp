@@ -1,7 +1,8 @@
 // The fused decode-step kernel's two forms (cuda_fused_decode.cu: a warp
-// makes the prologue of the row itself, or the block makes it once in
-// shared memory) against a host reference that rounds as transformers'
-// modules do, on Llama-sized rows and on rows the forms' bounds leave out.
+// makes the norm of the row itself, or the block makes it once in shared
+// memory; SiLU-multiply after the product in the shared form alone)
+// against a host reference that rounds as transformers' modules do, on
+// Llama-sized rows and on rows the forms' bounds leave out.
 // The shims' conformance with eager torch is tests/ops
 // (test_fused_decode_ops.py).
 #include <cuda_runtime_api.h>
@@ -24,8 +25,9 @@ class CudaFusedTest : public CudaTest {};
 float round_bf16(float v) { return bf16_to_float(float_to_bf16(v)); }
 
 // out[j] as the fused op computes it, in double for the sums.
-std::vector<double> reference(CudaFusedPrologue pro, const std::vector<double>& x, const std::vector<double>& g,
-                              const std::vector<double>& w, const std::vector<double>* res, int n, int k) {
+std::vector<double> reference(CudaFusedPrologue pro, bool silu_mul, const std::vector<double>& x,
+                              const std::vector<double>& g, const std::vector<double>& w,
+                              const std::vector<double>* res, int n, int k) {
   std::vector<float> a(k);
   float inv = 1.f;
   if (pro == CudaFusedPrologue::kRmsNorm) {
@@ -35,18 +37,23 @@ std::vector<double> reference(CudaFusedPrologue pro, const std::vector<double>& 
   }
   for (int i = 0; i < k; ++i) {
     const float v = static_cast<float>(x[i]);
-    if (pro == CudaFusedPrologue::kRmsNorm)
-      a[i] = round_bf16(static_cast<float>(g[i]) * round_bf16(v * inv));
-    else if (pro == CudaFusedPrologue::kSiluMul)
-      a[i] = round_bf16(round_bf16(v / (1.f + std::exp(-v))) * static_cast<float>(x[k + i]));
-    else
-      a[i] = v;
+    a[i] = pro == CudaFusedPrologue::kRmsNorm ? round_bf16(static_cast<float>(g[i]) * round_bf16(v * inv)) : v;
   }
-  std::vector<double> out(n);
+  std::vector<double> sums(n);
   for (int j = 0; j < n; ++j) {
     double acc = 0;
     for (int i = 0; i < k; ++i) acc += double(a[i]) * w[size_t(j) * k + i];
-    out[j] = res ? (*res)[j] + round_bf16(static_cast<float>(acc)) : acc;
+    sums[j] = acc;
+  }
+  if (!silu_mul) {
+    for (int j = 0; j < n; ++j)
+      if (res) sums[j] = (*res)[j] + round_bf16(static_cast<float>(sums[j]));
+    return sums;
+  }
+  std::vector<double> out(n / 2);
+  for (int j = 0; j < n / 2; ++j) {
+    const float gate = round_bf16(static_cast<float>(sums[j])), up = round_bf16(static_cast<float>(sums[n / 2 + j]));
+    out[j] = round_bf16(gate / (1.f + std::exp(-gate))) * up;
   }
   return out;
 }
@@ -55,26 +62,30 @@ TEST_F(CudaFusedTest, BothFormsMatchTheReference) {
   struct Case {
     int n, k;
     CudaFusedPrologue pro;
-    bool residual;
+    bool residual, silu_mul;
   };
-  const Case cases[] = {{3072, 2048, CudaFusedPrologue::kRmsNorm, false},  // q/k/v
-                        {2048, 2048, CudaFusedPrologue::kNone, true},       // o
-                        {300, 2048, CudaFusedPrologue::kRmsNorm, false},    // a partial last block
-                        {2048, 8192, CudaFusedPrologue::kSiluMul, true},    // down: four passes
-                        {40, 4096, CudaFusedPrologue::kRmsNorm, true},      // the shared form alone
-                        {17, 24, CudaFusedPrologue::kSiluMul, false}};      // a short row
+  const Case cases[] = {{3072, 2048, CudaFusedPrologue::kRmsNorm, false, false},  // q/k/v
+                        {2048, 2048, CudaFusedPrologue::kNone, true, false},       // o
+                        {300, 2048, CudaFusedPrologue::kRmsNorm, false, false},    // a partial last block
+                        {2048, 8192, CudaFusedPrologue::kNone, true, false},       // down: four passes
+                        {40, 4096, CudaFusedPrologue::kRmsNorm, true, false},      // the shared form alone
+                        {16384, 2048, CudaFusedPrologue::kRmsNorm, false, true},   // gate/up, SiLU-multiply
+                        {34, 24, CudaFusedPrologue::kRmsNorm, false, true},        // 17 pairs: a partial block
+                        {18, 24, CudaFusedPrologue::kNone, false, true}};          // without the norm
   for (const Case& c : cases) {
-    const int xk = c.pro == CudaFusedPrologue::kSiluMul ? 2 * c.k : c.k;
-    TensorImpl x = host_random(DimVector{xk}, DType::kBFloat16, 1, -3.0, 3.0);
+    TensorImpl x = host_random(DimVector{c.k}, DType::kBFloat16, 1, -3.0, 3.0);
     TensorImpl g = host_random(DimVector{c.k}, DType::kBFloat16, 2);
     TensorImpl w = host_random(DimVector{c.n, c.k}, DType::kBFloat16, 3, -0.0625, 0.0625);
     TensorImpl res = host_random(DimVector{c.n}, DType::kBFloat16, 4);
     const std::vector<double> xv = values(x), gv = values(g), wv = values(w), rv = values(res);
-    const std::vector<double> want = reference(c.pro, xv, gv, wv, c.residual ? &rv : nullptr, c.n, c.k);
+    const std::vector<double> want =
+        reference(c.pro, c.silu_mul, xv, gv, wv, c.residual ? &rv : nullptr, c.n, c.k);
+    const int outs = c.silu_mul ? c.n / 2 : c.n;
     TensorImpl dx = to_device(x), dg = to_device(g), dw = to_device(w), dr = to_device(res);
     for (CudaFusedRowKernel form : {CudaFusedRowKernel::kWarp, CudaFusedRowKernel::kShared}) {
-      TensorImpl out = device_empty(DimVector{c.n}, DType::kBFloat16);
+      TensorImpl out = device_empty(DimVector{outs}, DType::kBFloat16);
       CudaFusedRow p;
+      p.silu_mul = c.silu_mul;
       p.n = c.n, p.k = c.k, p.x = dx.data_ptr(), p.norm = dg.data_ptr(), p.eps = 1e-5f;
       p.w = dw.data_ptr(), p.ldw = c.k, p.residual = c.residual ? dr.data_ptr() : nullptr, p.out = out.data_ptr();
       const char* name = form == CudaFusedRowKernel::kWarp ? "a warp" : "shared";
@@ -87,9 +98,10 @@ TEST_F(CudaFusedTest, BothFormsMatchTheReference) {
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         const std::vector<double> got = values(to_host(out));
         double worst = 0;
-        for (int j = 0; j < c.n; ++j)
+        for (int j = 0; j < outs; ++j)
           worst = std::max(worst, std::abs(got[j] - want[j]) / (1e-2 + 1e-2 * std::abs(want[j])));
-        EXPECT_LE(worst, 1.0) << name << " n " << c.n << " k " << c.k << " prologue " << int(c.pro);
+        EXPECT_LE(worst, 1.0) << name << " n " << c.n << " k " << c.k << " prologue " << int(c.pro)
+                              << (c.silu_mul ? " SiLU-multiply" : "");
       }
     }
   }
@@ -109,7 +121,20 @@ TEST_F(CudaFusedTest, RowsTheKernelsCannotTakeAreRefused) {
   EXPECT_FALSE(cuda_fused_row_supported(skew, CudaFusedPrologue::kNone, CudaFusedRowKernel::kShared));
   CudaFusedRow longrow = p;
   longrow.k = kCudaFusedSharedMaxK + 8;
-  EXPECT_FALSE(cuda_fused_row_supported(longrow, CudaFusedPrologue::kSiluMul, CudaFusedRowKernel::kShared));
+  EXPECT_FALSE(cuda_fused_row_supported(longrow, CudaFusedPrologue::kNone, CudaFusedRowKernel::kShared));
+  // SiLU-multiply: the shared form alone, gate and up rows in pairs, no
+  // residual; the SiLU-multiply prologue is the general path's alone.
+  CudaFusedRow glu = p;
+  glu.silu_mul = true;
+  EXPECT_TRUE(cuda_fused_row_supported(glu, CudaFusedPrologue::kRmsNorm, CudaFusedRowKernel::kShared));
+  EXPECT_FALSE(cuda_fused_row_supported(glu, CudaFusedPrologue::kRmsNorm, CudaFusedRowKernel::kWarp));
+  CudaFusedRow odd_rows = glu;
+  odd_rows.n = 7;
+  EXPECT_FALSE(cuda_fused_row_supported(odd_rows, CudaFusedPrologue::kRmsNorm, CudaFusedRowKernel::kShared));
+  CudaFusedRow glu_res = glu;
+  glu_res.residual = x.data_ptr();
+  EXPECT_FALSE(cuda_fused_row_supported(glu_res, CudaFusedPrologue::kRmsNorm, CudaFusedRowKernel::kShared));
+  EXPECT_FALSE(cuda_fused_row_supported(p, CudaFusedPrologue::kSiluMul, CudaFusedRowKernel::kShared));
   EXPECT_EQ(cuda_fused_row_launch(odd, CudaFusedPrologue::kNone, nullptr, false), cudaErrorInvalidValue);
 }
 

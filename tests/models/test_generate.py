@@ -223,14 +223,14 @@ def test_greedy_matches_transformers(llm_dir, prompt):
     assert got["graph_replays"] == 0  # CPU: no graphs
 
 
-FUSED_SHIMS = {"aotirt_rms_norm_linear", "aotirt_linear_add", "aotirt_silu_mul_linear_add"}
+FUSED_SHIMS = {"aotirt_rms_norm_linear", "aotirt_linear_add", "aotirt_rms_norm_linear_silu_mul"}
 
 
 def test_fused_decode_matches_transformers():
     """export_llm(fuse_decode=True): the decode package calls aotirt's fused
     shims (two norms, the residual adds and SiLU-multiply folded into the
     four products of a layer), the prefill package none; greedy tokens equal
-    transformers'."""
+    transformers', and the pair shares its weights."""
     import aotirt
 
     pair = _exported("cpu", "fused")

@@ -83,21 +83,22 @@ def test_linear_add(shims, device, dtype, rows):
 @pytest.mark.parametrize("device", devices())
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("rows", ROWS, ids=str)
-def test_silu_mul_linear_add(shims, device, dtype, rows):
-    name = need(shims, device, "silu_mul_linear_add")
-    k, n = 64, 32
-    gu = rand((*rows, 2 * k), dtype, device, 0) * 4
-    w = rand((n, k), dtype, device, 1) / 4
-    res = rand((*rows, n), dtype, device, 2)
-    got = call(shims, name, device, shims.handle(gu), shims.handle(w), shims.handle(res))
-    check(got, _fused.silu_mul_linear_add(gu, w, res))
+def test_rms_norm_linear_silu_mul(shims, device, dtype, rows):
+    name = need(shims, device, "rms_norm_linear_silu_mul")
+    k, n = 64, 80
+    x = rand((*rows, k), dtype, device, 0) * 3
+    g = rand((k,), dtype, device, 1)
+    w = rand((n, k), dtype, device, 2) / 2
+    got = call(shims, name, device, shims.handle(x), shims.handle(g), ctypes.c_double(1e-5), shims.handle(w))
+    check(got, _fused.rms_norm_linear_silu_mul(x, g, 1e-5, w))
 
 
 @pytest.mark.parametrize("device", devices())
-@pytest.mark.parametrize("op", ["rms_norm_linear", "linear_add", "silu_mul_linear_add"])
+@pytest.mark.parametrize("op", ["rms_norm_linear", "linear_add", "rms_norm_linear_silu_mul"])
 def test_decode_sized_bfloat16(shims, device, op):
     """One bfloat16 row of a Llama-sized layer (on CUDA, the one-row kernel:
-    a norm over 2048 elements in one pass, SiLU-multiply over 4096)."""
+    a norm over 2048 elements, SiLU-multiply of 1000 gate and up pairs, a
+    residual add after a product over 4096)."""
     name = need(shims, device, op)
     bf = torch.bfloat16
     if op == "rms_norm_linear":
@@ -107,15 +108,15 @@ def test_decode_sized_bfloat16(shims, device, op):
                    None)
         want = _fused.rms_norm_linear(x, g, 1e-5, w, None)
     elif op == "linear_add":
-        x, w, res = rand((1, 1, 2048), bf, device, 0), rand((600, 2048), bf, device, 1) / 16, \
+        x, w, res = rand((1, 1, 4096), bf, device, 0), rand((600, 4096), bf, device, 1) / 16, \
             rand((1, 1, 600), bf, device, 2)
         got = call(shims, name, device, shims.handle(x), shims.handle(w), shims.handle(res))
         want = _fused.linear_add(x, w, res)
     else:
-        gu, w, res = rand((1, 1, 8192), bf, device, 0) * 3, rand((600, 4096), bf, device, 1) / 16, \
-            rand((1, 1, 600), bf, device, 2)
-        got = call(shims, name, device, shims.handle(gu), shims.handle(w), shims.handle(res))
-        want = _fused.silu_mul_linear_add(gu, w, res)
+        x, g = rand((1, 1, 2048), bf, device, 0) * 2, rand((2048,), bf, device, 1)
+        w = rand((2000, 2048), bf, device, 2) / 8
+        got = call(shims, name, device, shims.handle(x), shims.handle(g), ctypes.c_double(1e-5), shims.handle(w))
+        want = _fused.rms_norm_linear_silu_mul(x, g, 1e-5, w)
     check(got, want)
 
 
@@ -135,7 +136,7 @@ def test_strided_inputs(shims, device):
 def test_refusals(shims, device):
     name = need(shims, device, "rms_norm_linear")
     add = need(shims, device, "linear_add")
-    silu = need(shims, device, "silu_mul_linear_add")
+    silu = need(shims, device, "rms_norm_linear_silu_mul")
     f = torch.float32
     x, g, w = rand((1, 8), f, device, 0), rand((8,), f, device, 1), rand((4, 8), f, device, 2)
     eps = ctypes.c_double(1e-5)
@@ -152,7 +153,7 @@ def test_refusals(shims, device):
         (name, (shims.handle(x), shims.handle(g.to(torch.bfloat16)), eps, shims.handle(w), None), "dtype"),
         (name, (None, shims.handle(g), eps, shims.handle(w), None), "null"),
         (add, (shims.handle(x), shims.handle(w), shims.handle(rand((2, 4), f, device, 5))), "residual"),
-        (silu, (shims.handle(x), shims.handle(w), shims.handle(rand((1, 4), f, device, 5))), "gate_up"),
+        (silu, (shims.handle(x), shims.handle(g), eps, shims.handle(rand((5, 8), f, device, 5))), "even number"),
     ]
     for fn, args, words in cases:
         with pytest.raises(ShimError, match=words):

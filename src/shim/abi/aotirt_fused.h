@@ -14,15 +14,15 @@ AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_rms_norm_linear(AtenTens
     AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_linear_add(AtenTensorHandle x, AtenTensorHandle weight,
     AtenTensorHandle residual, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
-AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_silu_mul_linear_add(AtenTensorHandle gate_up,
-    AtenTensorHandle weight, AtenTensorHandle residual, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_rms_norm_linear_silu_mul(AtenTensorHandle x,
+    AtenTensorHandle norm_weight, double eps, AtenTensorHandle weight, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_rms_norm_linear(AtenTensorHandle x,
     AtenTensorHandle norm_weight, double eps, AtenTensorHandle weight, AtenTensorHandle* bias,
     AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_linear_add(AtenTensorHandle x, AtenTensorHandle weight,
     AtenTensorHandle residual, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
-AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_silu_mul_linear_add(AtenTensorHandle gate_up,
-    AtenTensorHandle weight, AtenTensorHandle residual, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_rms_norm_linear_silu_mul(AtenTensorHandle x,
+    AtenTensorHandle norm_weight, double eps, AtenTensorHandle weight, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 
 }  // extern "C"

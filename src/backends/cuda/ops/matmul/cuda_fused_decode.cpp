@@ -1,10 +1,11 @@
 // CUDA implementations of aotirt's fused decode-step shims
 // (shim/abi/aotirt_fused.h). One bfloat16 row, as a decode step has, runs
-// as one kernel: the few-row product with the prologue in its loads and the
-// residual add in its store (cuda_fused_decode.cu). Anything else (more
-// rows, other dtypes, strides or a norm over more than 2048 elements) runs
-// the prologue, the matmul dispatch and the residual add one after another,
-// each rounded where transformers' modules round.
+// as one kernel: the few-row product with the norm in its loads and the
+// residual add or SiLU-multiply in its store (cuda_fused_decode.cu).
+// Anything else (more rows, other dtypes, strides, rows too long for
+// shared memory) runs the norm, the matmul dispatch and the residual add
+// or SiLU-multiply one after another, each rounded where transformers'
+// modules round.
 #include <cuda_runtime_api.h>
 
 #include <memory>
@@ -26,11 +27,7 @@ using namespace aotirt;
 namespace {
 
 CudaFusedPrologue prologue_of(ops::FusedPrologue p) {
-  switch (p) {
-    case ops::FusedPrologue::kRmsNorm: return CudaFusedPrologue::kRmsNorm;
-    case ops::FusedPrologue::kSiluMul: return CudaFusedPrologue::kSiluMul;
-    default: return CudaFusedPrologue::kNone;
-  }
+  return p == ops::FusedPrologue::kRmsNorm ? CudaFusedPrologue::kRmsNorm : CudaFusedPrologue::kNone;
 }
 
 bool dense_1d(const TensorImpl* t) { return t == nullptr || t->is_contiguous(); }
@@ -64,6 +61,7 @@ Result<TensorImpl> fused_linear(const ops::FusedLinearArgs& a) {
       dense_1d(a.norm_weight) && dense_1d(a.bias) && dense_1d(a.residual) && a.k <= INT32_MAX &&
       a.n <= INT32_MAX) {
     CudaFusedRow p;
+    p.silu_mul = a.silu_mul;
     p.n = static_cast<int>(a.n);
     p.k = static_cast<int>(a.k);
     p.x = a.x->data_ptr();
@@ -76,10 +74,10 @@ Result<TensorImpl> fused_linear(const ops::FusedLinearArgs& a) {
     p.out = out.data_ptr();
     // The warp form for a product without a prologue, the shared form for
     // one with (CudaFusedTest.Timing, bench/notes.md): each of the warp
-    // form's warps making the whole prologue again cost more than the
-    // shared form's barrier, most of all for SiLU-multiply over the down
-    // product's long rows.
-    CudaFusedRowKernel form = pro == CudaFusedPrologue::kNone ? CudaFusedRowKernel::kWarp : CudaFusedRowKernel::kShared;
+    // form's warps making the whole norm again cost more than the shared
+    // form's barrier. SiLU-multiply takes the shared form.
+    CudaFusedRowKernel form = pro == CudaFusedPrologue::kNone && !a.silu_mul ? CudaFusedRowKernel::kWarp
+                                                                             : CudaFusedRowKernel::kShared;
     if (!cuda_fused_row_supported(p, pro, form)) form = CudaFusedRowKernel::kShared;
     if (cuda_fused_row_supported(p, pro, form)) {
       AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
@@ -106,8 +104,17 @@ Result<TensorImpl> fused_linear(const ops::FusedLinearArgs& a) {
   const TensorImpl& w = *a.weight;
   const TensorImpl wt(w.storage(), dtype, DimVector{a.k, a.n}, DimVector{w.strides()[1], w.strides()[0]},
                       w.storage_offset());
-  const TensorImpl out2 = matrix(out, a.rows, a.n);
-  AOTIRT_RETURN_IF_ERROR(cuda_addmm_tensors(out2, a.bias, in, wt, 1.0, 1.0));
+  // The product goes to out itself unless SiLU-multiply halves it.
+  TensorImpl prod = out;
+  if (a.silu_mul) {
+    AOTIRT_ASSIGN_OR_RETURN(prod, cuda_empty_contiguous(DimVector{a.rows, a.n}, dtype, device));
+  }
+  AOTIRT_RETURN_IF_ERROR(cuda_addmm_tensors(matrix(prod, a.rows, a.n), a.bias, in, wt, 1.0, 1.0));
+  if (a.silu_mul) {
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_fused_prologue_launch(CudaFusedPrologue::kSiluMul, static_cast<int>(dtype),
+                                                           prod.data_ptr(), nullptr, 0.f, out.data_ptr(), a.rows,
+                                                           a.n / 2, stream));
+  }
   if (a.residual) {
     AOTIRT_ASSIGN_OR_RETURN(TensorImpl res, contiguous_on(*a.residual, device));
     AOTIRT_CUDA_RETURN_IF_ERROR(
@@ -145,11 +152,12 @@ AOTITorchError aoti_torch_cuda_aotirt_linear_add(AtenTensorHandle x, AtenTensorH
   });
 }
 
-AOTITorchError aoti_torch_cuda_aotirt_silu_mul_linear_add(AtenTensorHandle gate_up, AtenTensorHandle weight,
-                                                          AtenTensorHandle residual, AtenTensorHandle* ret0) noexcept {
+AOTITorchError aoti_torch_cuda_aotirt_rms_norm_linear_silu_mul(AtenTensorHandle x, AtenTensorHandle norm_weight,
+                                                               double eps, AtenTensorHandle weight,
+                                                               AtenTensorHandle* ret0) noexcept {
   return shim_call(__func__, [&]() -> Status {
     AOTIRT_REQUIRE_OUT(ret0);
-    AOTIRT_ASSIGN_OR_RETURN(ops::FusedLinearArgs a, ops::silu_mul_linear_add_args(gate_up, weight, residual));
+    AOTIRT_ASSIGN_OR_RETURN(ops::FusedLinearArgs a, ops::rms_norm_linear_silu_mul_args(x, norm_weight, eps, weight));
     return give_out(fused_linear(a), ret0);
   });
 }

@@ -2,11 +2,11 @@
 // The one-row kernel is the few-row product's one-row form
 // (cuda_gemv_bf16.cu: a warp a column of the weights, eight 16-byte loads
 // of them in flight a lane, issued before the wait for the kernel ahead)
-// with the step before the product folded into its loads of x and the
-// residual add into its store, so that a decode step's RMS norms, residual
-// adds and SiLU-multiply launch no kernels of their own. With k at most
-// 2048 a warp's single pass loads the whole row, so the norm's sum of
-// squares is a shuffle reduction of what the warp holds.
+// with the RMS norm before the product folded into its loads of x, and the
+// residual add or the MLP's SiLU-multiply into its store, so that a decode
+// step's norms, residual adds and SiLU-multiply launch no kernels of their
+// own. With k at most 2048 a warp's single pass loads the whole row, so
+// the norm's sum of squares is a shuffle reduction of what the warp holds.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -60,7 +60,6 @@ __global__ void __launch_bounds__(32 * kWarps, 2) fused_row_kernel(CudaFusedRow 
         av[u] = e < p.k ? load16(x + e) : make_uint4(0, 0, 0, 0);
         sv[u] = make_uint4(0, 0, 0, 0);
         if (kPro == 1 && e < p.k) sv[u] = __ldg(reinterpret_cast<const uint4*>(norm + e));
-        if (kPro == 2 && e < p.k) sv[u] = load16(x + p.k + e);
       }
       // Every load feeds one branch ahead of the first use (never taken),
       // so the compiler keeps them all in flight at once.
@@ -92,7 +91,6 @@ __global__ void __launch_bounds__(32 * kWarps, 2) fused_row_kernel(CudaFusedRow 
         for (int i = 0; i < 8; ++i) {
           float a = af[i];
           if (kPro == 1) a = round_bf16(sf[i] * round_bf16(a * inv));
-          if (kPro == 2) a = round_bf16(round_bf16(a / (1.f + expf(-a))) * sf[i]);
           acc = fmaf(a, bf8[i], acc);
         }
       }
@@ -114,16 +112,22 @@ __global__ void __launch_bounds__(32 * kWarps, 2) fused_row_kernel(CudaFusedRow 
 // squares through shared memory too), then each warp reads its row of it
 // there. Fewer registers and one read of x a block instead of a warp, for
 // a barrier before the first product; and no bound on k from one pass.
-template <int kPro>
+// With kGlu (SiLU-multiply after the product) a block makes 4 outputs:
+// warps 0-3 sum their gate rows, warps 4-7 the up rows of the same outputs,
+// and the block multiplies the pairs in its store.
+template <int kPro, bool kGlu>
 __global__ void __launch_bounds__(32 * kWarps) fused_row_shared_kernel(CudaFusedRow p) {
   extern __shared__ __align__(16) unsigned char a_bytes[];  // the product's input row, k bfloat16
   __nv_bfloat16* a_s = reinterpret_cast<__nv_bfloat16*>(a_bytes);
   __shared__ float red[kWarps];
+  constexpr int kOuts = kGlu ? kWarps / 2 : kWarps;  // outputs a block
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int j = static_cast<int>(blockIdx.x) * kWarps + warp;
+  const int outs = kGlu ? p.n / 2 : p.n;
+  const int o = static_cast<int>(blockIdx.x) * kOuts + warp % kOuts;  // this warp's output
+  const int j = kGlu && warp >= kOuts ? outs + o : o;                // and its weight row
   const __nv_bfloat16* x = static_cast<const __nv_bfloat16*>(p.x);
   const __nv_bfloat16* col =
-      j < p.n ? static_cast<const __nv_bfloat16*>(p.w) + static_cast<int64_t>(j) * p.ldw : nullptr;
+      o < outs ? static_cast<const __nv_bfloat16*>(p.w) + static_cast<int64_t>(j) * p.ldw : nullptr;
   dependents_may_start();
   // The first pass's weights go out before the wait for the kernel ahead.
   uint4 bv[kDepth];
@@ -155,21 +159,17 @@ __global__ void __launch_bounds__(32 * kWarps) fused_row_shared_kernel(CudaFused
     float f[8], s8[8];
     unpack8(load16(x + e), f);
     if (kPro == 1) unpack8(__ldg(reinterpret_cast<const uint4*>(static_cast<const __nv_bfloat16*>(p.norm) + e)), s8);
-    if (kPro == 2) unpack8(load16(x + p.k + e), s8);
-    __nv_bfloat162 o[4];
+    __nv_bfloat162 y2[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       float v0 = f[2 * i], v1 = f[2 * i + 1];
       if (kPro == 1) {
         v0 = s8[2 * i] * round_bf16(v0 * inv);
         v1 = s8[2 * i + 1] * round_bf16(v1 * inv);
-      } else if (kPro == 2) {
-        v0 = round_bf16(v0 / (1.f + expf(-v0))) * s8[2 * i];
-        v1 = round_bf16(v1 / (1.f + expf(-v1))) * s8[2 * i + 1];
       }
-      o[i] = __floats2bfloat162_rn(v0, v1);
+      y2[i] = __floats2bfloat162_rn(v0, v1);
     }
-    *reinterpret_cast<uint4*>(a_s + e) = *reinterpret_cast<const uint4*>(o);
+    *reinterpret_cast<uint4*>(a_s + e) = *reinterpret_cast<const uint4*>(y2);
   }
   __syncthreads();
   float acc = 0.f;
@@ -196,9 +196,21 @@ __global__ void __launch_bounds__(32 * kWarps) fused_row_shared_kernel(CudaFused
   }
 #pragma unroll
   for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+  float v = acc;
+  if (col && p.bias) v += __bfloat162float(static_cast<const __nv_bfloat16*>(p.bias)[j]);
+  if (kGlu) {
+    // Each sum rounded as the product's output is, then silu(gate) rounded,
+    // then its product with up.
+    if (lane == 0) red[warp] = round_bf16(v);
+    __syncthreads();
+    const int oo = static_cast<int>(blockIdx.x) * kOuts + static_cast<int>(threadIdx.x);
+    if (threadIdx.x < kOuts && oo < outs) {
+      const float g = red[threadIdx.x], u = red[threadIdx.x + kOuts];
+      static_cast<__nv_bfloat16*>(p.out)[oo] = __float2bfloat16_rn(round_bf16(g / (1.f + expf(-g))) * u);
+    }
+    return;
+  }
   if (lane == 0 && col) {
-    float v = acc;
-    if (p.bias) v += __bfloat162float(static_cast<const __nv_bfloat16*>(p.bias)[j]);
     if (p.residual) v = __bfloat162float(static_cast<const __nv_bfloat16*>(p.residual)[j]) + round_bf16(v);
     static_cast<__nv_bfloat16*>(p.out)[j] = __float2bfloat16_rn(v);
   }
@@ -302,7 +314,10 @@ bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0;
 
 bool cuda_fused_row_supported(const CudaFusedRow& p, CudaFusedPrologue prologue, CudaFusedRowKernel kernel) {
   if (p.n < 1 || p.k < 8 || p.k % 8 != 0 || p.ldw % 8 != 0 || !aligned16(p.x) || !aligned16(p.w)) return false;
+  if (prologue == CudaFusedPrologue::kSiluMul) return false;  // a prologue of the general path alone
   if (prologue == CudaFusedPrologue::kRmsNorm && !aligned16(p.norm)) return false;
+  // SiLU-multiply: the shared form alone, gate and up rows in pairs, no residual.
+  if (p.silu_mul && (kernel != CudaFusedRowKernel::kShared || p.n % 2 != 0 || p.residual)) return false;
   if (kernel == CudaFusedRowKernel::kShared) return p.k <= kCudaFusedSharedMaxK;
   return prologue != CudaFusedPrologue::kRmsNorm || p.k <= kCudaFusedNormMaxK;
 }
@@ -310,14 +325,16 @@ bool cuda_fused_row_supported(const CudaFusedRow& p, CudaFusedPrologue prologue,
 cudaError_t cuda_fused_row_launch(const CudaFusedRow& p, CudaFusedPrologue prologue, cudaStream_t stream,
                                   bool dependent_launch, CudaFusedRowKernel which) {
   if (!cuda_fused_row_supported(p, prologue, which)) return cudaErrorInvalidValue;
-  const dim3 grid(static_cast<unsigned>((p.n + kWarps - 1) / kWarps)), block(32 * kWarps);
-  const bool shared = which == CudaFusedRowKernel::kShared;
+  const int outs = p.silu_mul ? p.n / 2 : p.n, per_block = p.silu_mul ? kWarps / 2 : kWarps;
+  const dim3 grid(static_cast<unsigned>((outs + per_block - 1) / per_block)), block(32 * kWarps);
+  const bool shared = which == CudaFusedRowKernel::kShared, norm = prologue == CudaFusedPrologue::kRmsNorm;
   void (*kernel)(CudaFusedRow) = nullptr;
-  switch (prologue) {
-    case CudaFusedPrologue::kRmsNorm: kernel = shared ? fused_row_shared_kernel<1> : fused_row_kernel<1>; break;
-    case CudaFusedPrologue::kSiluMul: kernel = shared ? fused_row_shared_kernel<2> : fused_row_kernel<2>; break;
-    default: kernel = shared ? fused_row_shared_kernel<0> : fused_row_kernel<0>; break;
-  }
+  if (!shared)
+    kernel = norm ? fused_row_kernel<1> : fused_row_kernel<0>;
+  else if (p.silu_mul)
+    kernel = norm ? fused_row_shared_kernel<1, true> : fused_row_shared_kernel<0, true>;
+  else
+    kernel = norm ? fused_row_shared_kernel<1, false> : fused_row_shared_kernel<0, false>;
   const size_t smem = shared ? static_cast<size_t>(p.k) * 2 : 0;
   if (dependent_launch) return cuda_launch_dependent(kernel, grid, block, smem, stream, p);
   kernel<<<grid, block, smem, stream>>>(p);
