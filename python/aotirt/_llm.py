@@ -15,6 +15,8 @@ from pathlib import Path
 
 import torch
 
+from . import _fused
+
 LLM_CONFIG = "llm.json"
 LLM_FORMAT_VERSION = 1
 # Package metadata key holding the id one export_llm call stamps on both
@@ -171,12 +173,20 @@ class _ProjectionStack:
         self.bounds = [sum(widths[:i]) for i in range(len(widths) + 1)]
         self._input = self._version = self._output = None
         self._served = set()
+        # (weight, eps) of an RMS norm the product applies to its input
+        # first, set by a fused decoder layer (_fused.py) around its call.
+        self.norm = None
 
     def slice(self, x, index: int):
         version = getattr(x, "_version", None)
         if self._input is not x or self._version != version or index in self._served:
             self._input, self._version = x, version
-            self._output = getattr(self.parent, self.name)(x)
+            linear = getattr(self.parent, self.name)
+            if self.norm is None:
+                self._output = linear(x)
+            else:
+                self._output = torch.ops.aotirt.aotirt_rms_norm_linear(x, self.norm[0], self.norm[1], linear.weight,
+                                                                      linear.bias)
             self._served = set()
         out = self._output[..., self.bounds[index]:self.bounds[index + 1]]
         self._served.add(index)
@@ -409,7 +419,7 @@ CUDA_OPTIONS = {
 
 
 def _export_pair(model, out: Path, max_cache_len: int, device: str, layers: int, shape: tuple, dtype,
-                 inductor_configs, check_shims: bool) -> str:
+                 inductor_configs, check_shims: bool, fuse_decode: bool = False) -> str:
     """Exports prefill.pt2 and decode.pt2 of |model| into |out|; returns the
     export id stamped on both."""
     from ._export import LEAN_OPTIONS, check_package_shims
@@ -434,11 +444,15 @@ def _export_pair(model, out: Path, max_cache_len: int, device: str, layers: int,
                    None),
     }
     for name, (example, dynamic) in plans.items():
-        with torch.no_grad(), _packed_decode_attention():
+        fuse = fuse_decode and name == "decode"
+        fused_layers = _fused.fused_decoder_layers(model) if fuse else contextlib.nullcontext(0)
+        with torch.no_grad(), _packed_decode_attention(), fused_layers:
             ep = torch.export.export(wrapper, example, dynamic_shapes=dynamic)
             path = out / f"{name}.pt2"
             configs = {**LEAN_OPTIONS, **(CUDA_OPTIONS[name] if device != "cpu" else {}), **(inductor_configs or {}),
                        "aot_inductor.metadata": metadata}
+            if fuse:
+                configs["aot_inductor.custom_ops_to_c_shims"] = _fused.c_shims("cpu" if device == "cpu" else "cuda")
             torch._inductor.aoti_compile_and_package(ep, package_path=str(path), inductor_configs=configs)
         if check_shims:
             check_package_shims(path, device)
@@ -447,7 +461,8 @@ def _export_pair(model, out: Path, max_cache_len: int, device: str, layers: int,
 
 def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu", tokenizer=None,
                quantize: str | None = None, group_size: int = 128, stop_token_ids=None,
-               inductor_configs: dict | None = None, check_shims: bool = True) -> Path:
+               inductor_configs: dict | None = None, check_shims: bool = True,
+               fuse_decode: bool = False) -> Path:
     """Exports a transformers decoder LM (Llama-style, Qwen2, Mistral) into
     |out_dir|: prefill.pt2, decode.pt2, llm.json and the tokenizer. Returns
     |out_dir|.
@@ -462,7 +477,10 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
     stacked, computing what it did); int4 takes
     |group_size| 32, 64, 128 or 256. The caches have room for
     |max_cache_len| tokens (prompt and generated). |stop_token_ids| defaults
-    to the model's eos_token_id.
+    to the model's eos_token_id. With |fuse_decode|, each decoder layer of
+    the decode package (Llama, Qwen2, Mistral; weights not quantized) runs
+    as four fused products (_fused.py): aotirt's own shims, which other
+    runtimes lack.
     """
     from ._export import ExportError
 
@@ -472,6 +490,8 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
         raise ExportError(f"quantize must be one of {QUANTIZE_KINDS} or None, not {quantize!r}")
     if quantize == "int4" and group_size not in INT4_GROUP_SIZES:
         raise ExportError(f"group_size must be one of {INT4_GROUP_SIZES} for int4, not {group_size}")
+    if fuse_decode and quantize is not None:
+        raise ExportError(f"fuse_decode takes weights that are not quantized (quantize={quantize!r})")
     tokenizer_plan = _tokenizer_plan(tokenizer, ExportError) if tokenizer is not None else None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -483,7 +503,7 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
         if quantize is not None:
             quantize_llm(model, quantize, group_size, device)
         export_id = _export_pair(model, out, max_cache_len, device, layers, shape, dtype, inductor_configs,
-                                 check_shims)
+                                 check_shims, fuse_decode=fuse_decode)
 
     text = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     if stop_token_ids is None:

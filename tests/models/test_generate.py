@@ -134,7 +134,8 @@ def _exported(device: str, variant: str = "plain") -> Path:
     """The prefill/decode pair for |device|, exported once per torch version and source."""
     import torch
 
-    sources = [Path(__file__), REPO / "python" / "aotirt" / "_llm.py", REPO / "python" / "aotirt" / "_export.py"]
+    sources = [Path(__file__), REPO / "python" / "aotirt" / "_llm.py", REPO / "python" / "aotirt" / "_export.py",
+               REPO / "python" / "aotirt" / "_fused.py"]
     key = hashlib.sha256(b"".join(p.read_bytes() for p in sources)).hexdigest()[:12]
     cache = Path(os.environ.get("AOTIRT_CACHE_DIR", REPO / ".cache")) / "llm" / f"torch-{torch.__version__}"
     name = "llama" if variant == "plain" else f"llama-{variant}"
@@ -146,7 +147,10 @@ def _exported(device: str, variant: str = "plain") -> Path:
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
         try:
-            if variant in ("int4", "int8"):
+            if variant == "fused":
+                aotirt.export_llm(_model(), staging / "out", max_cache_len=MAX_CACHE_LEN, device=device,
+                                  fuse_decode=True)
+            elif variant in ("int4", "int8"):
                 aotirt.export_llm(_quant_model(variant, device), staging / "out", max_cache_len=64, device=device,
                                   tokenizer=_bpe_tokenizer(), quantize=variant, group_size=INT4_GROUP)
             else:
@@ -219,6 +223,31 @@ def test_greedy_matches_transformers(llm_dir, prompt):
     assert got["graph_replays"] == 0  # CPU: no graphs
 
 
+FUSED_SHIMS = {"aotirt_rms_norm_linear", "aotirt_linear_add", "aotirt_rms_norm_linear_silu_mul"}
+
+
+def test_fused_decode_matches_transformers():
+    """export_llm(fuse_decode=True): the decode package calls aotirt's fused
+    shims (two norms, the residual adds and SiLU-multiply folded into the
+    four products of a layer), the prefill package none; greedy tokens equal
+    transformers', and the pair shares its weights."""
+    import aotirt
+
+    pair = _exported("cpu", "fused")
+    fused = {f"aoti_torch_cpu_{n}" for n in FUSED_SHIMS}
+    assert fused <= set(aotirt.imported_shims(pair / "decode.pt2"))
+    assert not fused & set(aotirt.imported_shims(pair / "prefill.pt2"))
+    for prompt in REFERENCE_PROMPTS:
+        got = _generate(pair, "--prompt-ids", ",".join(map(str, prompt)), "-n", "24", "--ignore-eos")
+        assert got["tokens"] == _reference(prompt, 24)
+    # The fused layers keep their weights' names, so the pair holds one copy
+    # of them, as the plain pair does.
+    plain = _generate(_exported("cpu"), "--prompt-ids", "1,17,42", "-n", "2", "--ignore-eos")
+    assert got["weight_bytes"] < got["unshared_weight_bytes"], got
+    assert (got["weight_bytes"], got["unshared_weight_bytes"]) == (plain["weight_bytes"],
+                                                                   plain["unshared_weight_bytes"])
+
+
 def test_warm_up_runs_repeat_the_same_tokens(llm_dir):
     """--warmup generates first unprinted; the cache is zeroed for each call."""
     ids = "1,17,42,99,5,63"
@@ -245,6 +274,18 @@ def test_greedy_on_cuda_matches_transformers():
     assert warm["tokens"] == got["tokens"] and warm["graph_replays"] == 23, warm
     plain = _generate(_exported("cuda"), "--prompt-ids", ids, "-n", "24", "--ignore-eos", "--no-cuda-graph")
     assert plain["tokens"] == got["tokens"] and plain["graph_replays"] == 0, plain
+
+
+@requires_cuda
+def test_fused_decode_on_cuda_matches_transformers():
+    """export_llm(fuse_decode=True) for CUDA: aotirt's fused shims on the
+    GPU (a float32 model: the general path; tests/ops times and checks the
+    one-row bfloat16 kernel), the same greedy tokens as transformers."""
+    prompt = [1, 17, 42, 99, 5, 63]
+    got = _generate(_exported("cuda", "fused"), "--prompt-ids", ",".join(map(str, prompt)), "-n", "24",
+                    "--ignore-eos")
+    assert got["tokens"] == _reference(prompt, 24, device="cuda")
+    assert got["graph_replays"] == 22, got
 
 
 def _greedy_recomputed(model, prompt: list, new_tokens: int, device: str) -> list:
@@ -569,6 +610,8 @@ def test_export_llm_refuses_bad_arguments(tmp_path):
         aotirt.export_llm(_model(), tmp_path, quantize="int3")
     with pytest.raises(aotirt.ExportError, match="group_size must be one of"):
         aotirt.export_llm(_model(), tmp_path, quantize="int4", group_size=48)
+    with pytest.raises(aotirt.ExportError, match="fuse_decode"):
+        aotirt.export_llm(_model(), tmp_path, quantize="int8", fuse_decode=True)
 
 
 def _sdpa_calls(wrapper, example, packed: bool) -> list:

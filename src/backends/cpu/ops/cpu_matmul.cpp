@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backends/cpu/ops/cpu_gemm_rows.h"
+#include "backends/cpu/ops/cpu_matmul.h"
 #include "backends/cpu/ops/cpu_onednn.h"
 #include "backends/cpu/ops/cpu_op_util.h"
 #include "base/status.h"
@@ -196,6 +197,17 @@ Status run(const ops::MatmulArgs& m) {
 }
 
 }  // namespace
+
+namespace aotirt {
+namespace cpu_ops {
+
+Status cpu_matmul_into(const TensorImpl& out, const TensorImpl* self, const TensorImpl& a, const TensorImpl& b,
+                       double beta, double alpha) {
+  return matmul_into(out, self, a, b, beta, alpha);
+}
+
+}  // namespace cpu_ops
+}  // namespace aotirt
 
 extern "C" {
 

@@ -1,0 +1,46 @@
+// Argument rules of aotirt's fused decode-step ops (python/aotirt/_fused.py:
+// the custom ops export_llm(fuse_decode=True) puts into a decode package,
+// called as aoti_torch_<device>_aotirt_* shims): a product of few rows with
+// the small steps around it. Shapes and dtypes here; devices and the
+// arithmetic are each backend's.
+#pragma once
+
+#include <cstdint>
+
+#include "aotirt/status.h"
+#include "core/tensor.h"
+#include "shim/shim_abi.h"
+
+namespace aotirt {
+namespace ops {
+
+enum class FusedPrologue {
+  kNone,     // the product reads x as it is
+  kRmsNorm,  // rms_norm(x) * norm_weight, rounded as transformers' RMS norm
+};
+
+// out[..., n] = [residual +] linear(prologue(x), weight[n, k] [, bias]);
+// with |silu_mul|, out[..., n / 2] = silu(gate) * up instead, gate and up
+// the two halves of the product's rows, each rounded as transformers'
+// MLP rounds.
+struct FusedLinearArgs {
+  FusedPrologue prologue = FusedPrologue::kNone;
+  bool silu_mul = false;
+  const TensorImpl* x = nullptr;            // [..., k]
+  const TensorImpl* norm_weight = nullptr;  // [k], kRmsNorm
+  double eps = 0.0;
+  const TensorImpl* weight = nullptr;    // [n, k]
+  const TensorImpl* bias = nullptr;      // [n] or null
+  const TensorImpl* residual = nullptr;  // out's shape, or null
+  int64_t rows = 0, k = 0, n = 0;        // rows: x's elements over its last dimension
+  DimVector out_sizes;
+};
+
+Result<FusedLinearArgs> rms_norm_linear_args(AtenTensorHandle x, AtenTensorHandle norm_weight, double eps,
+                                             AtenTensorHandle weight, AtenTensorHandle* bias);
+Result<FusedLinearArgs> linear_add_args(AtenTensorHandle x, AtenTensorHandle weight, AtenTensorHandle residual);
+Result<FusedLinearArgs> rms_norm_linear_silu_mul_args(AtenTensorHandle x, AtenTensorHandle norm_weight, double eps,
+                                                      AtenTensorHandle weight);
+
+}  // namespace ops
+}  // namespace aotirt
