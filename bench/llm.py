@@ -13,6 +13,9 @@ packages aotirt.export_llm makes of it) in a process of its own. Workloads:
 a 128-token prompt and 128 generated tokens, and a 1,920-token prompt with
 128 generated (a 2,048-token context), each in bfloat16 and in int4
 (torchao weight-only, groups of 128). Generation is greedy with no stop token.
+On CUDA, aotirt's bfloat16 rows run the pair exported with
+fuse_decode=True (docs/generate.md; aotirt's own shims), the other systems
+the plain pair.
 
 Per row: decode tokens/s, prefill tokens/s, time to the first token (warm),
 cold start to the first token (a fresh process, from its start), the time
@@ -109,7 +112,13 @@ def make_checkpoint(work: Path, tiny: bool, layers: int | None = None) -> Path:
     return ckpt
 
 
-def export_packages(ckpt: Path, out: Path, kind: str, device: str, cache_len: int) -> None:
+def aotirt_packages(kind: str, device: str) -> str:
+    """The work folder's packages aotirt runs for |kind|: on CUDA, the fused
+    decode layers for bfloat16 (their shims are aotirt's alone)."""
+    return "bf16-fused" if kind == "bf16" and device == "cuda" else kind
+
+
+def export_packages(ckpt: Path, out: Path, kind: str, device: str, cache_len: int, fuse: bool = False) -> None:
     """aotirt.export_llm of the checkpoint (a process of its own per kind)."""
     import torch
     import transformers
@@ -118,6 +127,8 @@ def export_packages(ckpt: Path, out: Path, kind: str, device: str, cache_len: in
 
     model = transformers.LlamaForCausalLM.from_pretrained(str(ckpt), dtype=torch.bfloat16).to(device).eval()
     kwargs = {"quantize": "int4", "group_size": INT4_GROUP} if kind == "int4" else {}
+    if fuse:
+        kwargs["fuse_decode"] = True
     aotirt.export_llm(model, out, max_cache_len=cache_len, device=device, **kwargs)
 
 
@@ -294,8 +305,8 @@ def run_aotirt(kind: str, args, work: Path, shapes, vocab: int, gpu) -> dict:
     import procmon
 
     cli = Path(args.cli)
-    pkgs = work / kind
-    res = {"shapes": {}}
+    pkgs = work / aotirt_packages(kind, args.device)
+    res = {"shapes": {}, "packages": pkgs.name}
     # Cold start: a fresh process to its first token (printed at once with
     # --print-ids), three times; the median.
     name0, p0, n0 = shapes[0]
@@ -358,6 +369,7 @@ def main() -> int:
     e.add_argument("--kind", required=True, choices=KINDS)
     e.add_argument("--device", required=True)
     e.add_argument("--cache-len", type=int, required=True)
+    e.add_argument("--fuse-decode", action="store_true")
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     ap.add_argument("--tiny", action="store_true", help="a small model and short prompts (proves the pipeline)")
     ap.add_argument("--work", default=str(HERE / ".work" / "llm"))
@@ -384,7 +396,8 @@ def main() -> int:
         worker(args)
         return 0
     if args.cmd == "export":
-        export_packages(Path(args.checkpoint), Path(args.out), args.kind, args.device, args.cache_len)
+        export_packages(Path(args.checkpoint), Path(args.out), args.kind, args.device, args.cache_len,
+                        args.fuse_decode)
         return 0
 
     import procmon
@@ -408,18 +421,24 @@ def main() -> int:
     if args.report_only:
         return report(args, work, kinds, systems, shapes, t0)
     ckpt = make_checkpoint(work, args.tiny, args.layers)
-    # Both kinds export at once, each in a process of its own.
+    # Every export at once, each in a process of its own: the plain pair of
+    # each kind, and the pair aotirt runs where it differs.
+    exports = [(kind, kind) for kind in kinds]
+    if "aotirt" in systems:
+        exports += [(kind, aotirt_packages(kind, args.device)) for kind in kinds
+                    if aotirt_packages(kind, args.device) != kind]
     procs = {}
-    for kind in kinds:
-        if (work / kind / "llm.json").exists():
+    for kind, folder in exports:
+        if (work / folder / "llm.json").exists():
             continue
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "python"), env.get("PYTHONPATH", "")]))
-        procs[kind] = subprocess.Popen([sys.executable, __file__, "export", "--checkpoint", str(ckpt), "--out",
-                                        str(work / kind), "--kind", kind, "--device", args.device, "--cache-len",
-                                        str(args.cache_len)], env=env, stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, text=True)
-        log(f"exporting {kind}")
+        fuse = ["--fuse-decode"] if folder != kind else []
+        procs[folder] = subprocess.Popen([sys.executable, __file__, "export", "--checkpoint", str(ckpt), "--out",
+                                          str(work / folder), "--kind", kind, "--device", args.device, "--cache-len",
+                                          str(args.cache_len)] + fuse, env=env, stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT, text=True)
+        log(f"exporting {folder}")
     for kind, p in procs.items():
         out, _ = p.communicate()
         if p.returncode != 0:
@@ -535,6 +554,7 @@ def report(args, work: Path, kinds: list, systems: list, shapes: list, t0: float
         "weight_bytes": {k: measured.get(("aotirt", k), {}).get("weight_bytes") for k in kinds},
         "unshared_weight_bytes": {k: measured.get(("aotirt", k), {}).get("unshared_weight_bytes") for k in kinds},
         "reps": REPS,
+        "aotirt_bf16_fused": measured.get(("aotirt", "bf16"), {}).get("packages") == "bf16-fused",
     }
     if args.merge_from:
         # Rows of an earlier run (torch.compile's, say, which no aotirt change
@@ -608,8 +628,10 @@ def write_results(results: Path, stem: str, rows: list, meta: dict) -> None:
              f"tokens; int4: torchao weight-only, groups of {meta['int4_group_size']}. Measured bandwidth "
              f"{meta['bandwidth_gb_s']:.0f} GB/s; the limit is the weight and mean-context cache bytes each decode "
              f"step reads over it. Medians of {meta['reps']} warm runs; cold start: a fresh process to its first "
-             f"token; first generation: its first whole generation (torch.compile compiles there). Made by "
-             f"`bench/llm.py`.",
+             f"token; first generation: its first whole generation (torch.compile compiles there). "
+             + ("aotirt's bfloat16 rows run the decode package exported with fuse_decode=True (aotirt's fused "
+                "decode layers), the other systems the plain one. " if meta.get("aotirt_bf16_fused") else "")
+             + "Made by `bench/llm.py`.",
              "",
              "| workload | system | decode tok/s | limit tok/s | of limit | vs torch.compile | prefill tok/s | "
              "first token ms | cold start s | first generation s | peak device MiB |",

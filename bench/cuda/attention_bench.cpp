@@ -118,9 +118,11 @@ TEST_F(CudaAttentionTest, LlamaDecodeSplitTiming) {
     };
     const int shipped = cuda_attention_key_splits(params(0, 1), sms);
     ASSERT_EQ(cuda_launch_attention(params(0, shipped), 0, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     const std::vector<double> want = values(to_host(out));
     for (int splits : {4, 8, 16, 32, 64}) {
       ASSERT_EQ(cuda_launch_attention(params(0, splits), 0, stream), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
       const std::vector<double> got = values(to_host(out));
       double err = 0;
       for (size_t i = 0; i < got.size(); ++i) err = std::max(err, std::fabs(got[i] - want[i]));

@@ -667,16 +667,12 @@ cudaError_t launch_decode_rows(const CudaAttentionParams& p, cudaStream_t stream
   g.len_q = static_cast<int>(p.len_q);
   g.per = (p.len_kv + p.num_splits - 1) / p.num_splits;
   constexpr int kShort = decode_short_unroll<T, D>();
-  // Splits of two passes or more load two passes' keys at once where that
-  // stays within 8 keys a group: one wait on memory for each two passes.
-  constexpr int kWide = kShort * 2 <= 8 ? kShort * 2 : kShort;
-  const bool wide = g.per >= 2 * kCudaAttentionDecodePassKeys;
   switch (r) {
     case 1:
       return g.per > kCudaAttentionDecodePassKeys ? launch_decode<T, D, 1, 8>(p, g, stream)
                                                   : launch_decode<T, D, 1, kShort>(p, g, stream);
-    case 2: return wide ? launch_decode<T, D, 2, kWide>(p, g, stream) : launch_decode<T, D, 2, kShort>(p, g, stream);
-    default: return wide ? launch_decode<T, D, 4, kWide>(p, g, stream) : launch_decode<T, D, 4, kShort>(p, g, stream);
+    case 2: return launch_decode<T, D, 2, kShort>(p, g, stream);
+    default: return launch_decode<T, D, 4, kShort>(p, g, stream);
   }
 }
 
