@@ -84,8 +84,10 @@ TEST_F(CudaFusedTest, Timing) {
         stream, [&] { for (int it = 0; it < iters; ++it) fused(it, CudaFusedRowKernel::kWarp); }, iters) : 0.0;
     const double shared_us = cuda_bench::graph_replay_us(
         stream, [&] { for (int it = 0; it < iters; ++it) fused(it, CudaFusedRowKernel::kShared); }, iters);
-    std::printf("[ timing ] llama %s (1x%dx%d): plain %.2f us, fused a warp %.2f us, fused shared %.2f us\n",
-                s.what, s.n, s.k, plain_us, warp_us, shared_us);
+    char warp_text[32] = "n/a";
+    if (warp_form) std::snprintf(warp_text, sizeof warp_text, "%.2f us", warp_us);
+    std::printf("[ timing ] llama %s (1x%dx%d): plain %.2f us, fused a warp %s, fused shared %.2f us\n", s.what,
+                s.n, s.k, plain_us, warp_text, shared_us);
   }
   cudaStreamDestroy(stream);
 }
