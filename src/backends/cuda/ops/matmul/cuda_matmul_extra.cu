@@ -617,10 +617,12 @@ cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool de
 // projections, k = 2048 in 16 super-tiles), so that blocks stay a few
 // waves; one elsewhere, as fewer blocks than SM slots would leave SMs idle.
 template <int IKT>
-cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent) {
+cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent, int tiles_per_block) {
   constexpr int kAhead = Int4Batch<IKT, true>::kAhead;
   const bool short_k = a.k / (IKT * 16) < 8 * kAhead;
-  if (short_k && a.n / 8 >= 1024) return launch_int4_tile<IKT, 2>(a, stream, dependent);
+  if (tiles_per_block <= 0) tiles_per_block = short_k && a.n / 8 >= 1024 ? 2 : 1;
+  if (tiles_per_block == 4) return launch_int4_tile<IKT, 4>(a, stream, dependent);
+  if (tiles_per_block == 2) return launch_int4_tile<IKT, 2>(a, stream, dependent);
   return launch_int4_tile<IKT, 1>(a, stream, dependent);
 }
 
@@ -638,7 +640,7 @@ cudaError_t cuda_launch_int4pack_dequant(const int32_t* packed, const void* sz, 
 
 cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, const void* sz, void* out, int64_t m,
                                       int64_t n, int64_t k, int ikt, int64_t group, cudaStream_t stream,
-                                      bool dependent_launch) {
+                                      bool dependent_launch, int tiles_per_block) {
   if (m <= 0 || n <= 0) return cudaSuccess;
   if (ikt != 2 && ikt != 4 && ikt != 8) return cudaErrorInvalidValue;
   // The tile kernel: up to 16 rows, whole tiles of rows and k, a
@@ -654,9 +656,9 @@ cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, cons
     const Int4TileArgs args{static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),
                             static_cast<__nv_bfloat16*>(out), static_cast<int>(m), static_cast<int>(n),
                             static_cast<int>(k), shift};
-    if (ikt == 8) return launch_int4_tile<8>(args, stream, dependent_launch);
-    if (ikt == 4) return launch_int4_tile<4>(args, stream, dependent_launch);
-    return launch_int4_tile<2>(args, stream, dependent_launch);
+    if (ikt == 8) return launch_int4_tile<8>(args, stream, dependent_launch, tiles_per_block);
+    if (ikt == 4) return launch_int4_tile<4>(args, stream, dependent_launch, tiles_per_block);
+    return launch_int4_tile<2>(args, stream, dependent_launch, tiles_per_block);
   }
   int4pack_gemv_kernel<<<blocks_for(n, kThreads / 32), kThreads, 0, stream>>>(
       static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),
