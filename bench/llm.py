@@ -95,19 +95,29 @@ def sync(device: str) -> None:
 # ---------------------------------------------------------------- preparation
 
 def make_checkpoint(work: Path, tiny: bool, layers: int | None = None) -> Path:
+    """The random-weight checkpoint every system loads, made once per work
+    folder. The model is built without storage and its bfloat16 weights are
+    drawn once: transformers' own float32 initialization of every weight,
+    then a bfloat16 copy, was most of this step's time."""
     import torch
     import transformers
 
     ckpt = work / "checkpoint"
     if (ckpt / "config.json").exists():
         return ckpt
-    torch.manual_seed(0)
-    model = transformers.LlamaForCausalLM(llama_config(tiny, layers)).to(torch.bfloat16).eval()
-    # Random weights of a trained model's scale, so activations stay finite.
+    with torch.device("meta"):
+        model = transformers.LlamaForCausalLM(llama_config(tiny, layers))
+    model = model.to(torch.bfloat16).to_empty(device="cpu").eval()
+    model.tie_weights()  # to_empty gives the tied output layer storage of its own
+    # Random weights of a trained model's scale, so activations stay finite;
+    # the norms' weights are ones, as transformers initializes them.
+    gen = torch.Generator().manual_seed(0)
     with torch.no_grad():
         for p in model.parameters():
             if p.dim() >= 2:
-                p.normal_(0.0, 0.02)
+                p.normal_(0.0, 0.02, generator=gen)
+            else:
+                p.fill_(1.0)
     model.save_pretrained(str(ckpt))
     return ckpt
 
