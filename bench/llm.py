@@ -97,8 +97,8 @@ def sync(device: str) -> None:
 def make_checkpoint(work: Path, tiny: bool, layers: int | None = None) -> Path:
     """The random-weight checkpoint every system loads, made once per work
     folder. The model is built without storage and its bfloat16 weights are
-    drawn once: transformers' own float32 initialization of every weight,
-    then a bfloat16 copy, was most of this step's time."""
+    drawn once: transformers' own float32 initialization and a bfloat16 copy
+    would take about as long again as the drawing."""
     import torch
     import transformers
 
