@@ -1,7 +1,9 @@
 // Timing of aotirt's int4 weight-only product of one row (torch's CUDA
 // int4 packing, groups of 128, as torchao exports Llama's linear layers) on
-// Llama-3.2-1B's decode products (CudaInt4Test.GemvTiming): the bytes a
-// second it reads, packed weights and group scales together. Prints
+// Llama-3.2-1B's decode products (CudaInt4Test.GemvTiming), launched
+// plainly and as dependent launches, with the kernel's choice of tiles a
+// block and each choice: the bytes a second it reads, packed weights and
+// group scales together. Prints
 // "[ timing ]" lines; fails only on a launch error. Its correctness is
 // checked against torch by tests/ops (the weight-only quantized GEMMs).
 #include <cuda_runtime_api.h>
@@ -56,18 +58,32 @@ TEST_F(CudaInt4Test, GemvTiming) {
     TensorImpl sz = to_device(host_random(DimVector{s.k / kGroup, s.n, 2}, DType::kBFloat16, rng(), -0.125, 0.125));
     TensorImpl x = to_device(host_random(DimVector{1, s.k}, DType::kBFloat16, rng()));
     TensorImpl out = device_empty(DimVector{1, s.n}, DType::kBFloat16);
-    auto call = [&](size_t copy) {
-      return cuda_launch_int4pack_gemv(x.data_ptr(), packed[copy % copies], sz.data_ptr(), out.data_ptr(), 1, s.n,
-                                       s.k, kInnerKTiles, kGroup, stream);
+    // Plain launches, then dependent ones (as the decode step's are on
+    // Hopper), where a product's weight copies start under the one ahead;
+    // the kernel's own choice of tiles a block (0), then each choice.
+    struct Variant {
+      bool dependent;
+      int tiles;
     };
-    for (int r = 0; r < 2; ++r) ASSERT_EQ(call(r), cudaSuccess);
-    const int iters = int(copies);
-    const auto queue = [&] {
-      for (int it = 0; it < iters; ++it) call(it);
-    };
-    const double us = cuda_bench::graph_replay_us(stream, queue, iters);
-    std::printf("[ timing ] int4 gemv %s (1x%dx%d, groups of %d, %zu weight copies): %.2f us, %.0f GB/s\n", s.what,
-                s.n, s.k, kGroup, copies, us, bytes / us * 1e-3);
+    for (const Variant v : {Variant{false, 0}, Variant{true, 0}, Variant{true, 1}, Variant{true, 2}, Variant{true, 4}}) {
+      const bool dependent = v.dependent;
+      auto call = [&](size_t copy) {
+        return cuda_launch_int4pack_gemv(x.data_ptr(), packed[copy % copies], sz.data_ptr(), out.data_ptr(), 1, s.n,
+                                         s.k, kInnerKTiles, kGroup, stream, dependent, v.tiles);
+      };
+      for (int r = 0; r < 2; ++r) ASSERT_EQ(call(r), cudaSuccess);
+      const int iters = int(copies);
+      const auto queue = [&] {
+        for (int it = 0; it < iters; ++it) call(it);
+      };
+      const double us = cuda_bench::graph_replay_us(stream, queue, iters);
+      char tiles[24] = "chosen";
+      if (v.tiles > 0) std::snprintf(tiles, sizeof(tiles), "%d", v.tiles);
+      std::printf("[ timing ] int4 gemv %s (1x%dx%d, groups of %d, %zu weight copies, %s, tiles a block %s): "
+                  "%.2f us, %.0f GB/s\n",
+                  s.what, s.n, s.k, kGroup, copies, dependent ? "dependent launch" : "plain launch", tiles, us,
+                  bytes / us * 1e-3);
+    }
     for (auto* p : packed) cudaFree(p);
   }
   cudaStreamDestroy(stream);

@@ -23,7 +23,7 @@ enum class CudaFeature : uint32_t {
   kConvGemm = 1u << 2,           // conv_gemm: 1x1 convolutions as GEMMs
   kConvStem = 1u << 3,           // conv_stem: the stem kernel for 1-4 channels
   kConvParallelSplit = 1u << 4,  // conv_parallel_split: channel splits summed in a workspace
-  kPdl = 1u << 5,                // pdl: programmatic dependent launches (convolutions, few-row products, decode attention)
+  kPdl = 1u << 5,                // pdl: dependent launches (convolutions, few-row and int4 products, decode attention)
   kBf16Sm90 = 1u << 6,           // bf16_sm90: Hopper bfloat16 GEMM kernels
   kAttentionTc = 1u << 7,        // attention_tc: tensor-core attention kernels
   kAttentionGemm = 1u << 8,      // attention_gemm: float32 attention as two GEMMs

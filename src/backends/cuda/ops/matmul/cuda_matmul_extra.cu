@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "backends/cuda/launch/cuda_dependent_launch.h"
 #include "backends/cuda/ops/cuda_op_kernels.h"
 #include "backends/cuda/ops/matmul/cuda_matmul_extra_kernels.h"
 
@@ -503,7 +504,13 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
   const __nv_bfloat16* x_lo = x + static_cast<int64_t>(lo ? g : 0) * k + 2 * r;
   const __nv_bfloat16* x_hi = x + static_cast<int64_t>(hi ? g + 8 : 0) * k + 2 * r;
   float c[4] = {0.f, 0.f, 0.f, 0.f};
+  // Under a dependent launch the kernel ahead may still run: the packed
+  // words and scales never depend on it, so the first two batches' copies go
+  // out before the wait for it, and x, which it may have written, is read
+  // after.
+  dependents_may_start();
   copy_batch(wt, 0);
+  bool waited = false;
   int stage = 0;
   // The A fragments of this lane's rows of x for the k of super-tile |ko|,
   // tile pair |p|, k-tile |t| (zeros for rows past m).
@@ -521,6 +528,10 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
   };
   for (int ko0 = wt; ko0 < super_tiles; ko0 += kWarps * kAhead) {
     copy_batch(ko0 + kWarps * kAhead, stage ^ 1);  // the next batch goes out first
+    if (!waited) {
+      dependency_wait();
+      waited = true;
+    }
     // The first super-tile's rows of x (from L2 at first) load while the
     // words are in flight.
     uint32_t a_first[kHalf][2][4];
@@ -560,6 +571,7 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
     }
     stage ^= 1;
   }
+  if (!waited) dependency_wait();  // a warp with no super-tiles still writes its zeros
   cp_async_wait<0>();  // the last, empty group
   // c[0], c[1]: row g of x, weight rows 2r and 2r + 1 of the tile; c[2],
   // c[3]: row g + 8. The sums of a tile's warps meet in shared memory.
@@ -589,14 +601,15 @@ struct Int4TileArgs {
 };
 
 template <int IKT, int kTiles>
-void launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream) {
+cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent) {
   const unsigned blocks = static_cast<unsigned>((a.n / 8 + kTiles - 1) / kTiles);
-  if ((1 << a.group_shift) >= IKT * 16)
-    int4pack_gemv_tile_kernel<IKT, true, kTiles>
-        <<<blocks, 256, 0, stream>>>(a.x, a.packed, a.sz, a.out, a.m, a.n, a.k, a.group_shift);
-  else
-    int4pack_gemv_tile_kernel<IKT, false, kTiles>
-        <<<blocks, 256, 0, stream>>>(a.x, a.packed, a.sz, a.out, a.m, a.n, a.k, a.group_shift);
+  auto kernel = (1 << a.group_shift) >= IKT * 16 ? int4pack_gemv_tile_kernel<IKT, true, kTiles>
+                                                 : int4pack_gemv_tile_kernel<IKT, false, kTiles>;
+  if (dependent)
+    return cuda_launch_dependent(kernel, dim3(blocks), dim3(256), 0, stream, a.x, a.packed, a.sz, a.out, a.m, a.n,
+                                 a.k, a.group_shift);
+  kernel<<<blocks, 256, 0, stream>>>(a.x, a.packed, a.sz, a.out, a.m, a.n, a.k, a.group_shift);
+  return cudaGetLastError();
 }
 
 // Tiles a block: two where each of a tile's 8 warps would have less than a
@@ -604,13 +617,13 @@ void launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream) {
 // projections, k = 2048 in 16 super-tiles), so that blocks stay a few
 // waves; one elsewhere, as fewer blocks than SM slots would leave SMs idle.
 template <int IKT>
-void launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream) {
+cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent, int tiles_per_block) {
   constexpr int kAhead = Int4Batch<IKT, true>::kAhead;
   const bool short_k = a.k / (IKT * 16) < 8 * kAhead;
-  if (short_k && a.n / 8 >= 1024)
-    launch_int4_tile<IKT, 2>(a, stream);
-  else
-    launch_int4_tile<IKT, 1>(a, stream);
+  if (tiles_per_block <= 0) tiles_per_block = short_k && a.n / 8 >= 1024 ? 2 : 1;
+  if (tiles_per_block == 4) return launch_int4_tile<IKT, 4>(a, stream, dependent);
+  if (tiles_per_block == 2) return launch_int4_tile<IKT, 2>(a, stream, dependent);
+  return launch_int4_tile<IKT, 1>(a, stream, dependent);
 }
 
 }  // namespace
@@ -626,7 +639,8 @@ cudaError_t cuda_launch_int4pack_dequant(const int32_t* packed, const void* sz, 
 }
 
 cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, const void* sz, void* out, int64_t m,
-                                      int64_t n, int64_t k, int ikt, int64_t group, cudaStream_t stream) {
+                                      int64_t n, int64_t k, int ikt, int64_t group, cudaStream_t stream,
+                                      bool dependent_launch, int tiles_per_block) {
   if (m <= 0 || n <= 0) return cudaSuccess;
   if (ikt != 2 && ikt != 4 && ikt != 8) return cudaErrorInvalidValue;
   // The tile kernel: up to 16 rows, whole tiles of rows and k, a
@@ -642,13 +656,9 @@ cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, cons
     const Int4TileArgs args{static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),
                             static_cast<__nv_bfloat16*>(out), static_cast<int>(m), static_cast<int>(n),
                             static_cast<int>(k), shift};
-    if (ikt == 8)
-      launch_int4_tile<8>(args, stream);
-    else if (ikt == 4)
-      launch_int4_tile<4>(args, stream);
-    else
-      launch_int4_tile<2>(args, stream);
-    return cudaGetLastError();
+    if (ikt == 8) return launch_int4_tile<8>(args, stream, dependent_launch, tiles_per_block);
+    if (ikt == 4) return launch_int4_tile<4>(args, stream, dependent_launch, tiles_per_block);
+    return launch_int4_tile<2>(args, stream, dependent_launch, tiles_per_block);
   }
   int4pack_gemv_kernel<<<blocks_for(n, kThreads / 32), kThreads, 0, stream>>>(
       static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),
