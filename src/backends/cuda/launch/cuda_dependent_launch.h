@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 namespace aotirt {
@@ -43,6 +44,19 @@ __device__ __forceinline__ void dependents_may_start() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
+}
+
+// A 32-bit load that stays after dependency_wait() in the machine code. A
+// read-only load (__ldg, const __restrict__) may be issued ahead of the
+// wait, since the wait's memory clobber does not order loads the compiler
+// knows to be of unchanging memory; data the kernel ahead writes must come
+// through this (or a plain load the compiler cannot prove read-only). A
+// volatile asm keeps its place among the others, the wait's included; no
+// memory clobber, so that other loads still move around it.
+__device__ __forceinline__ uint32_t load_after_wait(const void* p) {
+  uint32_t v;
+  asm volatile("ld.global.u32 %0, [%1];" : "=r"(v) : "l"(p));
+  return v;
 }
 
 }  // namespace aotirt

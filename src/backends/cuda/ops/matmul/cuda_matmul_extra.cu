@@ -513,17 +513,18 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
   bool waited = false;
   int stage = 0;
   // The A fragments of this lane's rows of x for the k of super-tile |ko|,
-  // tile pair |p|, k-tile |t| (zeros for rows past m).
+  // tile pair |p|, k-tile |t| (zeros for rows past m). The kernel ahead
+  // may write x, so these are ordered loads, never issued before the wait.
   auto load_a = [&](uint32_t a[4], int ko, int p, int t) {
     const int kk = (ko * IKT + 2 * p) * 16 + 16 * t;
     a[0] = a[1] = a[2] = a[3] = 0u;
     if (lo) {
-      a[0] = __ldg(reinterpret_cast<const unsigned int*>(x_lo + kk));
-      a[2] = __ldg(reinterpret_cast<const unsigned int*>(x_lo + kk + 8));
+      a[0] = load_after_wait(x_lo + kk);
+      a[2] = load_after_wait(x_lo + kk + 8);
     }
     if (hi) {
-      a[1] = __ldg(reinterpret_cast<const unsigned int*>(x_hi + kk));
-      a[3] = __ldg(reinterpret_cast<const unsigned int*>(x_hi + kk + 8));
+      a[1] = load_after_wait(x_hi + kk);
+      a[3] = load_after_wait(x_hi + kk + 8);
     }
   };
   for (int ko0 = wt; ko0 < super_tiles; ko0 += kWarps * kAhead) {
