@@ -76,6 +76,18 @@ class HostUpload {
   virtual Status finish() = 0;
 };
 
+// A small read of device memory that the host collects later (a generated
+// token, say): it is queued behind the work already queued on the stream and
+// does not wait for it, so the host can queue more work before it collects.
+class DeviceReadback {
+ public:
+  // Waits for the read if it is still in flight.
+  virtual ~DeviceReadback() = default;
+  // Waits until the bytes have arrived, then copies them to |dst| (as many
+  // as the tensor read had).
+  virtual Status wait(void* dst) = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -93,6 +105,10 @@ class Device {
   virtual Status synchronize() = 0;
   // The native stream this thread's work goes to (cudaStream_t); null on CPU.
   virtual void* current_stream() { return nullptr; }
+  // Queues a read of |src| (contiguous, on this device) behind the work
+  // queued on this thread's current stream. This default copies at once,
+  // waiting for that work; CUDA queues it for small reads.
+  virtual Result<std::unique_ptr<DeviceReadback>> read_back(const TensorImpl& src);
 
   // Models loaded on this device. When the last one unloads, the device
   // drops what its ops cached for it (release_caches: plans, recorded

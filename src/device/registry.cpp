@@ -1,5 +1,6 @@
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -166,6 +167,33 @@ Status copy_tensor(const TensorImpl& dst, const TensorImpl& src, bool non_blocki
                          src.device().to_string(), dst.device().to_string());
   AOTIRT_ASSIGN_OR_RETURN(Device * dev, get_device(owner));
   return dev->copy(dst, src, non_blocking);
+}
+
+namespace {
+// The default read back: the bytes, read at once.
+class ReadNow final : public DeviceReadback {
+ public:
+  explicit ReadNow(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
+  Status wait(void* dst) override {
+    if (!bytes_.empty()) std::memcpy(dst, bytes_.data(), bytes_.size());
+    return Status();
+  }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+}  // namespace
+
+Result<std::unique_ptr<DeviceReadback>> Device::read_back(const TensorImpl& src) {
+  AOTIRT_ENSURE(src.defined() && src.is_contiguous(), kInvalidArgument, "read back of {}",
+                src.defined() ? "a strided tensor" : "an undefined tensor");
+  std::vector<uint8_t> bytes(src.nbytes());
+  if (!bytes.empty()) {
+    TensorImpl host(StorageRef::adopt(Storage::new_borrowed(bytes.data(), bytes.size(), DeviceId{})), src.dtype(),
+                    src.sizes(), src.strides(), 0);
+    AOTIRT_RETURN_IF_ERROR(copy(host, src, false));
+  }
+  return std::unique_ptr<DeviceReadback>(new ReadNow(std::move(bytes)));
 }
 
 Result<TensorImpl> clone_tensor(const TensorImpl& src) {

@@ -31,6 +31,11 @@ class GeneratorState {
   // The tokens whose keys and values the cache holds at positions 0, 1, ...
   // (GenerateOptions::reuse_cache).
   std::vector<int64_t> cached;
+  // Greedy decoding on a device runs a step ahead (generate): the decode
+  // step's token id and position reach it by copies on the device into
+  // these buffers, whose fixed addresses its graph reads in place, from the
+  // step before's greedy token and from |positions| (0, 1, ... of the cache).
+  Tensor step_ids, step_position, positions;
 };
 
 namespace {
@@ -188,6 +193,14 @@ Status check_package(const Model& model, const LlmConfig& c, const char* role) {
   return Status();
 }
 
+// A view of |t|'s storage: |sizes| (contiguous) from element |offset| on.
+Tensor view_of(const Tensor& t, DimVector sizes, int64_t offset) {
+  const TensorImpl& impl = *t.impl();
+  DimVector strides = contiguous_strides(sizes);
+  return Tensor(std::make_shared<TensorImpl>(impl.storage(), impl.dtype(), std::move(sizes), std::move(strides),
+                                             impl.storage_offset() + offset));
+}
+
 Result<Tensor> host_ids(const std::vector<int64_t>& ids, std::vector<int64_t> sizes) {
   AOTIRT_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(std::move(sizes), DType::kInt64));
   std::copy(ids.begin(), ids.end(), static_cast<int64_t*>(t.data()));
@@ -327,6 +340,13 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
     st.reused_tokens = reused;
     std::vector<int64_t> generated;
 
+    // Greedy decoding on a device with the greedy-token output: each decode
+    // step is queued before the token of the one ahead is read back, so
+    // that the device never waits for the host between steps.
+    const bool ahead = device_model && s.temperature <= 0.0f && state_->prefill->num_outputs() == 2 &&
+                       state_->decode->num_outputs() == 2;
+    Tensor greedy;  // the last step's greedy token, on the device (|ahead|)
+
     // Runs |ids| at positions [pos, pos + ids.size()) and chooses the next token.
     auto step = [&](const std::vector<int64_t>& ids, int64_t pos, Model& model) -> Result<int64_t> {
       const int64_t len = static_cast<int64_t>(ids.size());
@@ -350,6 +370,7 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
       if (s.temperature <= 0.0f && outs.size() == 2) {
         AOTIRT_ENSURE(outs[1].dtype() == DType::kInt64 && outs[1].numel() == 1, kIncompatible,
                       "the model's greedy token is not one int64: not an aotirt.export_llm package pair");
+        greedy = outs[1];
         AOTIRT_ASSIGN_OR_RETURN(Tensor id, outs[1].to(DeviceId{}));
         const int64_t token = *static_cast<const int64_t*>(id.data());
         AOTIRT_ENSURE(token >= 0 && token < c.vocab_size, kInternal,
@@ -365,6 +386,92 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
         logits = &host_logits;
       }
       return sampler.next(static_cast<const float*>(logits->data()), c.vocab_size);
+    };
+
+    // The decode loop a step ahead (|ahead|): the step that reads a token is
+    // queued before that token is read back, from the device copy of it in
+    // |greedy|. Its checks are the plain loop's below, in the same order;
+    // a step goes ahead only where its token cannot end generation by count
+    // or by the cache's length, so only a stop token or the callback leaves
+    // one step queued for nothing (its keys and values land past what
+    // |cached| holds).
+    auto decode_ahead = [&](int64_t first) -> Status {
+      GeneratorState& g = *state_;
+      AOTIRT_ENSURE(greedy.defined(), kIncompatible,
+                    "the first step returned no greedy token: not an aotirt.export_llm package pair");
+      AOTIRT_ASSIGN_OR_RETURN(Device * dev, get_device(g.device));
+      if (!g.positions.defined()) {
+        std::vector<int64_t> all(static_cast<size_t>(c.max_cache_len));
+        for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+        AOTIRT_ASSIGN_OR_RETURN(Tensor host, host_ids(all, {c.max_cache_len}));
+        AOTIRT_ASSIGN_OR_RETURN(Tensor positions, host.to(g.device));
+        AOTIRT_ASSIGN_OR_RETURN(Tensor ids, Tensor::empty({1, 1}, DType::kInt64, g.device));
+        AOTIRT_ASSIGN_OR_RETURN(Tensor position, Tensor::empty({1}, DType::kInt64, g.device));
+        g.positions = std::move(positions);
+        g.step_ids = std::move(ids);
+        g.step_position = std::move(position);
+      }
+      // Queues the decode step that reads the token in |greedy| at position
+      // |at|, and the read of the token it makes.
+      auto queue = [&](int64_t at) -> Result<std::unique_ptr<DeviceReadback>> {
+        AOTIRT_RETURN_IF_ERROR(copy_tensor(*g.step_ids.impl(), *view_of(greedy, {1, 1}, 0).impl(), true));
+        AOTIRT_RETURN_IF_ERROR(copy_tensor(*g.step_position.impl(), *view_of(g.positions, {1}, at).impl(), true));
+        std::vector<Tensor> inputs;
+        inputs.reserve(2 + caches.size());
+        inputs.push_back(g.step_ids);
+        inputs.push_back(g.step_position);
+        inputs.insert(inputs.end(), caches.begin(), caches.end());
+        AOTIRT_ASSIGN_OR_RETURN(std::vector<Tensor> outs, g.decode->run(inputs, run_options));
+        AOTIRT_ENSURE(outs.size() == 2 && outs[0].dtype() == DType::kFloat32 && outs[0].numel() == c.vocab_size &&
+                          outs[1].dtype() == DType::kInt64 && outs[1].numel() == 1,
+                      kIncompatible,
+                      "the decode package returned no float32 logits row of {} values and int64 greedy token: not "
+                      "an aotirt.export_llm package pair",
+                      c.vocab_size);
+        greedy = outs[1];
+        return dev->read_back(*outs[1].impl());
+      };
+      int64_t token = first;
+      int64_t at = n;  // where the step that reads |token| writes
+      std::unique_ptr<DeviceReadback> pending;  // that step, once queued
+      while (true) {
+        generated.push_back(token);
+        if (generated.size() == 1) st.first_token_seconds = seconds_since(start);
+        if (options.on_token && !options.on_token(token)) {
+          st.stop_reason = "cancelled";
+          break;
+        }
+        if (std::find(stops.begin(), stops.end(), token) != stops.end()) {
+          st.stop_reason = "stop_token";
+          break;
+        }
+        if (static_cast<int64_t>(generated.size()) >= options.max_new_tokens) {
+          st.stop_reason = "max_new_tokens";
+          break;
+        }
+        if (at >= c.max_cache_len) {
+          st.stop_reason = "cache_full";
+          break;
+        }
+        if (!pending) {
+          AOTIRT_ASSIGN_OR_RETURN(pending, queue(at));
+        }
+        cached.resize(static_cast<size_t>(at));
+        cached.push_back(token);
+        ++at;
+        // The step after, for the token |pending| makes, goes ahead of its read.
+        std::unique_ptr<DeviceReadback> after;
+        if (static_cast<int64_t>(generated.size()) + 1 < options.max_new_tokens && at < c.max_cache_len) {
+          AOTIRT_ASSIGN_OR_RETURN(after, queue(at));
+        }
+        int64_t next = -1;
+        AOTIRT_RETURN_IF_ERROR(pending->wait(&next));
+        AOTIRT_ENSURE(next >= 0 && next < c.vocab_size, kInternal,
+                      "the model's greedy token {} is outside the vocabulary of {}", next, c.vocab_size);
+        token = next;
+        pending = std::move(after);
+      }
+      return Status();
     };
 
     int64_t token = 0;
@@ -385,6 +492,19 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
     }
     const Clock::time_point decode_start = Clock::now();
     int64_t pos = n;
+    if (ahead) {
+      Status done = decode_ahead(token);
+      if (!done.ok()) {
+        // What the cache holds past the prompt is not known for certain.
+        cached.clear();
+        return done;
+      }
+      st.decode_seconds = generated.size() > 1 ? seconds_since(decode_start) : 0;
+      st.generated_tokens = static_cast<int64_t>(generated.size());
+      st.graph_replays = static_cast<int64_t>(state_->decode->graph_stats().replays - replays_before);
+      if (stats) *stats = st;
+      return generated;
+    }
     while (true) {
       generated.push_back(token);
       if (generated.size() == 1) st.first_token_seconds = seconds_since(start);

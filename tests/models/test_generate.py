@@ -460,18 +460,30 @@ def test_sampling_is_seeded_and_top_k_one_is_greedy(llm_dir):
     assert _generate(llm_dir, *base, "--top-p", "0.000001")["tokens"] == greedy
 
 
-def test_a_stop_token_ends_generation_and_is_returned(llm_dir):
-    greedy = _generate(llm_dir, "--prompt-ids", "1,17,42", "-n", "8", "--ignore-eos")["tokens"]
-    got = _generate(llm_dir, "--prompt-ids", "1,17,42", "-n", "8", "--ignore-eos", "--stop", str(greedy[2]))
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=requires_cuda)])
+def test_a_stop_token_ends_generation_and_is_returned(device):
+    """On CUDA the decode step for a token is queued before the token is read
+    back, so a stop token leaves one step queued for nothing: the tokens are
+    still those before it, and a second generation (--warmup 1 runs two)
+    repeats them."""
+    out = _exported(device)
+    greedy = _generate(out, "--prompt-ids", "1,17,42", "-n", "8", "--ignore-eos")["tokens"]
+    got = _generate(out, "--prompt-ids", "1,17,42", "-n", "8", "--ignore-eos", "--stop", str(greedy[2]))
     first = greedy.index(greedy[2])
     assert got["tokens"] == greedy[: first + 1]
     assert got["stop_reason"] == "stop_token"
+    again = _generate(out, "--prompt-ids", "1,17,42", "-n", "8", "--ignore-eos", "--stop", str(greedy[2]),
+                      "--warmup", "1")
+    assert again["tokens"] == got["tokens"] and again["stop_reason"] == "stop_token"
 
 
-def test_generation_stops_when_the_cache_is_full(llm_dir):
-    prompt = ",".join(["7"] * (MAX_CACHE_LEN - 3))
-    got = _generate(llm_dir, "--prompt-ids", prompt, "-n", "50", "--ignore-eos")
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=requires_cuda)])
+def test_generation_stops_when_the_cache_is_full(device):
+    prompt = [7] * (MAX_CACHE_LEN - 3)
+    got = _generate(_exported(device), "--prompt-ids", ",".join(map(str, prompt)), "-n", "50", "--ignore-eos")
     assert got["stop_reason"] == "cache_full" and got["generated_tokens"] == 4
+    if device == "cuda":
+        assert got["tokens"] == _reference(prompt, 4, device="cuda")
 
 
 def test_ctrl_c_stops_after_the_current_token(llm_dir):

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -416,6 +418,35 @@ TEST(EmptyStridedTest, CloneMakesAContiguousCopy) {
   auto* q = static_cast<int32_t*>(c->data_ptr());
   EXPECT_EQ((std::vector<int32_t>(q, q + 6)), (std::vector<int32_t>{0, 2, 4, 1, 3, 5}));
   EXPECT_FALSE(copy_tensor(TensorImpl(), *src, false).ok());
+}
+
+// Device::read_back's default (every device but CUDA's small reads): the
+// bytes are read at once and handed over by wait().
+TEST(DeviceReadbackTest, TheDefaultReadsTheBytesAtOnce) {
+  Result<Device*> cpu = get_device(DeviceId{});
+  ASSERT_TRUE(cpu.ok());
+  Result<TensorImpl> src = empty_contiguous({3}, DType::kInt64, DeviceId{});
+  ASSERT_TRUE(src.ok());
+  auto* p = static_cast<int64_t*>(src->data_ptr());
+  p[0] = 7, p[1] = -1, p[2] = int64_t{1} << 40;
+  Result<std::unique_ptr<DeviceReadback>> r = (*cpu)->read_back(*src);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  p[0] = 0;  // read already: later writes do not show
+  int64_t got[3] = {};
+  ASSERT_TRUE((*r)->wait(got).ok());
+  EXPECT_EQ((std::vector<int64_t>(got, got + 3)), (std::vector<int64_t>{7, -1, int64_t{1} << 40}));
+  // Reads of nothing, of a strided view and of no tensor.
+  Result<TensorImpl> none = empty_contiguous({0}, DType::kInt64, DeviceId{});
+  ASSERT_TRUE(none.ok());
+  Result<std::unique_ptr<DeviceReadback>> empty = (*cpu)->read_back(*none);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE((*empty)->wait(nullptr).ok());
+  TensorImpl strided(src->storage(), DType::kInt64, {2}, {2}, 0);
+  Result<std::unique_ptr<DeviceReadback>> bad = (*cpu)->read_back(strided);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("strided"), std::string::npos) << bad.status().to_string();
+  EXPECT_FALSE((*cpu)->read_back(TensorImpl()).ok());
 }
 
 }  // namespace

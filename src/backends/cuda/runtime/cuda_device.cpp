@@ -80,6 +80,16 @@ Status CudaDevice::synchronize() {
   return Status();
 }
 
+Result<std::unique_ptr<DeviceReadback>> CudaDevice::read_back(const TensorImpl& src) {
+  AOTIRT_ENSURE(src.defined() && src.is_contiguous(), kInvalidArgument, "read back of {}",
+                src.defined() ? "a strided tensor" : "an undefined tensor");
+  AOTIRT_ENSURE(src.device() == id(), kInvalidArgument, "read back of a tensor on {} from {}",
+                src.device().to_string(), id().to_string());
+  if (src.nbytes() > CudaReadbackPool::kSlotBytes) return Device::read_back(src);
+  AOTIRT_ASSIGN_OR_RETURN(cudaStream_t stream, cuda_current_stream(index_));
+  return readback_pool_.read(stream, src.data_ptr(), src.nbytes());
+}
+
 std::unique_ptr<Device::RunScope> CudaDevice::enter_run() { return std::make_unique<CudaRunScope>(this); }
 
 void* CudaDevice::current_stream() {

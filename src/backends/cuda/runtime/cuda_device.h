@@ -12,6 +12,7 @@
 
 #include "backends/cuda/runtime/cuda_allocator.h"
 #include "backends/cuda/runtime/cuda_op_caches.h"
+#include "backends/cuda/runtime/cuda_readback.h"
 #include "device/device.h"
 
 namespace aotirt {
@@ -44,6 +45,10 @@ class CudaDevice final : public Device {
   Status zero(const TensorImpl& dst) override;
   Status synchronize() override;
   void* current_stream() override;
+  // Reads of up to CudaReadbackPool::kSlotBytes are queued (pinned memory
+  // and an event); larger ones are copied at once.
+  Result<std::unique_ptr<DeviceReadback>> read_back(const TensorImpl& src) override;
+  CudaReadbackPool& readback_pool() { return readback_pool_; }
   // Holds the run's deferred device-side checks (cuda_run_checks.h).
   std::unique_ptr<RunScope> enter_run() override;
   Status prepare_model_load() override;
@@ -67,7 +72,7 @@ class CudaDevice final : public Device {
 
  private:
   CudaDevice(int index, CudaDeviceProperties props, std::unique_ptr<CudaAllocator> allocator)
-      : index_(index), props_(std::move(props)), allocator_(std::move(allocator)) {}
+      : index_(index), props_(std::move(props)), allocator_(std::move(allocator)), readback_pool_(index) {}
 
   int index_;
   CudaDeviceProperties props_;
@@ -76,6 +81,7 @@ class CudaDevice final : public Device {
   std::unique_ptr<CudaAllocator> allocator_;
   // Before allocator_ in destruction: cached buffers go back to it.
   CudaOpCaches op_caches_;
+  CudaReadbackPool readback_pool_;
 };
 
 // The registry's CUDA device |index| (created on first use).
