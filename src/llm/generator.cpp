@@ -342,7 +342,7 @@ Result<std::vector<int64_t>> Generator::generate(const std::vector<int64_t>& pro
 
     // Greedy decoding on a device with the greedy-token output: each decode
     // step is queued before the token of the one ahead is read back, so
-    // that the device never waits for the host between steps.
+    // that the device does not wait for the host between decode steps.
     const bool ahead = device_model && s.temperature <= 0.0f && state_->prefill->num_outputs() == 2 &&
                        state_->decode->num_outputs() == 2;
     Tensor greedy;  // the last step's greedy token, on the device (|ahead|)
