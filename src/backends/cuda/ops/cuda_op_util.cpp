@@ -38,6 +38,10 @@ Result<TensorImpl> cuda_empty(const DimVector& sizes, const DimVector& strides, 
   return empty_strided(sizes, strides, dtype, DeviceId{DeviceType::kCuda, device});
 }
 
+bool cuda_dependent_launches(const CudaDevice& dev) {
+  return dev.properties().major >= 9 && cuda_options().enabled(CudaFeature::kPdl);
+}
+
 Result<TensorImpl> cuda_empty_contiguous(const DimVector& sizes, DType dtype, int device) {
   return empty_contiguous(sizes, dtype, DeviceId{DeviceType::kCuda, device});
 }

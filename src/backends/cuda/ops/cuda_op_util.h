@@ -16,6 +16,8 @@
 
 namespace aotirt {
 
+class CudaDevice;
+
 // Where an op runs: the device of its first tensor and that device's current
 // stream. Keeps the device current while the op runs.
 class CudaOpScope {
@@ -32,6 +34,12 @@ class CudaOpScope {
   cudaStream_t stream_;
   CudaDeviceScope scope_;
 };
+
+// Whether an op's kernels on |dev| are launched as dependent launches
+// (programmatic stream serialization, so that a kernel's loads of what the
+// kernel ahead does not write start before that kernel ends): Hopper and
+// later, unless switched off (CudaFeature::kPdl, AOTIRT_CUDA_DISABLE=pdl).
+bool cuda_dependent_launches(const CudaDevice& dev);
 
 // A new tensor on CUDA device |device|.
 Result<TensorImpl> cuda_empty(const DimVector& sizes, const DimVector& strides, DType dtype, int device);

@@ -231,7 +231,7 @@ Status run_attention(const AttentionArgs& a, const CudaOpScope& scope, const Ten
     AOTIRT_LOG(kDebug, "attention: GEMM path unavailable, using the fused kernel: {}", s.to_string());
   }
   TensorImpl workspace;
-  p.dependent_launch = dev->properties().major >= 9 && cuda_options().enabled(CudaFeature::kPdl);
+  p.dependent_launch = cuda_dependent_launches(*dev);
   const int splits = cuda_attention_key_splits(p, sms);
   if (splits > 1) {
     const int64_t floats = splits * p.batch * p.heads_q * p.len_q * (p.head_dim_v + 1);

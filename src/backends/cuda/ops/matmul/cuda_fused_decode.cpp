@@ -14,7 +14,6 @@
 #include "backends/cuda/ops/matmul/cuda_fused_decode_kernels.h"
 #include "backends/cuda/ops/matmul/cuda_matmul_impl.h"
 #include "backends/cuda/runtime/cuda_device.h"
-#include "backends/cuda/runtime/cuda_options.h"
 #include "backends/cuda/runtime/cuda_status.h"
 #include "base/status.h"
 #include "device/device.h"
@@ -81,7 +80,7 @@ Result<TensorImpl> fused_linear(const ops::FusedLinearArgs& a) {
     if (!cuda_fused_row_supported(p, pro, form)) form = CudaFusedRowKernel::kShared;
     if (cuda_fused_row_supported(p, pro, form)) {
       AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
-      const bool dependent = dev->properties().major >= 9 && cuda_options().enabled(CudaFeature::kPdl);
+      const bool dependent = cuda_dependent_launches(*dev);
       AOTIRT_CUDA_RETURN_IF_ERROR(cuda_fused_row_launch(p, pro, stream, dependent, form));
       return out;
     }

@@ -91,7 +91,7 @@ Result<std::shared_ptr<Bf16Plan>> bf16_plan(int device, const CudaBf16Problem& p
     if (p.m <= kCudaBf16GemvMaxRows) {
       plan = std::make_shared<Bf16Plan>();
       plan->gemv = true;
-      plan->dependent_launch = dev->properties().major >= 9 && cuda_options().enabled(CudaFeature::kPdl);
+      plan->dependent_launch = cuda_dependent_launches(*dev);
     } else if (aligned_ab && p.lda % kCudaBf16KMultiple == 0 && p.ldb % kCudaBf16KMultiple == 0) {
       const KernelTable<CudaBf16Config>& bd = bf16_device(device);
       const std::vector<CudaBf16Config> candidates = bf16_candidates(bd);

@@ -21,7 +21,6 @@
 #include "backends/cuda/ops/matmul/cuda_matmul_extra_kernels.h"
 #include "backends/cuda/ops/matmul/cuda_matmul_impl.h"
 #include "backends/cuda/runtime/cuda_device.h"
-#include "backends/cuda/runtime/cuda_options.h"
 #include "backends/cuda/runtime/cuda_status.h"
 #include "base/status.h"
 #include "ops/linalg_args.h"
@@ -114,7 +113,7 @@ Status run_weight_int4(AtenTensorHandle self, AtenTensorHandle mat2, int64_t gro
     // A dependent launch on Hopper: the weights' copies start behind the
     // kernel ahead (a decode step's generated kernels let it start early).
     AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
-    const bool dependent = dev->properties().major >= 9 && cuda_options().enabled(CudaFeature::kPdl);
+    const bool dependent = cuda_dependent_launches(*dev);
     AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_int4pack_gemv(a.a->data_ptr(), packed, a.scales->data_ptr(),
                                                           out.data_ptr(), a.m, a.n, a.k, ikt, a.group, stream,
                                                           dependent));
