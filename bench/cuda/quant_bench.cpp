@@ -2,19 +2,15 @@
 // int4 packing, groups of 128, as torchao exports Llama's linear layers) on
 // Llama-3.2-1B's decode products (CudaInt4Test.GemvTiming), launched
 // plainly and as dependent launches, with the kernel's choice of tiles a
-// block and each choice, x staged in shared memory or read from L2: the
-// bytes a second it reads, packed weights and group scales together. Prints
+// block and each choice: the bytes a second it reads, packed weights and
+// group scales together. Prints
 // "[ timing ]" lines; fails only on a launch error. Its correctness is
 // checked against torch by tests/ops (the weight-only quantized GEMMs).
-// AOTIRT_INT4_TIMING_ONLY=<text> times only the shapes whose name holds
-// the text (to profile one product's kernel alone).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <random>
 #include <vector>
 
@@ -46,9 +42,7 @@ TEST_F(CudaInt4Test, GemvTiming) {
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   std::mt19937 rng(11);
-  const char* only = std::getenv("AOTIRT_INT4_TIMING_ONLY");
   for (const Shape& s : shapes) {
-    if (only != nullptr && std::strstr(s.what, only) == nullptr) continue;
     const size_t words = size_t(s.n) * s.k / 8;
     const size_t sz_elems = size_t(s.k / kGroup) * s.n * 2;
     const size_t bytes = words * 4 + sz_elems * 2;
@@ -70,17 +64,12 @@ TEST_F(CudaInt4Test, GemvTiming) {
     struct Variant {
       bool dependent;
       int tiles;
-      int stage_x;
     };
-    for (const Variant v : {Variant{false, 0, -1}, Variant{true, 0, -1}, Variant{true, 0, 0}, Variant{true, 1, -1},
-                            Variant{true, 2, -1}, Variant{true, 4, -1}, Variant{true, 8, -1}, Variant{true, 8, 0}}) {
+    for (const Variant v : {Variant{false, 0}, Variant{true, 0}, Variant{true, 1}, Variant{true, 2}, Variant{true, 4}}) {
       const bool dependent = v.dependent;
-      Int4GemvChoice choice;
-      choice.tiles_per_block = v.tiles;
-      choice.stage_x = v.stage_x;
       auto call = [&](size_t copy) {
         return cuda_launch_int4pack_gemv(x.data_ptr(), packed[copy % copies], sz.data_ptr(), out.data_ptr(), 1, s.n,
-                                         s.k, kInnerKTiles, kGroup, stream, dependent, choice);
+                                         s.k, kInnerKTiles, kGroup, stream, dependent, v.tiles);
       };
       for (int r = 0; r < 2; ++r) ASSERT_EQ(call(r), cudaSuccess);
       const int iters = int(copies);
@@ -90,10 +79,10 @@ TEST_F(CudaInt4Test, GemvTiming) {
       const double us = cuda_bench::graph_replay_us(stream, queue, iters);
       char tiles[24] = "chosen";
       if (v.tiles > 0) std::snprintf(tiles, sizeof(tiles), "%d", v.tiles);
-      std::printf("[ timing ] int4 gemv %s (1x%dx%d, groups of %d, %zu weight copies, %s, tiles a block %s%s): "
+      std::printf("[ timing ] int4 gemv %s (1x%dx%d, groups of %d, %zu weight copies, %s, tiles a block %s): "
                   "%.2f us, %.0f GB/s\n",
-                  s.what, s.n, s.k, kGroup, copies, dependent ? "dependent launch" : "plain launch", tiles,
-                  v.stage_x == 0 ? ", x from L2" : "", us, bytes / us * 1e-3);
+                  s.what, s.n, s.k, kGroup, copies, dependent ? "dependent launch" : "plain launch", tiles, us,
+                  bytes / us * 1e-3);
     }
     for (auto* p : packed) cudaFree(p);
   }

@@ -33,8 +33,7 @@ std::vector<uint8_t> bytes_of(const TensorImpl& t) {
 // the next start at once (it calls launch_dependents first), so a read of x
 // issued ahead of the wait for the kernel ahead reads NaN or a stale value.
 // Compared bit for bit with plain launches, on the stream and replayed from
-// a CUDA graph, for one row and for five, with each choice of tiles a block
-// and x staged in shared memory or read from L2 (the same bits either way).
+// a CUDA graph, for one row and for five, with each choice of tiles a block.
 TEST_F(CudaInt4Test, DependentLaunchesReadXAfterTheKernelAhead) {
   int dev = 0, major = 0;
   cudaGetDevice(&dev);
@@ -63,10 +62,10 @@ TEST_F(CudaInt4Test, DependentLaunchesReadXAfterTheKernelAhead) {
         ASSERT_EQ(cudaMemsetAsync(act[i].data_ptr(), 0xff, act[i].nbytes(), stream), cudaSuccess);
       ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     };
-    auto queue = [&](bool dependent, Int4GemvChoice choice) {
+    auto queue = [&](bool dependent, int tiles) {
       for (int i = 0; i < kChain; ++i)
         ASSERT_EQ(cuda_launch_int4pack_gemv(act[i].data_ptr(), packed[i], sz[i].data_ptr(), act[i + 1].data_ptr(), m,
-                                            kN, kN, kInnerKTiles, kGroup, stream, dependent, choice),
+                                            kN, kN, kInnerKTiles, kGroup, stream, dependent, tiles),
                   cudaSuccess);
     };
     auto outputs = [&] {
@@ -74,48 +73,36 @@ TEST_F(CudaInt4Test, DependentLaunchesReadXAfterTheKernelAhead) {
       for (int i = 1; i <= kChain; ++i) out.push_back(bytes_of(act[i]));
       return out;
     };
-    for (const int tiles : {0, 1, 2, 4, 8}) {
-      std::vector<std::vector<uint8_t>> staged;  // the plain launches' outputs, x staged
-      for (const int stage_x : {1, 0}) {
-        Int4GemvChoice choice;
-        choice.tiles_per_block = tiles;
-        choice.stage_x = stage_x;
-        SCOPED_TRACE(std::to_string(m) + " rows, tiles a block " + std::to_string(tiles) +
-                     (stage_x ? ", x staged" : ", x from L2"));
-        // The reference: plain launches with the same tiles a block (the
-        // tiles' warps sum in another order for each choice).
+    for (int tiles : {0, 1, 2, 4}) {
+      SCOPED_TRACE(std::to_string(m) + " rows, tiles a block " + std::to_string(tiles));
+      // The reference: plain launches with the same tiles a block (the
+      // tiles' warps sum in another order for each choice).
+      poison();
+      queue(false, tiles);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      const auto want = outputs();
+      // Finite all along the chain, so NaN bytes left unwritten or read as
+      // x would show.
+      for (double v : values(to_host(act[kChain]))) ASSERT_TRUE(std::isfinite(v)) << "the chain's scale";
+      poison();
+      queue(true, tiles);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      EXPECT_EQ(outputs(), want) << "on the stream";
+      poison();
+      cudaGraph_t graph = nullptr;
+      cudaGraphExec_t exec = nullptr;
+      ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+      queue(true, tiles);
+      ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+      ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+      for (int r = 0; r < 3; ++r) {
         poison();
-        queue(false, choice);
+        ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
         ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-        const auto want = outputs();
-        // Finite all along the chain, so NaN bytes left unwritten or read as
-        // x would show.
-        for (double v : values(to_host(act[kChain]))) ASSERT_TRUE(std::isfinite(v)) << "the chain's scale";
-        // Where x comes from changes no sum.
-        if (stage_x)
-          staged = want;
-        else
-          EXPECT_EQ(want, staged) << "x from L2 against x staged in shared memory";
-        poison();
-        queue(true, choice);
-        ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-        EXPECT_EQ(outputs(), want) << "on the stream";
-        poison();
-        cudaGraph_t graph = nullptr;
-        cudaGraphExec_t exec = nullptr;
-        ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-        queue(true, choice);
-        ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-        ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-        for (int r = 0; r < 3; ++r) {
-          poison();
-          ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-          ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-          EXPECT_EQ(outputs(), want) << "replayed from a graph, replay " << r;
-        }
-        cudaGraphExecDestroy(exec);
-        cudaGraphDestroy(graph);
+        EXPECT_EQ(outputs(), want) << "replayed from a graph, replay " << r;
       }
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
     }
   }
   for (auto* p : packed) cudaFree(p);

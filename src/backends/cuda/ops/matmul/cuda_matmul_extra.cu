@@ -460,17 +460,11 @@ struct Int4Batch {
 // a tile's 8 warps would each have less than a batch of super-tiles, and
 // the product then waits on many short blocks one after another instead of
 // on full batches.
-// kXShared: the block first stages x's rows in shared memory (dynamic,
-// kInt4XRowPad words of padding a row so that the eight rows of an A
-// fragment fall in distinct banks), so that the A fragments of a batch's
-// later super-tiles come from shared memory instead of each costing the
-// warp a round trip to L2 between two of its mma runs.
-constexpr int kInt4XRowPad = 4;  // 32-bit words
-template <int IKT, bool kOneGroup, int kTiles, bool kXShared>
+template <int IKT, bool kOneGroup, int kTiles>
 __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bfloat16* x, const int32_t* packed,
                                                                  const __nv_bfloat16* sz, __nv_bfloat16* out,
                                                                  int m, int n, int k, int group_shift) {
-  static_assert(kTiles == 1 || kTiles == 2 || kTiles == 4 || kTiles == 8, "tiles a block");
+  static_assert(kTiles == 1 || kTiles == 2 || kTiles == 4, "tiles a block");
   constexpr int kWarps = 8 / kTiles;  // warps a tile
   using Batch = Int4Batch<IKT, kOneGroup>;
   constexpr int kHalf = Batch::kHalf, kAhead = Batch::kAhead, kScales = Batch::kScales;
@@ -509,10 +503,6 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
   const bool lo = g < m, hi = g + 8 < m;
   const __nv_bfloat16* x_lo = x + static_cast<int64_t>(lo ? g : 0) * k + 2 * r;
   const __nv_bfloat16* x_hi = x + static_cast<int64_t>(hi ? g + 8 : 0) * k + 2 * r;
-  extern __shared__ uint32_t x_s[];  // kXShared: m rows of k / 2 + kInt4XRowPad words
-  const int x_row_words = k / 2 + kInt4XRowPad;
-  const uint32_t* xs_lo = x_s + (lo ? g : 0) * x_row_words + r;
-  const uint32_t* xs_hi = x_s + (hi ? g + 8 : 0) * x_row_words + r;
   float c[4] = {0.f, 0.f, 0.f, 0.f};
   // Under a dependent launch the kernel ahead may still run: the packed
   // words and scales never depend on it, so the first two batches' copies go
@@ -522,52 +512,19 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
   copy_batch(wt, 0);
   bool waited = false;
   int stage = 0;
-  if constexpr (kXShared) {
-    // x's rows into shared memory once the kernel ahead is done, eight
-    // loads a thread in flight at a time; then every warp reads them.
-    dependency_wait();
-    waited = true;
-    const int row_words = k / 2, words = m * row_words;
-    for (int i0 = threadIdx.x; i0 < words; i0 += 8 * 256) {
-      uint32_t v[8];
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int i = i0 + 256 * j;
-        v[j] = i < words ? load_after_wait(x + 2 * static_cast<int64_t>(i)) : 0u;
-      }
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int i = i0 + 256 * j;
-        if (i < words) x_s[(i / row_words) * x_row_words + i % row_words] = v[j];
-      }
-    }
-    __syncthreads();
-  }
   // The A fragments of this lane's rows of x for the k of super-tile |ko|,
   // tile pair |p|, k-tile |t| (zeros for rows past m). The kernel ahead
-  // may write x, so loads from it are ordered ones, never issued before the
-  // wait.
+  // may write x, so these are ordered loads, never issued before the wait.
   auto load_a = [&](uint32_t a[4], int ko, int p, int t) {
     const int kk = (ko * IKT + 2 * p) * 16 + 16 * t;
     a[0] = a[1] = a[2] = a[3] = 0u;
-    if constexpr (kXShared) {
-      if (lo) {
-        a[0] = xs_lo[kk / 2];
-        a[2] = xs_lo[kk / 2 + 4];
-      }
-      if (hi) {
-        a[1] = xs_hi[kk / 2];
-        a[3] = xs_hi[kk / 2 + 4];
-      }
-    } else {
-      if (lo) {
-        a[0] = load_after_wait(x_lo + kk);
-        a[2] = load_after_wait(x_lo + kk + 8);
-      }
-      if (hi) {
-        a[1] = load_after_wait(x_hi + kk);
-        a[3] = load_after_wait(x_hi + kk + 8);
-      }
+    if (lo) {
+      a[0] = load_after_wait(x_lo + kk);
+      a[2] = load_after_wait(x_lo + kk + 8);
+    }
+    if (hi) {
+      a[1] = load_after_wait(x_hi + kk);
+      a[3] = load_after_wait(x_hi + kk + 8);
     }
   };
   for (int ko0 = wt; ko0 < super_tiles; ko0 += kWarps * kAhead) {
@@ -644,61 +601,30 @@ struct Int4TileArgs {
   int m, n, k, group_shift;
 };
 
-// Staged rows of x may take this much dynamic shared memory: with the
-// kernel's 44 KB of static shared memory, three blocks still fit an SM, as
-// many as its registers allow.
-constexpr int kInt4XSharedMaxBytes = 24 * 1024;
-
-template <int IKT, int kTiles, bool kXShared>
+template <int IKT, int kTiles>
 cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent) {
   const unsigned blocks = static_cast<unsigned>((a.n / 8 + kTiles - 1) / kTiles);
-  auto kernel = (1 << a.group_shift) >= IKT * 16 ? int4pack_gemv_tile_kernel<IKT, true, kTiles, kXShared>
-                                                 : int4pack_gemv_tile_kernel<IKT, false, kTiles, kXShared>;
-  size_t shared = 0;
-  if constexpr (kXShared) {
-    shared = static_cast<size_t>(a.m) * (a.k / 2 + kInt4XRowPad) * 4;
-    // Past 48 KB of shared memory a block a kernel must opt in, once per
-    // kernel (each instantiation its own flag).
-    static const cudaError_t opted = [] {
-      cudaError_t e = cudaFuncSetAttribute(int4pack_gemv_tile_kernel<IKT, true, kTiles, kXShared>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, kInt4XSharedMaxBytes);
-      if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(int4pack_gemv_tile_kernel<IKT, false, kTiles, kXShared>,
-                                 cudaFuncAttributeMaxDynamicSharedMemorySize, kInt4XSharedMaxBytes);
-      return e;
-    }();
-    if (opted != cudaSuccess) return opted;
-  }
+  auto kernel = (1 << a.group_shift) >= IKT * 16 ? int4pack_gemv_tile_kernel<IKT, true, kTiles>
+                                                 : int4pack_gemv_tile_kernel<IKT, false, kTiles>;
   if (dependent)
-    return cuda_launch_dependent(kernel, dim3(blocks), dim3(256), shared, stream, a.x, a.packed, a.sz, a.out, a.m,
-                                 a.n, a.k, a.group_shift);
-  kernel<<<blocks, 256, shared, stream>>>(a.x, a.packed, a.sz, a.out, a.m, a.n, a.k, a.group_shift);
+    return cuda_launch_dependent(kernel, dim3(blocks), dim3(256), 0, stream, a.x, a.packed, a.sz, a.out, a.m, a.n,
+                                 a.k, a.group_shift);
+  kernel<<<blocks, 256, 0, stream>>>(a.x, a.packed, a.sz, a.out, a.m, a.n, a.k, a.group_shift);
   return cudaGetLastError();
-}
-
-template <int IKT, int kTiles>
-cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent, bool stage_x) {
-  return stage_x ? launch_int4_tile<IKT, kTiles, true>(a, stream, dependent)
-                 : launch_int4_tile<IKT, kTiles, false>(a, stream, dependent);
 }
 
 // Tiles a block: two where each of a tile's 8 warps would have less than a
 // batch of super-tiles and the tiles are many (Llama's MLP gate and up
 // projections, k = 2048 in 16 super-tiles), so that blocks stay a few
 // waves; one elsewhere, as fewer blocks than SM slots would leave SMs idle.
-// x is staged in shared memory wherever its rows fit.
 template <int IKT>
-cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent, Int4GemvChoice choice) {
+cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent, int tiles_per_block) {
   constexpr int kAhead = Int4Batch<IKT, true>::kAhead;
   const bool short_k = a.k / (IKT * 16) < 8 * kAhead;
-  int tiles = choice.tiles_per_block;
-  if (tiles <= 0) tiles = short_k && a.n / 8 >= 1024 ? 2 : 1;
-  const bool fits = static_cast<int64_t>(a.m) * (a.k / 2 + kInt4XRowPad) * 4 <= kInt4XSharedMaxBytes;
-  const bool stage_x = fits && choice.stage_x != 0;
-  if (tiles == 8) return launch_int4_tile<IKT, 8>(a, stream, dependent, stage_x);
-  if (tiles == 4) return launch_int4_tile<IKT, 4>(a, stream, dependent, stage_x);
-  if (tiles == 2) return launch_int4_tile<IKT, 2>(a, stream, dependent, stage_x);
-  return launch_int4_tile<IKT, 1>(a, stream, dependent, stage_x);
+  if (tiles_per_block <= 0) tiles_per_block = short_k && a.n / 8 >= 1024 ? 2 : 1;
+  if (tiles_per_block == 4) return launch_int4_tile<IKT, 4>(a, stream, dependent);
+  if (tiles_per_block == 2) return launch_int4_tile<IKT, 2>(a, stream, dependent);
+  return launch_int4_tile<IKT, 1>(a, stream, dependent);
 }
 
 }  // namespace
@@ -715,7 +641,7 @@ cudaError_t cuda_launch_int4pack_dequant(const int32_t* packed, const void* sz, 
 
 cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, const void* sz, void* out, int64_t m,
                                       int64_t n, int64_t k, int ikt, int64_t group, cudaStream_t stream,
-                                      bool dependent_launch, Int4GemvChoice choice) {
+                                      bool dependent_launch, int tiles_per_block) {
   if (m <= 0 || n <= 0) return cudaSuccess;
   if (ikt != 2 && ikt != 4 && ikt != 8) return cudaErrorInvalidValue;
   // The tile kernel: up to 16 rows, whole tiles of rows and k, a
@@ -731,9 +657,9 @@ cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, cons
     const Int4TileArgs args{static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),
                             static_cast<__nv_bfloat16*>(out), static_cast<int>(m), static_cast<int>(n),
                             static_cast<int>(k), shift};
-    if (ikt == 8) return launch_int4_tile<8>(args, stream, dependent_launch, choice);
-    if (ikt == 4) return launch_int4_tile<4>(args, stream, dependent_launch, choice);
-    return launch_int4_tile<2>(args, stream, dependent_launch, choice);
+    if (ikt == 8) return launch_int4_tile<8>(args, stream, dependent_launch, tiles_per_block);
+    if (ikt == 4) return launch_int4_tile<4>(args, stream, dependent_launch, tiles_per_block);
+    return launch_int4_tile<2>(args, stream, dependent_launch, tiles_per_block);
   }
   int4pack_gemv_kernel<<<blocks_for(n, kThreads / 32), kThreads, 0, stream>>>(
       static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),

@@ -87,14 +87,11 @@ cudaError_t cuda_launch_int4pack_dequant(const int32_t* packed, const void* sz, 
 // bound the time. With |dependent_launch| (Hopper and later) the tile
 // kernel is launched with programmatic stream serialization and copies its
 // first weights before it waits for the kernel ahead; the per-row kernel
-// is always launched plainly. |choice| overrides the tile kernel's own
-// choices, for the timing and race cases that sweep them.
-struct Int4GemvChoice {
-  int tiles_per_block = 0;  // 1, 2, 4 or 8 tiles of eight weight rows a block where positive
-  int stage_x = -1;         // 0: the rows of x read from L2; else staged in shared memory where they fit
-};
+// is always launched plainly. |tiles_per_block| (1, 2 or 4 tiles of eight
+// weight rows a block of the tile kernel) overrides its choice where
+// positive; for the timing case, which sweeps it.
 cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, const void* sz, void* out, int64_t m,
                                       int64_t n, int64_t k, int ikt, int64_t group, cudaStream_t stream,
-                                      bool dependent_launch = false, Int4GemvChoice choice = {});
+                                      bool dependent_launch = false, int tiles_per_block = 0);
 
 }  // namespace aotirt
