@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -23,11 +25,19 @@ namespace {
 
 using namespace cuda_test;
 
+// Whether |name| is one of the comma-separated |list|.
+bool shape_selected(const char* list, const char* name) {
+  const std::string all = std::string(",") + list + ",";
+  return all.find(std::string(",") + name + ",") != std::string::npos;
+}
+
 class CudaInt4Test : public CudaTest {};
 
 // Each shape cycles through enough copies of its packed weights to exceed
 // the L2 cache, so that they come from memory as in a decode step; the calls
-// are recorded in a CUDA graph and replayed.
+// are recorded in a CUDA graph and replayed. AOTIRT_TIMING_SHAPES=gate/up
+// (names separated by commas) times those shapes alone, so that a profiler's
+// launch counts reach one product.
 TEST_F(CudaInt4Test, GemvTiming) {
   struct Shape {
     int n, k;
@@ -42,7 +52,9 @@ TEST_F(CudaInt4Test, GemvTiming) {
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   std::mt19937 rng(11);
+  const char* only = std::getenv("AOTIRT_TIMING_SHAPES");
   for (const Shape& s : shapes) {
+    if (only && *only && !shape_selected(only, s.what + 6)) continue;  // past "llama "
     const size_t words = size_t(s.n) * s.k / 8;
     const size_t sz_elems = size_t(s.k / kGroup) * s.n * 2;
     const size_t bytes = words * 4 + sz_elems * 2;
