@@ -38,22 +38,6 @@ def _(x, norm_weight, eps, weight, bias):
     return x.new_empty((*x.shape[:-1], weight.shape[0]))
 
 
-@torch.library.custom_op("aotirt::aotirt_rms_norm_linear_prefetch", mutates_args=())
-def rms_norm_linear_prefetch(x: torch.Tensor, norm_weight: torch.Tensor, eps: float, weight: torch.Tensor,
-                             bias: torch.Tensor | None, next_weight: torch.Tensor,
-                             next_pair: torch.Tensor) -> torch.Tensor:
-    """linear(rms_norm(x), weight, bias), with the weights of the two products
-    after it (the attention's output projection, the MLP's stacked gate/up
-    rows): a GPU may fetch them into its cache while the attention runs.
-    They do not change the result."""
-    return F.linear(_rms_norm(x, norm_weight, eps), weight, bias)
-
-
-@rms_norm_linear_prefetch.register_fake
-def _(x, norm_weight, eps, weight, bias, next_weight, next_pair):
-    return x.new_empty((*x.shape[:-1], weight.shape[0]))
-
-
 @torch.library.custom_op("aotirt::aotirt_linear_add", mutates_args=())
 def linear_add(x: torch.Tensor, weight: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
     """residual + linear(x, weight)."""
@@ -87,9 +71,6 @@ def c_shims(device: str) -> dict:
     return {
         torch.ops.aotirt.aotirt_rms_norm_linear.default: [
             f"{h} {p}rms_norm_linear({t} x, {t} norm_weight, double eps, {t} weight, {t}* bias, {t}* ret0)"],
-        torch.ops.aotirt.aotirt_rms_norm_linear_prefetch.default: [
-            f"{h} {p}rms_norm_linear_prefetch({t} x, {t} norm_weight, double eps, {t} weight, {t}* bias, "
-            f"{t} next_weight, {t} next_pair, {t}* ret0)"],
         torch.ops.aotirt.aotirt_linear_add.default: [
             f"{h} {p}linear_add({t} x, {t} weight, {t} residual, {t}* ret0)"],
         torch.ops.aotirt.aotirt_rms_norm_linear_silu_mul.default: [
@@ -129,17 +110,13 @@ def _fused_layer_forward(layer, qkv_stack, residual):
         attn, mlp = layer.self_attn, layer.mlp
         norm1, norm2 = layer.input_layernorm, layer.post_attention_layernorm
         qkv_stack.norm = (norm1.weight, float(norm1.variance_epsilon))
-        qkv_stack.next_weights = (attn.o_proj.weight, mlp.aotirt_gate_up_proj.weight)
         residual.value = hidden_states
         try:
             # The attention reads the layer's input itself: its q/k/v
-            # product applies the input norm, and names the weights of the
-            # layer's next two products, which the GPU fetches into its
-            # cache while the attention runs.
+            # product applies the input norm.
             h, _ = attn(hidden_states=hidden_states, **kwargs)
         finally:
             qkv_stack.norm = None
-            qkv_stack.next_weights = None
             residual.value = None
         act = torch.ops.aotirt.aotirt_rms_norm_linear_silu_mul(h, norm2.weight, float(norm2.variance_epsilon),
                                                               mlp.aotirt_gate_up_proj.weight)

@@ -174,11 +174,8 @@ class _ProjectionStack:
         self._input = self._version = self._output = None
         self._served = set()
         # (weight, eps) of an RMS norm the product applies to its input
-        # first, and the weights of the products after it (the output
-        # projection's, the stacked gate/up), set by a fused decoder layer
-        # (_fused.py) around its call.
+        # first, set by a fused decoder layer (_fused.py) around its call.
         self.norm = None
-        self.next_weights = None
 
     def slice(self, x, index: int):
         version = getattr(x, "_version", None)
@@ -187,12 +184,9 @@ class _ProjectionStack:
             linear = getattr(self.parent, self.name)
             if self.norm is None:
                 self._output = linear(x)
-            elif self.next_weights is None:
+            else:
                 self._output = torch.ops.aotirt.aotirt_rms_norm_linear(x, self.norm[0], self.norm[1], linear.weight,
                                                                       linear.bias)
-            else:
-                self._output = torch.ops.aotirt.aotirt_rms_norm_linear_prefetch(
-                    x, self.norm[0], self.norm[1], linear.weight, linear.bias, *self.next_weights)
             self._served = set()
         out = self._output[..., self.bounds[index]:self.bounds[index + 1]]
         self._served.add(index)

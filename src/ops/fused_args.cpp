@@ -81,18 +81,6 @@ Result<FusedLinearArgs> rms_norm_linear_args(AtenTensorHandle x, AtenTensorHandl
   return a;
 }
 
-Result<FusedLinearArgs> rms_norm_linear_prefetch_args(AtenTensorHandle x, AtenTensorHandle norm_weight, double eps,
-                                                      AtenTensorHandle weight, AtenTensorHandle* bias,
-                                                      AtenTensorHandle next_weight, AtenTensorHandle next_pair) {
-  AOTIRT_ASSIGN_OR_RETURN(FusedLinearArgs a, rms_norm_linear_args(x, norm_weight, eps, weight, bias));
-  AOTIRT_ASSIGN_OR_RETURN(a.next_weight, require_tensor(next_weight, "next_weight"));
-  AOTIRT_ASSIGN_OR_RETURN(a.next_pair, require_tensor(next_pair, "next_pair"));
-  AOTIRT_ENSURE(a.next_pair->dim() >= 1 && a.next_pair->sizes()[0] % 2 == 0, kInvalidArgument,
-                "next_pair {} must have an even number of rows: two halves read in step",
-                shape_str(*a.next_pair));
-  return a;
-}
-
 Result<FusedLinearArgs> linear_add_args(AtenTensorHandle x, AtenTensorHandle weight, AtenTensorHandle residual) {
   FusedLinearArgs a;
   AOTIRT_ASSIGN_OR_RETURN(a.x, require_tensor(x, "x"));

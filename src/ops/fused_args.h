@@ -34,23 +34,10 @@ struct FusedLinearArgs {
   const TensorImpl* residual = nullptr;  // out's shape, or null
   int64_t rows = 0, k = 0, n = 0;        // rows: x's elements over its last dimension
   DimVector out_sizes;
-  // Weights of products that come after this one, with kernels between
-  // that leave the memory idle (a decode step's attention): a backend may
-  // have the cache fetch them while those run. A hint only: the results
-  // never depend on it. |next_pair| holds two halves read in step (the
-  // gate and up rows of a stacked product), so a part of it is the same
-  // leading rows of each half.
-  const TensorImpl* next_weight = nullptr;
-  const TensorImpl* next_pair = nullptr;
 };
 
 Result<FusedLinearArgs> rms_norm_linear_args(AtenTensorHandle x, AtenTensorHandle norm_weight, double eps,
                                              AtenTensorHandle weight, AtenTensorHandle* bias);
-// rms_norm_linear_args, and the weights of the two products after it (the
-// attention's output projection, the MLP's stacked gate/up).
-Result<FusedLinearArgs> rms_norm_linear_prefetch_args(AtenTensorHandle x, AtenTensorHandle norm_weight, double eps,
-                                                      AtenTensorHandle weight, AtenTensorHandle* bias,
-                                                      AtenTensorHandle next_weight, AtenTensorHandle next_pair);
 Result<FusedLinearArgs> linear_add_args(AtenTensorHandle x, AtenTensorHandle weight, AtenTensorHandle residual);
 Result<FusedLinearArgs> rms_norm_linear_silu_mul_args(AtenTensorHandle x, AtenTensorHandle norm_weight, double eps,
                                                       AtenTensorHandle weight);

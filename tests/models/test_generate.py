@@ -223,7 +223,7 @@ def test_greedy_matches_transformers(llm_dir, prompt):
     assert got["graph_replays"] == 0  # CPU: no graphs
 
 
-FUSED_SHIMS = {"aotirt_rms_norm_linear_prefetch", "aotirt_linear_add", "aotirt_rms_norm_linear_silu_mul"}
+FUSED_SHIMS = {"aotirt_rms_norm_linear", "aotirt_linear_add", "aotirt_rms_norm_linear_silu_mul"}
 
 
 def test_fused_decode_matches_transformers():

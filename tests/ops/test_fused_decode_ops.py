@@ -121,48 +121,6 @@ def test_decode_sized_bfloat16(shims, device, op):
 
 
 @pytest.mark.parametrize("device", devices())
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("rows", [(1, 1), (3,)], ids=str)
-def test_rms_norm_linear_prefetch(shims, device, dtype, rows):
-    """The q/k/v product that names the next products' weights: the result
-    of rms_norm_linear (bitwise on each device), the weights untouched."""
-    name = need(shims, device, "rms_norm_linear_prefetch")
-    plain = need(shims, device, "rms_norm_linear")
-    k, n = 64, 48
-    x = rand((*rows, k), dtype, device, 0) * 3
-    g = rand((k,), dtype, device, 1)
-    w = rand((n, k), dtype, device, 2) / 8
-    nxt, pair = rand((32, 16), dtype, device, 4), rand((40, 64), dtype, device, 5)
-    before = (nxt.clone(), pair.clone())
-    eps = ctypes.c_double(1e-5)
-    got = call(shims, name, device, shims.handle(x), shims.handle(g), eps, shims.handle(w), None, shims.handle(nxt),
-               shims.handle(pair))
-    check(got, _fused.rms_norm_linear_prefetch(x, g, 1e-5, w, None, nxt, pair))
-    want = call(shims, plain, device, shims.handle(x), shims.handle(g), eps, shims.handle(w), None)
-    assert torch.equal(got, want)
-    assert torch.equal(nxt, before[0]) and torch.equal(pair, before[1])
-
-
-@pytest.mark.parametrize("device", devices())
-@pytest.mark.parametrize("layout", ["contiguous", "strided"])
-def test_rms_norm_linear_prefetch_decode_sized(shims, device, layout):
-    """Llama-3.2-1B's q/k/v row in bfloat16 (on CUDA, the one-row kernel,
-    which asks L2 for the output projection's weights and a part of each
-    half of the gate/up ones); strided next weights are left out of the
-    prefetch, with the same result."""
-    name = need(shims, device, "rms_norm_linear_prefetch")
-    bf = torch.bfloat16
-    x, g = rand((1, 1, 2048), bf, device, 0) * 2, rand((2048,), bf, device, 1)
-    w = rand((3072, 2048), bf, device, 2) / 16
-    o, gate_up = rand((2048, 2048), bf, device, 3), rand((16384, 2048), bf, device, 4)
-    if layout == "strided":
-        o, gate_up = o.t(), gate_up[:, ::2]
-    got = call(shims, name, device, shims.handle(x), shims.handle(g), ctypes.c_double(1e-5), shims.handle(w), None,
-               shims.handle(o), shims.handle(gate_up))
-    check(got, _fused.rms_norm_linear(x, g, 1e-5, w, None))
-
-
-@pytest.mark.parametrize("device", devices())
 def test_strided_inputs(shims, device):
     """A transposed weight and a strided x read as torch reads them."""
     name = need(shims, device, "rms_norm_linear")
@@ -197,23 +155,8 @@ def test_refusals(shims, device):
         (add, (shims.handle(x), shims.handle(w), shims.handle(rand((2, 4), f, device, 5))), "residual"),
         (silu, (shims.handle(x), shims.handle(g), eps, shims.handle(rand((5, 8), f, device, 5))), "even number"),
     ]
-    pre = need(shims, device, "rms_norm_linear_prefetch")
-    nxt = shims.handle(rand((4, 8), f, device, 6))
-    cases += [
-        (pre, (shims.handle(x), shims.handle(g), eps, shims.handle(w), None, None, nxt), "next_weight"),
-        (pre, (shims.handle(x), shims.handle(g), eps, shims.handle(w), None, nxt, None), "next_pair"),
-        (pre, (shims.handle(x), shims.handle(g), eps, shims.handle(w), None, nxt,
-               shims.handle(rand((5, 8), f, device, 7))), "even number of rows"),
-        (pre, (shims.handle(x), shims.handle(g), eps, shims.handle(rand((4, 6), f, device, 3)), None, nxt, nxt),
-         "last dimension"),
-    ]
-    if device == "cuda":
-        cpu_w = shims.handle(torch.zeros(4, 8))
-        cases.append((pre, (shims.handle(x), shims.handle(g), eps, shims.handle(w), None, cpu_w, nxt), "next_weight"))
     for fn, args, words in cases:
         with pytest.raises(ShimError, match=words):
             shims.call(fn, *args, ctypes.byref(r))
     with pytest.raises(ShimError, match="ret0"):
         shims.call(name, shims.handle(x), shims.handle(g), eps, shims.handle(w), None, None)
-    with pytest.raises(ShimError, match="ret0"):
-        shims.call(pre, shims.handle(x), shims.handle(g), eps, shims.handle(w), None, nxt, nxt, None)

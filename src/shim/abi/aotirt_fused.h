@@ -12,12 +12,6 @@ extern "C" {
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_rms_norm_linear(AtenTensorHandle x,
     AtenTensorHandle norm_weight, double eps, AtenTensorHandle weight, AtenTensorHandle* bias,
     AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
-// rms_norm_linear, with the weights of the two products after it: a hint
-// that the backend may fetch them into its cache ahead (aotirt_fused.h's
-// users: python/aotirt/_fused.py).
-AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_rms_norm_linear_prefetch(AtenTensorHandle x,
-    AtenTensorHandle norm_weight, double eps, AtenTensorHandle weight, AtenTensorHandle* bias,
-    AtenTensorHandle next_weight, AtenTensorHandle next_pair, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_linear_add(AtenTensorHandle x, AtenTensorHandle weight,
     AtenTensorHandle residual, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_rms_norm_linear_silu_mul(AtenTensorHandle x,
@@ -26,12 +20,6 @@ AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_rms_norm_linear_silu_mul
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_rms_norm_linear(AtenTensorHandle x,
     AtenTensorHandle norm_weight, double eps, AtenTensorHandle weight, AtenTensorHandle* bias,
     AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
-// rms_norm_linear, with the weights of the two products after it: a hint
-// that the backend may fetch them into its cache ahead (aotirt_fused.h's
-// users: python/aotirt/_fused.py).
-AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_rms_norm_linear_prefetch(AtenTensorHandle x,
-    AtenTensorHandle norm_weight, double eps, AtenTensorHandle weight, AtenTensorHandle* bias,
-    AtenTensorHandle next_weight, AtenTensorHandle next_pair, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_linear_add(AtenTensorHandle x, AtenTensorHandle weight,
     AtenTensorHandle residual, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_rms_norm_linear_silu_mul(AtenTensorHandle x,

@@ -151,22 +151,6 @@ AOTITorchError aoti_torch_cpu_aotirt_rms_norm_linear(AtenTensorHandle x, AtenTen
   });
 }
 
-// The CPU has no cache to warm ahead: the next weights are only checked.
-AOTITorchError aoti_torch_cpu_aotirt_rms_norm_linear_prefetch(AtenTensorHandle x, AtenTensorHandle norm_weight,
-                                                              double eps, AtenTensorHandle weight,
-                                                              AtenTensorHandle* bias, AtenTensorHandle next_weight,
-                                                              AtenTensorHandle next_pair,
-                                                              AtenTensorHandle* ret0) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_REQUIRE_OUT(ret0);
-    AOTIRT_ASSIGN_OR_RETURN(ops::FusedLinearArgs a, ops::rms_norm_linear_prefetch_args(x, norm_weight, eps, weight,
-                                                                                       bias, next_weight, next_pair));
-    AOTIRT_RETURN_IF_ERROR(check_cpu(*a.next_weight, "next_weight"));
-    AOTIRT_RETURN_IF_ERROR(check_cpu(*a.next_pair, "next_pair"));
-    return give_out(fused_linear(a), ret0);
-  });
-}
-
 AOTITorchError aoti_torch_cpu_aotirt_linear_add(AtenTensorHandle x, AtenTensorHandle weight,
                                                 AtenTensorHandle residual, AtenTensorHandle* ret0) noexcept {
   return shim_call(__func__, [&]() -> Status {

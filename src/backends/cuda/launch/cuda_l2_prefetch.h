@@ -17,8 +17,7 @@
 
 namespace aotirt {
 
-// Whether prefetches are on (unless AOTIRT_CUDA_DISABLE names l2_prefetch):
-// these, and the fused decode kernels' own (CudaFusedRow::prefetch).
+// Whether prefetches are on (unless AOTIRT_CUDA_DISABLE names l2_prefetch).
 bool cuda_l2_prefetch_enabled();
 
 // Operands larger than this prefetch nothing: they would push out of L2

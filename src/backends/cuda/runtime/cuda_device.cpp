@@ -35,9 +35,6 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(int index) {
   AOTIRT_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&props.sm_count, cudaDevAttrMultiProcessorCount, index));
   AOTIRT_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, index));
   props.shared_memory_per_block_optin = static_cast<size_t>(smem);
-  int l2 = 0;
-  AOTIRT_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, index));
-  props.l2_cache_bytes = static_cast<size_t>(l2);
   AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaAllocator> alloc, CudaAllocator::create(index));
   return std::unique_ptr<CudaDevice>(new CudaDevice(index, std::move(props), std::move(alloc)));
 }

@@ -25,7 +25,6 @@ struct CudaDeviceProperties {
   int minor = 0;
   int sm_count = 0;
   size_t shared_memory_per_block_optin = 0;
-  size_t l2_cache_bytes = 0;
 };
 
 // The GPU's name and memory, for descriptions and messages: read on first

@@ -64,25 +64,6 @@ CudaOptions CudaOptions::parse(const char* (*get)(const char* name)) {
   if (const char* v = get("AOTIRT_CUSOLVER_LIBRARY"); v && *v) o.cusolver_library = v;
   if (const char* v = get("AOTIRT_CUBLAS_LIBRARY"); v && *v) o.cublas_library = v;
   if (const char* v = get("AOTIRT_SEED"); v && *v) o.random_seed = v;
-  if (const char* v = get("AOTIRT_CUDA_L2_PREFETCH_SHARE"); v && *v) {
-    char* end = nullptr;
-    const long share = std::strtol(v, &end, 10);
-    if (*end == '\0' && share >= 0 && share <= 100)
-      o.l2_prefetch_share = static_cast<int>(share);
-    else
-      AOTIRT_LOG(kWarning, "AOTIRT_CUDA_L2_PREFETCH_SHARE={} is not a percentage from 0 to 100; ignored", v);
-  }
-  if (const char* v = get("AOTIRT_CUDA_L2_PREFETCH_MODE"); v && *v) {
-    const std::string m = v;
-    if (m == "lines")
-      o.l2_prefetch_mode = 0;
-    else if (m == "evict_last")
-      o.l2_prefetch_mode = 1;
-    else if (m == "bulk")
-      o.l2_prefetch_mode = 2;
-    else
-      AOTIRT_LOG(kWarning, "AOTIRT_CUDA_L2_PREFETCH_MODE={} is not lines, evict_last or bulk; ignored", m);
-  }
   if (const char* v = get("AOTIRT_CUDA_DISABLE"); v && *v) {
     std::stringstream list(v);
     std::string item;

@@ -27,7 +27,7 @@ enum class CudaFeature : uint32_t {
   kBf16Sm90 = 1u << 6,           // bf16_sm90: Hopper bfloat16 GEMM kernels
   kAttentionTc = 1u << 7,        // attention_tc: tensor-core attention kernels
   kAttentionGemm = 1u << 8,      // attention_gemm: float32 attention as two GEMMs
-  kL2Prefetch = 1u << 9,         // l2_prefetch: weights read into L2 ahead of the products that read them
+  kL2Prefetch = 1u << 9,         // l2_prefetch: weights read into L2 while a graph is recorded
   kCudnnGraph = 1u << 10,        // cudnn_graph: cuDNN's graph API (the legacy API instead)
   kUpload = 1u << 11,            // upload: threaded weight uploads (the library's own copies instead)
   kUploadThreshold = 1u << 12,   // upload_threshold: small blobs skip the upload (so every blob takes it)
@@ -46,12 +46,6 @@ struct CudaOptions {
   // aotirt was built against (cuda_symbols.h).
   std::string cublaslt_library, cudnn_library, cufft_library, cusolver_library, cublas_library;
   uint32_t disabled = 0;  // AOTIRT_CUDA_DISABLE
-  // The fused q/k/v product's prefetch of the next products' weights:
-  // the share of L2 it may fill, in percent (AOTIRT_CUDA_L2_PREFETCH_SHARE,
-  // 0-100), and how it asks (AOTIRT_CUDA_L2_PREFETCH_MODE=lines|evict_last|bulk).
-  // Switches of an experiment, removed once it is decided.
-  int l2_prefetch_share = 50;
-  int l2_prefetch_mode = 0;
   // The random ops' seed as given (AOTIRT_SEED, the CPU backend's too;
   // empty: a random one); ops::parse_random_seed reads it.
   std::string random_seed;

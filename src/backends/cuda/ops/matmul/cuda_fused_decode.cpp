@@ -8,16 +8,12 @@
 // modules round.
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
-#include <cstdint>
 #include <memory>
 
-#include "backends/cuda/launch/cuda_l2_prefetch.h"
 #include "backends/cuda/ops/cuda_op_util.h"
 #include "backends/cuda/ops/matmul/cuda_fused_decode_kernels.h"
 #include "backends/cuda/ops/matmul/cuda_matmul_impl.h"
 #include "backends/cuda/runtime/cuda_device.h"
-#include "backends/cuda/runtime/cuda_options.h"
 #include "backends/cuda/runtime/cuda_status.h"
 #include "base/status.h"
 #include "device/device.h"
@@ -47,43 +43,12 @@ TensorImpl matrix(const TensorImpl& t, int64_t rows, int64_t cols) {
   return TensorImpl(t.storage(), t.dtype(), DimVector{rows, cols}, DimVector{cols, 1}, t.storage_offset());
 }
 
-// The one-row kernel's prefetch of the next products' weights (the q/k/v
-// product's hint, aotirt_rms_norm_linear_prefetch): all of next_weight,
-// then the same leading part of each half of next_pair, within a share of
-// L2, so that the memory fetches them while the attention runs and the o
-// and gate/up products read that much from L2. Tensors that are not
-// contiguous, or not aligned for the kernel's pieces, are left out.
-void add_prefetch(CudaFusedRow* p, const ops::FusedLinearArgs& a, const CudaDevice& dev) {
-  if (!a.next_weight || !a.next_pair || !cuda_l2_prefetch_enabled()) return;
-  const CudaOptions& opt = cuda_options();
-  int64_t left = static_cast<int64_t>(dev.properties().l2_cache_bytes) * opt.l2_prefetch_share / 100;
-  p->prefetch_mode = static_cast<CudaL2Prefetch>(opt.l2_prefetch_mode);
-  int r = 0;
-  auto add = [&](const void* at, int64_t bytes) {
-    bytes = std::min(bytes, left) / 16 * 16;
-    if (bytes <= 0 || reinterpret_cast<uintptr_t>(at) % 16 != 0 || r == kCudaFusedPrefetchRanges) return;
-    p->prefetch[r] = at;
-    p->prefetch_bytes[r++] = bytes;
-    left -= bytes;
-  };
-  const TensorImpl& w = *a.next_weight;
-  if (w.is_contiguous()) add(w.data_ptr(), w.nbytes());
-  const TensorImpl& pair = *a.next_pair;
-  if (pair.is_contiguous()) {
-    const int64_t half = pair.nbytes() / 2, part = std::min(half, left / 2);
-    add(pair.data_ptr(), part);
-    add(static_cast<const char*>(pair.data_ptr()) + half, part);
-  }
-}
-
 Result<TensorImpl> fused_linear(const ops::FusedLinearArgs& a) {
   AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*a.x, "x"));
   AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.weight, "weight"));
   if (a.norm_weight) AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.norm_weight, "norm_weight"));
   if (a.bias) AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.bias, "bias"));
   if (a.residual) AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.residual, "residual"));
-  if (a.next_weight) AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.next_weight, "next_weight"));
-  if (a.next_pair) AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.next_pair, "next_pair"));
   const int device = scope->device();
   cudaStream_t stream = scope->stream();
   const DType dtype = a.x->dtype();
@@ -116,7 +81,6 @@ Result<TensorImpl> fused_linear(const ops::FusedLinearArgs& a) {
     if (cuda_fused_row_supported(p, pro, form)) {
       AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
       const bool dependent = cuda_dependent_launches(*dev);
-      add_prefetch(&p, a, *dev);
       AOTIRT_CUDA_RETURN_IF_ERROR(cuda_fused_row_launch(p, pro, stream, dependent, form));
       return out;
     }
@@ -174,19 +138,6 @@ AOTITorchError aoti_torch_cuda_aotirt_rms_norm_linear(AtenTensorHandle x, AtenTe
   return shim_call(__func__, [&]() -> Status {
     AOTIRT_REQUIRE_OUT(ret0);
     AOTIRT_ASSIGN_OR_RETURN(ops::FusedLinearArgs a, ops::rms_norm_linear_args(x, norm_weight, eps, weight, bias));
-    return give_out(fused_linear(a), ret0);
-  });
-}
-
-AOTITorchError aoti_torch_cuda_aotirt_rms_norm_linear_prefetch(AtenTensorHandle x, AtenTensorHandle norm_weight,
-                                                               double eps, AtenTensorHandle weight,
-                                                               AtenTensorHandle* bias, AtenTensorHandle next_weight,
-                                                               AtenTensorHandle next_pair,
-                                                               AtenTensorHandle* ret0) noexcept {
-  return shim_call(__func__, [&]() -> Status {
-    AOTIRT_REQUIRE_OUT(ret0);
-    AOTIRT_ASSIGN_OR_RETURN(ops::FusedLinearArgs a, ops::rms_norm_linear_prefetch_args(x, norm_weight, eps, weight,
-                                                                                       bias, next_weight, next_pair));
     return give_out(fused_linear(a), ret0);
   });
 }

@@ -30,58 +30,6 @@ __device__ __forceinline__ float round_bf16(float v) { return __bfloat162float(_
 using bf16_loads::load16;
 using bf16_loads::unpack8;
 
-// This block's share of p's prefetch ranges, asked of L2 after the block's
-// stores: the ranges are cut in pieces (128-byte lines, or 16 KB bulk
-// pieces), handed round the grid's threads (bulk: the first warp's lanes).
-// Nothing waits for them: a prefetch only warms the cache.
-__device__ __forceinline__ void prefetch_share(const CudaFusedRow& p) {
-  int64_t total = 0;
-#pragma unroll
-  for (int r = 0; r < kCudaFusedPrefetchRanges; ++r) total += p.prefetch_bytes[r];
-  if (total == 0) return;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  const bool bulk = p.prefetch_mode == CudaL2Prefetch::kBulk;
-#else
-  const bool bulk = false;
-#endif
-  const int64_t piece = bulk ? 16384 : 128;
-  int64_t first, stride;
-  if (bulk) {
-    if (threadIdx.x >= 32) return;
-    first = static_cast<int64_t>(blockIdx.x) * 32 + threadIdx.x;
-    stride = static_cast<int64_t>(gridDim.x) * 32;
-  } else {
-    first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  }
-  // Pieces are counted range by range, each range's last one shorter.
-  int r = 0;
-  int64_t base = 0;  // pieces of the ranges before r
-  for (int64_t i = first;; i += stride) {
-    while (r < kCudaFusedPrefetchRanges && i >= base + (p.prefetch_bytes[r] + piece - 1) / piece) {
-      base += (p.prefetch_bytes[r] + piece - 1) / piece;
-      ++r;
-    }
-    if (r == kCudaFusedPrefetchRanges) return;
-    const int64_t off = (i - base) * piece;
-    const char* at = static_cast<const char*>(p.prefetch[r]) + off;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (bulk) {
-      const int64_t left = p.prefetch_bytes[r] - off;
-      const unsigned bytes = static_cast<unsigned>(left < piece ? left : piece);
-      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(at), "r"(bytes) : "memory");
-      continue;
-    }
-#endif
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    if (p.prefetch_mode == CudaL2Prefetch::kLinesEvictLast)
-      asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(at));
-    else
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(at));
-#endif
-  }
-}
-
 template <int kPro>
 __global__ void __launch_bounds__(32 * kWarps, 2) fused_row_kernel(CudaFusedRow p) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -157,7 +105,6 @@ __global__ void __launch_bounds__(32 * kWarps, 2) fused_row_kernel(CudaFusedRow 
     if (p.residual) v = __bfloat162float(static_cast<const __nv_bfloat16*>(p.residual)[j]) + round_bf16(v);
     static_cast<__nv_bfloat16*>(p.out)[j] = __float2bfloat16_rn(v);
   }
-  prefetch_share(p);
 }
 
 // The same product with the prologue made once a block: the block's
@@ -261,14 +208,12 @@ __global__ void __launch_bounds__(32 * kWarps) fused_row_shared_kernel(CudaFused
       const float g = red[threadIdx.x], u = red[threadIdx.x + kOuts];
       static_cast<__nv_bfloat16*>(p.out)[oo] = __float2bfloat16_rn(round_bf16(g / (1.f + expf(-g))) * u);
     }
-    prefetch_share(p);
     return;
   }
   if (lane == 0 && col) {
     if (p.residual) v = __bfloat162float(static_cast<const __nv_bfloat16*>(p.residual)[j]) + round_bf16(v);
     static_cast<__nv_bfloat16*>(p.out)[j] = __float2bfloat16_rn(v);
   }
-  prefetch_share(p);
 }
 
 // ---- the general path's pieces ----

@@ -17,12 +17,6 @@ namespace aotirt {
 // one-row kernel makes in its store instead (CudaFusedRow::silu_mul).
 enum class CudaFusedPrologue { kNone = 0, kRmsNorm = 1, kSiluMul = 2 };
 
-constexpr int kCudaFusedPrefetchRanges = 4;
-// How the ranges are asked for: one prefetch instruction a 128-byte line
-// (sm_80 on), the same marked to stay in L2 before others (evict_last), or
-// bulk prefetches of 16 KB (sm_90 on; lines elsewhere).
-enum class CudaL2Prefetch { kLines = 0, kLinesEvictLast = 1, kBulk = 2 };
-
 // out[j] = [residual[j] +] sum_k prologue(x)[k] * w[j, k] [+ bias[j]], all
 // bfloat16, rounded where transformers' modules round; with |silu_mul|,
 // out[j] = silu(row j's sum) * (row n / 2 + j's sum) for j < n / 2 instead.
@@ -37,14 +31,6 @@ struct CudaFusedRow {
   const void* bias = nullptr;      // n elements or null
   const void* residual = nullptr;  // n elements or null
   void* out = nullptr;             // n elements (n / 2 with silu_mul)
-  // Byte ranges the kernel's blocks ask the L2 cache to fetch once their
-  // own stores are issued: the weights of products that come after a stretch
-  // of kernels that leave the memory idle (a decode step's attention), so
-  // that those products read part of their bytes from L2. 16-byte aligned,
-  // sizes multiples of 16; unused ranges have 0 bytes.
-  const void* prefetch[kCudaFusedPrefetchRanges] = {};
-  int64_t prefetch_bytes[kCudaFusedPrefetchRanges] = {};
-  CudaL2Prefetch prefetch_mode = CudaL2Prefetch::kLines;
 };
 
 // Two forms of the one-row kernel (CudaFusedTest.Timing times them): each
