@@ -53,6 +53,19 @@ TEST_F(CudaInt4Test, GemvTiming) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   std::mt19937 rng(11);
   const char* only = std::getenv("AOTIRT_TIMING_SHAPES");
+  if (only && *only) {
+    // A name that matches no shape would time nothing without a word.
+    std::string list(only);
+    for (size_t at = 0; at <= list.size();) {
+      size_t end = list.find(',', at);
+      if (end == std::string::npos) end = list.size();
+      const std::string name = list.substr(at, end - at);
+      bool known = false;
+      for (const Shape& s : shapes) known = known || name == s.what + 6;
+      ASSERT_TRUE(known) << "AOTIRT_TIMING_SHAPES names '" << name << "', not one of qkv, o, gate/up, down";
+      at = end + 1;
+    }
+  }
   for (const Shape& s : shapes) {
     if (only && *only && !shape_selected(only, s.what + 6)) continue;  // past "llama "
     const size_t words = size_t(s.n) * s.k / 8;
