@@ -49,9 +49,6 @@ TEST_F(CudaInt4Test, GemvTiming) {
                           {2048, 8192, "llama down"}};
   constexpr int kInnerKTiles = 8;  // torchao's choice for these k
   constexpr int kGroup = 128;
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-  std::mt19937 rng(11);
   const char* only = std::getenv("AOTIRT_TIMING_SHAPES");
   if (only && *only) {
     // A name that matches no shape would time nothing without a word.
@@ -66,6 +63,9 @@ TEST_F(CudaInt4Test, GemvTiming) {
       at = end + 1;
     }
   }
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  std::mt19937 rng(11);
   for (const Shape& s : shapes) {
     if (only && *only && !shape_selected(only, s.what + 6)) continue;  // past "llama "
     const size_t words = size_t(s.n) * s.k / 8;
