@@ -486,7 +486,9 @@ INT4_CUDA_CASES = [(1, 256, 64, 32, 8), (3, 512, 48, 64, 4), (16, 256, 80, 128, 
                    (2, 4096, 16, 64, 8), (4, 4096, 24, 32, 4), (1, 4096, 8, 32, 2),
                    # many tiles over a short k, an odd number of tiles, and
                    # Llama's MLP gate/up product.
-                   (1, 512, 8200, 128, 8), (3, 256, 8192, 32, 4), (1, 2048, 16384, 128, 8)]
+                   (1, 512, 8200, 128, 8), (3, 256, 8192, 32, 4), (1, 2048, 16384, 128, 8),
+                   # the last row count without rows g + 8, and the first with.
+                   (8, 512, 32, 128, 8), (9, 512, 32, 128, 8)]
 
 
 @pytest.mark.parametrize("device", [d for d in devices() if d == "cuda"])

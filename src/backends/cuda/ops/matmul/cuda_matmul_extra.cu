@@ -460,7 +460,7 @@ struct Int4Batch {
 // a tile's 8 warps would each have less than a batch of super-tiles, and
 // the product then waits on many short blocks one after another instead of
 // on full batches.
-template <int IKT, bool kOneGroup, int kTiles>
+template <int IKT, bool kOneGroup, int kTiles, bool kHi>
 __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bfloat16* x, const int32_t* packed,
                                                                  const __nv_bfloat16* sz, __nv_bfloat16* out,
                                                                  int m, int n, int k, int group_shift) {
@@ -500,7 +500,9 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
     cp_async_commit();
   };
   // This lane's rows of x in the A fragments: g and g + 8.
-  const bool lo = g < m, hi = g + 8 < m;
+  // Without kHi (m <= 8) no lane has a row g + 8: its fragments are
+  // zeros the compiler knows, and their loads are not issued.
+  const bool lo = g < m, hi = kHi && g + 8 < m;
   const __nv_bfloat16* x_lo = x + static_cast<int64_t>(lo ? g : 0) * k + 2 * r;
   const __nv_bfloat16* x_hi = x + static_cast<int64_t>(hi ? g + 8 : 0) * k + 2 * r;
   float c[4] = {0.f, 0.f, 0.f, 0.f};
@@ -522,7 +524,7 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
       a[0] = load_after_wait(x_lo + kk);
       a[2] = load_after_wait(x_lo + kk + 8);
     }
-    if (hi) {
+    if (kHi && hi) {
       a[1] = load_after_wait(x_hi + kk);
       a[3] = load_after_wait(x_hi + kk + 8);
     }
@@ -604,8 +606,11 @@ struct Int4TileArgs {
 template <int IKT, int kTiles>
 cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent) {
   const unsigned blocks = static_cast<unsigned>((a.n / 8 + kTiles - 1) / kTiles);
-  auto kernel = (1 << a.group_shift) >= IKT * 16 ? int4pack_gemv_tile_kernel<IKT, true, kTiles>
-                                                 : int4pack_gemv_tile_kernel<IKT, false, kTiles>;
+  const bool one_group = (1 << a.group_shift) >= IKT * 16, hi = a.m > 8;
+  auto kernel = one_group ? (hi ? int4pack_gemv_tile_kernel<IKT, true, kTiles, true>
+                                : int4pack_gemv_tile_kernel<IKT, true, kTiles, false>)
+                          : (hi ? int4pack_gemv_tile_kernel<IKT, false, kTiles, true>
+                                : int4pack_gemv_tile_kernel<IKT, false, kTiles, false>);
   if (dependent)
     return cuda_launch_dependent(kernel, dim3(blocks), dim3(256), 0, stream, a.x, a.packed, a.sz, a.out, a.m, a.n,
                                  a.k, a.group_shift);
