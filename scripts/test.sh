@@ -54,8 +54,8 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "SKIP: no GPU on this machine: CUDA tests are skipped (they run on a machine with one)."
 fi
 
-step "zoo packages (exported with torch; cached by torch version and source)"
-PYTHONPATH="$ROOT/python" .venv/bin/python tests/models/make_packages.py --device cpu 2>&1 |
+step "zoo packages (exported with torch; cached by torch version and source; two at a time)"
+PYTHONPATH="$ROOT/python" .venv/bin/python tests/models/make_packages.py --device cpu --jobs 2 2>&1 |
   grep -v -E '^\s*$|Warning|warn\(' | tail -n 40
 export AOTIRT_ZOO_MANIFEST
 AOTIRT_ZOO_MANIFEST="$(ls -t "$AOTIRT_CACHE_DIR"/zoo/torch-*-cpu/manifest.json 2>/dev/null | head -1)"
@@ -111,8 +111,12 @@ run_pytest() {
   rm -f "$log"
 }
 
-step "model tests (pytest: zoo vs eager, CLI, bad input, exporter)"
-run_pytest tests/models
+# Two test files at a time (pytest-xdist; AOTIRT_MODEL_TEST_JOBS changes the
+# count): most of their time is single-threaded export and start-up. The
+# packages several files share are made once, under a lock
+# (tests/models/cache_lock.py).
+step "model tests (pytest: zoo vs eager, CLI, bad input, exporter; ${AOTIRT_MODEL_TEST_JOBS:-2} files at a time)"
+run_pytest tests/models -n "${AOTIRT_MODEL_TEST_JOBS:-2}" --dist loadfile
 
 step "op tests (pytest: op inventory and docs/ops.md, shim conformance with eager torch)"
 run_pytest tests/ops

@@ -42,6 +42,7 @@ import torch  # noqa: E402
 from torch.utils import _pytree as pytree  # noqa: E402
 
 import aotirt  # noqa: E402
+import cache_lock  # noqa: E402
 import zoo  # noqa: E402
 
 ZOOS = ("core", "arch")
@@ -273,9 +274,15 @@ def ensure_packages(
 ) -> dict:
     """Builds the selected zoo packages (all when `only` is empty), |jobs|
     exports at a time, and writes the manifest, which lists every complete
-    package of the current hash."""
-    models = zoo_module(zoo_name)
+    package of the current hash. Callers in other processes (test files run
+    in parallel) take turns: the second finds the first's packages cached."""
     root = Path(root) if root else default_root(device, zoo_name)
+    with cache_lock.held(root.parent / f".{root.name}.lock"):
+        return _ensure_packages_locked(device, root, only, log, zoo_name, jobs)
+
+
+def _ensure_packages_locked(device: str, root: Path, only: list | None, log, zoo_name: str, jobs: int) -> dict:
+    models = zoo_module(zoo_name)
     digest = source_hash(zoo_name)
     selected = [models.BY_NAME[n] for n in only] if only else list(models.MODELS)
 

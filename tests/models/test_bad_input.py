@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import cache_lock
 from cli_util import CLI, REPO, cpu_zoo_packages, requires_cli
 
 pytestmark = requires_cli
@@ -244,12 +245,12 @@ def cached_package(name: str, source: str) -> Path:
     cache = Path(os.environ.get("AOTIRT_CACHE_DIR", REPO / ".cache")) / "bad" / f"torch-{torch.__version__}"
     key = hashlib.sha256(source.encode()).hexdigest()[:12]
     pt2 = cache / f"{name}-{key}.pt2"
-    if not pt2.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        tmp = cache / f".partial-{os.getpid()}-{pt2.name}"  # the name must end in .pt2
-        proc = subprocess.run([sys.executable, "-c", source, str(tmp)], capture_output=True, text=True)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        tmp.rename(pt2)
+    with cache_lock.held(cache / f".{pt2.name}.lock"):
+        if not pt2.exists():
+            tmp = cache / f".partial-{os.getpid()}-{pt2.name}"  # the name must end in .pt2
+            proc = subprocess.run([sys.executable, "-c", source, str(tmp)], capture_output=True, text=True)
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            tmp.rename(pt2)
     return pt2
 
 

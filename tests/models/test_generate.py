@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+import cache_lock
 from cli_util import CLI, REPO, cpu_zoo_packages, requires_cli
 
 MISSING = [m for m in ("transformers", "sentencepiece") if importlib.util.find_spec(m) is None]
@@ -140,37 +141,43 @@ def _exported(device: str, variant: str = "plain") -> Path:
     cache = Path(os.environ.get("AOTIRT_CACHE_DIR", REPO / ".cache")) / "llm" / f"torch-{torch.__version__}"
     name = "llama" if variant == "plain" else f"llama-{variant}"
     final = cache / (f"{name}-{key}" if device == "cpu" else f"{name}-{device}-{key}")
-    if not (final / "llm.json").is_file():
-        import aotirt
-
-        staging = cache / f".partial-{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        try:
-            if variant == "fused":
-                aotirt.export_llm(_model(), staging / "out", max_cache_len=MAX_CACHE_LEN, device=device,
-                                  fuse_decode=True)
-            elif variant in ("int4", "int8"):
-                aotirt.export_llm(_quant_model(variant, device), staging / "out", max_cache_len=64, device=device,
-                                  tokenizer=_bpe_tokenizer(), quantize=variant, group_size=INT4_GROUP)
-            else:
-                tok = _train_tokenizer(staging / "sp")
-                aotirt.export_llm(_model(), staging / "out", max_cache_len=MAX_CACHE_LEN, device=device,
-                                  tokenizer=tok)
-                # transformers' greedy tokens beside the packages, for the
-                # wheel's torch-free tests of aotirt.Generator
-                # (tests/wheel/test_generator_api.py).
-                greedy = [{"prompt": p, "tokens": _reference(p, REFERENCE_TOKENS, device=device)}
-                          for p in REFERENCE_PROMPTS]
-                # A second turn: the first prompt, 8 of its tokens and 3 more.
-                turn = REFERENCE_PROMPTS[0] + greedy[0]["tokens"][:8] + [7, 9, 11]
-                follow = {"prompt": turn, "tokens": _reference(turn, 16, device=device)}
-                (staging / "out" / "reference.json").write_text(json.dumps({"greedy": greedy, "follow": follow}))
-            shutil.rmtree(final, ignore_errors=True)
-            (staging / "out").rename(final)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+    with cache_lock.held(cache / f".{final.name}.lock"):
+        if not (final / "llm.json").is_file():
+            _export_pair(final, cache, device, variant)
     return final
+
+
+def _export_pair(final: Path, cache: Path, device: str, variant: str) -> None:
+    """Exports the pair into a staging folder, then renames it to |final|."""
+    import aotirt
+
+    staging = cache / f".partial-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        if variant == "fused":
+            aotirt.export_llm(_model(), staging / "out", max_cache_len=MAX_CACHE_LEN, device=device,
+                              fuse_decode=True)
+        elif variant in ("int4", "int8"):
+            aotirt.export_llm(_quant_model(variant, device), staging / "out", max_cache_len=64, device=device,
+                              tokenizer=_bpe_tokenizer(), quantize=variant, group_size=INT4_GROUP)
+        else:
+            tok = _train_tokenizer(staging / "sp")
+            aotirt.export_llm(_model(), staging / "out", max_cache_len=MAX_CACHE_LEN, device=device,
+                              tokenizer=tok)
+            # transformers' greedy tokens beside the packages, for the
+            # wheel's torch-free tests of aotirt.Generator
+            # (tests/wheel/test_generator_api.py).
+            greedy = [{"prompt": p, "tokens": _reference(p, REFERENCE_TOKENS, device=device)}
+                      for p in REFERENCE_PROMPTS]
+            # A second turn: the first prompt, 8 of its tokens and 3 more.
+            turn = REFERENCE_PROMPTS[0] + greedy[0]["tokens"][:8] + [7, 9, 11]
+            follow = {"prompt": turn, "tokens": _reference(turn, 16, device=device)}
+            (staging / "out" / "reference.json").write_text(json.dumps({"greedy": greedy, "follow": follow}))
+        shutil.rmtree(final, ignore_errors=True)
+        (staging / "out").rename(final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
