@@ -128,6 +128,21 @@ def aotirt_packages(kind: str, device: str) -> str:
     return "bf16-fused" if kind == "bf16" and device == "cuda" else kind
 
 
+def packages_to_export(kinds, systems, device: str) -> list:
+    """(kind, folder) of each package pair the systems run: the plain pair
+    of a kind for libtorch's runner, and for aotirt where it runs that one;
+    aotirt's own pair where it differs. transformers' systems run the
+    checkpoint, no package."""
+    pairs = []
+    for kind in kinds:
+        mine = aotirt_packages(kind, device)
+        if "libtorch-aoti" in systems or ("aotirt" in systems and mine == kind):
+            pairs.append((kind, kind))
+        if "aotirt" in systems and mine != kind:
+            pairs.append((kind, mine))
+    return pairs
+
+
 def export_packages(ckpt: Path, out: Path, kind: str, device: str, cache_len: int, fuse: bool = False) -> None:
     """aotirt.export_llm of the checkpoint (a process of its own per kind)."""
     import torch
@@ -431,14 +446,9 @@ def main() -> int:
     if args.report_only:
         return report(args, work, kinds, systems, shapes, t0)
     ckpt = make_checkpoint(work, args.tiny, args.layers)
-    # Every export at once, each in a process of its own: the plain pair of
-    # each kind, and the pair aotirt runs where it differs.
-    exports = [(kind, kind) for kind in kinds]
-    if "aotirt" in systems:
-        exports += [(kind, aotirt_packages(kind, args.device)) for kind in kinds
-                    if aotirt_packages(kind, args.device) != kind]
+    # Every export the systems need at once, each in a process of its own.
     procs = {}
-    for kind, folder in exports:
+    for kind, folder in packages_to_export(kinds, systems, args.device):
         if (work / folder / "llm.json").exists():
             continue
         env = dict(os.environ)
