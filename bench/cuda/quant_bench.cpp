@@ -12,8 +12,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <random>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "backends/cuda/ops/matmul/cuda_matmul_extra_kernels.h"
@@ -24,12 +25,6 @@ namespace aotirt {
 namespace {
 
 using namespace cuda_test;
-
-// Whether |name| is one of the comma-separated |list|.
-bool shape_selected(const char* list, const char* name) {
-  const std::string all = std::string(",") + list + ",";
-  return all.find(std::string(",") + name + ",") != std::string::npos;
-}
 
 class CudaInt4Test : public CudaTest {};
 
@@ -49,17 +44,19 @@ TEST_F(CudaInt4Test, GemvTiming) {
                           {2048, 8192, "llama down"}};
   constexpr int kInnerKTiles = 8;  // torchao's choice for these k
   constexpr int kGroup = 128;
-  const char* only = std::getenv("AOTIRT_TIMING_SHAPES");
-  if (only && *only) {
-    // A name that matches no shape would time nothing without a word.
-    std::string list(only);
-    for (size_t at = 0; at <= list.size();) {
-      size_t end = list.find(',', at);
-      if (end == std::string::npos) end = list.size();
-      const std::string name = list.substr(at, end - at);
+  // The shapes AOTIRT_TIMING_SHAPES names (past "llama "); empty: all.
+  std::set<std::string> only;
+  if (const char* list = std::getenv("AOTIRT_TIMING_SHAPES"); list && *list) {
+    const std::string all(list);
+    for (size_t at = 0; at <= all.size();) {
+      size_t end = all.find(',', at);
+      if (end == std::string::npos) end = all.size();
+      const std::string name = all.substr(at, end - at);
+      // A name that matches no shape would time nothing without a word.
       bool known = false;
       for (const Shape& s : shapes) known = known || name == s.what + 6;
       ASSERT_TRUE(known) << "AOTIRT_TIMING_SHAPES names '" << name << "', not one of qkv, o, gate/up, down";
+      only.insert(name);
       at = end + 1;
     }
   }
@@ -67,7 +64,7 @@ TEST_F(CudaInt4Test, GemvTiming) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   std::mt19937 rng(11);
   for (const Shape& s : shapes) {
-    if (only && *only && !shape_selected(only, s.what + 6)) continue;  // past "llama "
+    if (!only.empty() && only.count(s.what + 6) == 0) continue;
     const size_t words = size_t(s.n) * s.k / 8;
     const size_t sz_elems = size_t(s.k / kGroup) * s.n * 2;
     const size_t bytes = words * 4 + sz_elems * 2;
