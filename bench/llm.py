@@ -521,8 +521,12 @@ def report(args, work: Path, kinds: list, systems: list, shapes: list, t0: float
                 measured[(system, kind)] = json.loads(f.read_text())
     rows = []
     for kind in kinds:
-        if (work / kind / "llm.json").exists():
-            cfg = json.loads((work / kind / "llm.json").read_text())
+        # The cache's shape from either pair of the kind (the same model): the
+        # plain pair is not exported where aotirt alone runs its own.
+        made = [work / f / "llm.json" for f in (kind, aotirt_packages(kind, args.device))]
+        made = [f for f in made if f.exists()]
+        if made:
+            cfg = json.loads(made[0].read_text())
         else:  # the packages are elsewhere: the cache follows from the model
             mc = llama_config(args.tiny, args.layers)
             cfg = {"num_layers": mc.num_hidden_layers, "cache_dtype": "bfloat16",

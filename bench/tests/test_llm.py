@@ -134,6 +134,20 @@ def test_results_are_named_after_the_gpu(tmp_path, monkeypatch):
     assert [p.name.split("-", 3)[-1] for p in results.glob("*.json")] == ["h100-llm.json"]
 
 
+def test_report_reads_the_cache_shape_of_aotirts_own_pair(tmp_path, monkeypatch):
+    # On CUDA aotirt alone exports only its fused bfloat16 pair: the limit's
+    # cache bytes come from that pair's llm.json, not from the model config.
+    pytest.importorskip("transformers")
+    kept(tmp_path, "bf16", "aotirt", 1000.0, weight_bytes=int(1e9), unshared_weight_bytes=int(2e9))
+    cfg = {"num_layers": 3, "cache_shape": [1, 4, 64, 16], "cache_dtype": "bfloat16"}
+    (tmp_path / "tiny" / "bf16-fused").mkdir(parents=True)
+    (tmp_path / "tiny" / "bf16-fused" / "llm.json").write_text(json.dumps(cfg))
+    results = report_only(monkeypatch, tmp_path, "cuda", "NVIDIA H100 80GB HBM3", "--systems", "aotirt")
+    (js,) = results.glob("*.json")
+    (p16,) = [r for r in json.loads(js.read_text())["rows"] if r["workload"] == "llama_bf16_p16_g16"]
+    assert p16["limit_tokens_per_s"] == pytest.approx(1e12 / (1e9 + llm.cache_bytes_per_token(cfg, 16 + 16 / 2)))
+
+
 def test_unknown_system_is_a_usage_error(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", ["llm.py", "--systems", "nope", "--work", str(tmp_path)])
     with pytest.raises(SystemExit) as e:
