@@ -487,8 +487,11 @@ INT4_CUDA_CASES = [(1, 256, 64, 32, 8), (3, 512, 48, 64, 4), (16, 256, 80, 128, 
                    # many tiles over a short k, an odd number of tiles, and
                    # Llama's MLP gate/up product.
                    (1, 512, 8200, 128, 8), (3, 256, 8192, 32, 4), (1, 2048, 16384, 128, 8),
-                   # the last row count without rows g + 8, and the first with.
-                   (8, 512, 32, 128, 8), (9, 512, 32, 128, 8)]
+                   # the last row count of the pair kernel (rows of x as the mma's
+                   # B), and the first of the tile kernel (rows of x as A).
+                   (8, 512, 32, 128, 8), (9, 512, 32, 128, 8),
+                   # a group over two super-tiles, an odd number of tiles, few rows.
+                   (6, 1024, 40, 256, 8)]
 
 
 @pytest.mark.parametrize("device", [d for d in devices() if d == "cuda"])

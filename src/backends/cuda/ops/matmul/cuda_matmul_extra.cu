@@ -316,14 +316,27 @@ __device__ __forceinline__ __nv_bfloat16 int4_dequant(uint32_t word, int i, __nv
   return __hfma(__int2bfloat16_rn(q), scale, zero);
 }
 
+// Nibbles |v| and |v| + 4 of |word| as the bfloat16 pair 128 + q, exactly:
+// OR-ing a nibble into the low mantissa bits of 128.0 (0x4300). The mask
+// and the OR are one three-input LOP3; written out, the compiler issues them
+// as two, each with its constant inline.
+__device__ __forceinline__ uint32_t int4_code_pair(uint32_t word, int v) {
+  uint32_t bits = word >> (4 * v);
+#if defined(__CUDA_ARCH__)
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;" : "=r"(bits) : "r"(bits), "n"(0x000F000F), "n"(0x43004300));
+#else
+  bits = (bits & 0x000F000Fu) | 0x43004300u;
+#endif
+  return bits;
+}
+
 // Nibbles |v| and |v| + 4 of |word| dequantized as int4_dequant does, as a
-// pair: OR-ing a nibble into the low mantissa bits of 128.0 (0x4300) makes
-// the bfloat16 128 + q exactly, and subtracting 136 leaves q - 8 exactly, so
-// one paired multiply-add rounds each weight as torch's kernel does, in
-// fewer instructions than a conversion from int per weight.
+// pair: subtracting 136 from the codes leaves q - 8 exactly, so one paired
+// multiply-add rounds each weight as torch's kernel does, in fewer
+// instructions than a conversion from int per weight.
 __device__ __forceinline__ __nv_bfloat162 int4_dequant_pair(uint32_t word, int v, __nv_bfloat162 scale2,
                                                            __nv_bfloat162 zero2) {
-  const uint32_t bits = ((word >> (4 * v)) & 0x000F000Fu) | 0x43004300u;
+  const uint32_t bits = int4_code_pair(word, v);
   __nv_bfloat162 q;
   static_assert(sizeof(q) == sizeof(bits), "bfloat16 pair");
   memcpy(&q, &bits, sizeof(bits));
@@ -429,44 +442,86 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // The product of up to 16 rows on the packed words as they lie, on the
-// tensor cores: a block per tile of eight weight rows, its eight warps
-// taking turns over the k super-tiles. torch's packing is the mma's B
-// fragment layout: in one super-tile lane L holds ikt / 2 words of weight
-// row L / 4, each word the two B fragments (k 2r, 2r + 1 and 2r + 8, 2r + 9,
-// r = L % 4) of a pair of k-tiles. So a lane dequantizes its words to
-// bfloat16 as torch's kernel does (int4_dequant_pair) and hands them to
-// mma.sync with the rows of x as A, which sums in float32, as torch's
-// kernel does; a warp reads 32 * ikt * 2 bytes in one coalesced copy a
-// lane. A few-row product is bound by how many bytes are in flight: a warp
-// copies the words and (scale, zero) pairs of a batch of super-tiles into
-// shared memory at once, and those of its next batch before it works on
-// the current one (each lane reads back only what it copied, so no
-// barrier). Written here because the product must read torch's packing in
-// place, which no library kernel takes; one mma takes the place of a
-// conversion and a multiply-add a weight.
-constexpr int kInt4TileRows = 16;  // rows of x an mma takes
+// tensor cores. torch's packing is the m16n8k16 B fragment layout: in one
+// super-tile lane L holds ikt / 2 words of weight row L / 4, each word the
+// two B fragments (k 2r, 2r + 1 and 2r + 8, 2r + 9, r = L % 4) of a pair of
+// k-tiles; a warp reads 32 * ikt * 2 bytes in one coalesced copy a lane. So
+// a lane dequantizes its words to bfloat16 as torch's kernel does
+// (int4_dequant_pair) and hands them to mma.sync, which sums in float32, as
+// torch's kernel does. A few-row product is bound by how many bytes are in
+// flight and by the instructions a weight: a warp copies the words and
+// (scale, zero) pairs of a batch of super-tiles into shared memory at once,
+// and those of its next batch before it works on the current one (each
+// lane reads back only what it copied, so no barrier). Written here because
+// the product must read torch's packing in place, which no library kernel
+// takes; one mma takes the place of a conversion and a multiply-add a
+// weight.
+//
+// Two kernels. Up to 8 rows of x (decode steps), the pair kernel: the
+// weights are the mma's A, two tiles of 8 weight rows its 16 rows (a lane's
+// word of each tile), and the rows of x are B's 8 columns. Every fragment
+// then holds values that count, and one mma and one load of x serve twice
+// the weights. From 9 to 16 rows, the tile kernel: the rows of x are A, a
+// tile's weights B.
+constexpr int kInt4TileRows = 16;  // rows of x an mma takes as A
+constexpr int kInt4PairRows = 8;   // rows of x an mma takes as B
 
-// A batch's shape: kAhead super-tiles, their words (kHalf a lane each) and
-// (scale, zero) pairs, one a super-tile when a group spans it (kOneGroup),
-// else one a word; two batches a warp fit the 48 KB of static shared memory.
+// A batch's shape for the tile kernel: kAhead super-tiles, their words
+// (kHalf a lane each) and (scale, zero) pairs, one a super-tile when a group
+// spans it (kOneGroup), else one a word; two batches a warp fit the 48 KB of
+// static shared memory. The pair kernel copies two tiles' words a
+// super-tile, so half as many super-tiles make its batch: the same bytes.
 template <int IKT, bool kOneGroup>
 struct Int4Batch {
   static constexpr int kHalf = IKT / 2;
   static constexpr int kAhead = IKT == 8 ? (kOneGroup ? 4 : 2) : IKT == 4 ? 4 : 8;
+  static constexpr int kPairAhead = kAhead / 2;
   static constexpr int kScales = kOneGroup ? 1 : kHalf;
 };
+
+// Copies into shared memory (cp.async) and what they need to know.
+template <int IKT, bool kOneGroup>
+struct Int4Copy {
+  static constexpr int kHalf = IKT / 2, kScales = Int4Batch<IKT, kOneGroup>::kScales;
+  // This lane's words of super-tile |ko| of the tile at |words| into |dst|.
+  static __device__ __forceinline__ void words(uint32_t* dst, const int32_t* words, int ko) {
+    cp_async<4 * kHalf>(dst, words + static_cast<uint32_t>(ko) * (32 * kHalf));
+  }
+  // The (scale, zero) pairs of this lane's words of super-tile |ko|, the
+  // lane's weight row's pair in group 0 at |sz_row| (32-bit units), |n|
+  // weight rows a group.
+  static __device__ __forceinline__ void scales(uint32_t* dst, const uint32_t* sz_row, int ko, int n,
+                                                int group_shift) {
+#pragma unroll
+    for (int p = 0; p < kScales; ++p) {
+      // The first k of the word's tile pair, all in one group. Unsigned
+      // 32-bit offsets (the launch checks they fit) take one multiply-add
+      // into the 64-bit address instead of a sign extension and a shift.
+      const uint32_t kt = static_cast<uint32_t>((ko * IKT + 2 * p) * 16);
+      cp_async<4>(dst + p, sz_row + (kt >> group_shift) * static_cast<uint32_t>(n));
+    }
+  }
+};
+
+__device__ __forceinline__ __nv_bfloat162 as_bf162(uint32_t v) {
+  __nv_bfloat162 b;
+  static_assert(sizeof(b) == sizeof(v), "bfloat16 pair");
+  memcpy(&b, &v, sizeof(v));
+  return b;
+}
 
 // kTiles tiles a block, each taken by 8 / kTiles warps: where k is short,
 // a tile's 8 warps would each have less than a batch of super-tiles, and
 // the product then waits on many short blocks one after another instead of
 // on full batches.
-template <int IKT, bool kOneGroup, int kTiles, bool kHi>
+template <int IKT, bool kOneGroup, int kTiles>
 __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bfloat16* x, const int32_t* packed,
                                                                  const __nv_bfloat16* sz, __nv_bfloat16* out,
                                                                  int m, int n, int k, int group_shift) {
   static_assert(kTiles == 1 || kTiles == 2 || kTiles == 4, "tiles a block");
   constexpr int kWarps = 8 / kTiles;  // warps a tile
   using Batch = Int4Batch<IKT, kOneGroup>;
+  using Copy = Int4Copy<IKT, kOneGroup>;
   constexpr int kHalf = Batch::kHalf, kAhead = Batch::kAhead, kScales = Batch::kScales;
   constexpr int kTileK = IKT * 16;
   __shared__ __align__(16) uint32_t words_s[8][2][kAhead][32][kHalf];
@@ -478,33 +533,27 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
   const int tiles = n / 8;
   const int nt = min(static_cast<int>(blockIdx.x) * kTiles + warp / kWarps, tiles - 1);
   const int wt = warp % kWarps;  // the warp's turn among its tile's
-  const int row = nt * 8 + g;    // the weight row of this lane's words
   // A warp past the last tile (the grid's last block) sums nothing.
   const int super_tiles = static_cast<int>(blockIdx.x) * kTiles + warp / kWarps < tiles ? k / kTileK : 0;
-  const int32_t* base = packed + static_cast<int64_t>(nt) * super_tiles * 32 * kHalf + lane * kHalf;
-  const __nv_bfloat16* sz_row = sz + static_cast<int64_t>(row) * 2;
+  const int32_t* base = packed + static_cast<int64_t>(nt) * (k / kTileK) * 32 * kHalf + lane * kHalf;
+  const uint32_t* sz_row = reinterpret_cast<const uint32_t*>(sz) + nt * 8 + g;
   // Copies the batch of super-tiles ko0, ko0 + kWarps, ... into |stage|; always
-  // commits a group (empty past the end), so that the wait below counts.
+  // commits a group (empty past the end), so that the waits below count.
   auto copy_batch = [&](int ko0, int stage) {
 #pragma unroll
     for (int u = 0; u < kAhead; ++u) {
       const int ko = ko0 + kWarps * u;
       if (ko >= super_tiles) break;
-      cp_async<4 * kHalf>(&words_s[warp][stage][u][lane][0], base + static_cast<int64_t>(ko) * 32 * kHalf);
-#pragma unroll
-      for (int p = 0; p < kScales; ++p) {
-        const int kt = (ko * IKT + 2 * p) * 16;  // first k of the word's tile pair, all in one group
-        cp_async<4>(&scales_s[warp][stage][u][lane][p], sz_row + static_cast<int64_t>(kt >> group_shift) * n * 2);
-      }
+      Copy::words(&words_s[warp][stage][u][lane][0], base, ko);
+      Copy::scales(&scales_s[warp][stage][u][lane][0], sz_row, ko, n, group_shift);
     }
     cp_async_commit();
   };
-  // This lane's rows of x in the A fragments: g and g + 8.
-  // Without kHi (m <= 8) no lane has a row g + 8: its fragments are
-  // zeros the compiler knows, and their loads are not issued.
-  const bool lo = g < m, hi = kHi && g + 8 < m;
-  const __nv_bfloat16* x_lo = x + static_cast<int64_t>(lo ? g : 0) * k + 2 * r;
-  const __nv_bfloat16* x_hi = x + static_cast<int64_t>(hi ? g + 8 : 0) * k + 2 * r;
+  // This lane's rows of x in the A fragments: g and g + 8. Rows past m
+  // repeat row m - 1: an mma's rows are independent, and their sums are
+  // never stored, so no lane needs zeros or a branch.
+  const __nv_bfloat16* x_lo = x + static_cast<int64_t>(min(g, m - 1)) * k + 2 * r;
+  const __nv_bfloat16* x_hi = x + static_cast<int64_t>(min(g + 8, m - 1)) * k + 2 * r;
   float c[4] = {0.f, 0.f, 0.f, 0.f};
   // Under a dependent launch the kernel ahead may still run: the packed
   // words and scales never depend on it, so the first two batches' copies go
@@ -512,29 +561,20 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
   // after.
   dependents_may_start();
   copy_batch(wt, 0);
-  bool waited = false;
-  int stage = 0;
+  copy_batch(wt + kWarps * kAhead, 1);
+  dependency_wait();
   // The A fragments of this lane's rows of x for the k of super-tile |ko|,
-  // tile pair |p|, k-tile |t| (zeros for rows past m). The kernel ahead
-  // may write x, so these are ordered loads, never issued before the wait.
+  // tile pair |p|, k-tile |t|. The kernel ahead may write x, so these are
+  // ordered loads, never issued before the wait.
   auto load_a = [&](uint32_t a[4], int ko, int p, int t) {
     const int kk = (ko * IKT + 2 * p) * 16 + 16 * t;
-    a[0] = a[1] = a[2] = a[3] = 0u;
-    if (lo) {
-      a[0] = load_after_wait(x_lo + kk);
-      a[2] = load_after_wait(x_lo + kk + 8);
-    }
-    if (kHi && hi) {
-      a[1] = load_after_wait(x_hi + kk);
-      a[3] = load_after_wait(x_hi + kk + 8);
-    }
+    a[0] = load_after_wait(x_lo + kk);
+    a[1] = load_after_wait(x_hi + kk);
+    a[2] = load_after_wait(x_lo + kk + 8);
+    a[3] = load_after_wait(x_hi + kk + 8);
   };
+  int stage = 0;
   for (int ko0 = wt; ko0 < super_tiles; ko0 += kWarps * kAhead) {
-    copy_batch(ko0 + kWarps * kAhead, stage ^ 1);  // the next batch goes out first
-    if (!waited) {
-      dependency_wait();
-      waited = true;
-    }
     // The first super-tile's rows of x (from L2 at first) load while the
     // words are in flight.
     uint32_t a_first[kHalf][2][4];
@@ -547,18 +587,11 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
     for (int u = 0; u < kAhead; ++u) {
       const int ko = ko0 + kWarps * u;
       if (ko >= super_tiles) break;
-      uint32_t words[kHalf];
-#pragma unroll
-      for (int p = 0; p < kHalf; ++p) words[p] = words_s[warp][stage][u][lane][p];
 #pragma unroll
       for (int p = 0; p < kHalf; ++p) {
-        __nv_bfloat162 s;
-        static_assert(sizeof(s) == sizeof(uint32_t), "bfloat16 pair");
-        memcpy(&s, &scales_s[warp][stage][u][lane][kOneGroup ? 0 : p], sizeof(s));
+        const uint32_t word = words_s[warp][stage][u][lane][p];
+        const __nv_bfloat162 s = as_bf162(scales_s[warp][stage][u][lane][kOneGroup ? 0 : p]);
         const __nv_bfloat162 scale2 = __low2bfloat162(s), zero2 = __high2bfloat162(s);
-        uint32_t b[4];
-#pragma unroll
-        for (int v = 0; v < 4; ++v) b[v] = bits_of(int4_dequant_pair(words[p], v, scale2, zero2));
 #pragma unroll
         for (int t = 0; t < 2; ++t) {
           uint32_t a[4];
@@ -568,14 +601,16 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
           } else {
             load_a(a, ko, p, t);
           }
-          mma_bf16_16816(c, a, b[2 * t], b[2 * t + 1]);
+          mma_bf16_16816(c, a, bits_of(int4_dequant_pair(word, 2 * t, scale2, zero2)),
+                         bits_of(int4_dequant_pair(word, 2 * t + 1, scale2, zero2)));
         }
       }
     }
+    // This lane has read this stage: the batch after next goes into it.
+    copy_batch(ko0 + 2 * kWarps * kAhead, stage);
     stage ^= 1;
   }
-  if (!waited) dependency_wait();  // a warp with no super-tiles still writes its zeros
-  cp_async_wait<0>();  // the last, empty group
+  cp_async_wait<0>();  // the last, empty groups
   // c[0], c[1]: row g of x, weight rows 2r and 2r + 1 of the tile; c[2],
   // c[3]: row g + 8. The sums of a tile's warps meet in shared memory.
   part[warp][g][2 * r] = c[0];
@@ -595,6 +630,128 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
   }
 }
 
+// kPairs pairs of tiles a block, each taken by 8 / kPairs warps (as
+// kTiles above). A warp's lane holds its word of each tile of the pair:
+// the A fragment of k-tile t is (row g, k 2r) of the first tile, the same of
+// the second tile (A's row g + 8), then both at k 2r + 8: pairs 2t and
+// 2t + 1 of each word. With an odd number of tiles the last pair's second
+// tile repeats its first, unstored.
+template <int IKT, bool kOneGroup, int kPairs>
+__global__ void __launch_bounds__(256) int4pack_gemv_pair_kernel(const __nv_bfloat16* x, const int32_t* packed,
+                                                                 const __nv_bfloat16* sz, __nv_bfloat16* out,
+                                                                 int m, int n, int k, int group_shift) {
+  static_assert(kPairs == 1 || kPairs == 2 || kPairs == 4, "pairs a block");
+  constexpr int kWarps = 8 / kPairs;  // warps a pair
+  using Batch = Int4Batch<IKT, kOneGroup>;
+  using Copy = Int4Copy<IKT, kOneGroup>;
+  constexpr int kHalf = Batch::kHalf, kAhead = Batch::kPairAhead, kScales = Batch::kScales;
+  constexpr int kTileK = IKT * 16;
+  __shared__ __align__(16) uint32_t words_s[8][2][kAhead][2][32][kHalf];
+  __shared__ uint32_t scales_s[8][2][kAhead][2][32][kScales];
+  static_assert(sizeof(words_s) + sizeof(scales_s) <= 40 * 1024, "static shared memory");
+  __shared__ float part[8][16][kInt4PairRows];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, r = lane & 3;
+  const int tiles = n / 8, pairs = (tiles + 1) / 2;
+  const int pair = static_cast<int>(blockIdx.x) * kPairs + warp / kWarps;
+  const int wt = warp % kWarps;  // the warp's turn among its pair's
+  const int t0 = min(2 * pair, tiles - 1), t1 = min(2 * pair + 1, tiles - 1);
+  // A warp past the last pair (the grid's last block) sums nothing.
+  const int super_tiles = pair < pairs ? k / kTileK : 0;
+  const int64_t tile_words = static_cast<int64_t>(k / kTileK) * 32 * kHalf;
+  const int32_t* base0 = packed + t0 * tile_words + lane * kHalf;
+  const int32_t* base1 = packed + t1 * tile_words + lane * kHalf;
+  const uint32_t* sz0 = reinterpret_cast<const uint32_t*>(sz) + t0 * 8 + g;
+  const uint32_t* sz1 = reinterpret_cast<const uint32_t*>(sz) + t1 * 8 + g;
+  auto copy_batch = [&](int ko0, int stage) {
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u) {
+      const int ko = ko0 + kWarps * u;
+      if (ko >= super_tiles) break;
+      Copy::words(&words_s[warp][stage][u][0][lane][0], base0, ko);
+      Copy::words(&words_s[warp][stage][u][1][lane][0], base1, ko);
+      Copy::scales(&scales_s[warp][stage][u][0][lane][0], sz0, ko, n, group_shift);
+      Copy::scales(&scales_s[warp][stage][u][1][lane][0], sz1, ko, n, group_shift);
+    }
+    cp_async_commit();
+  };
+  // This lane's row of x in the B fragments: column g. Rows past m repeat
+  // row m - 1; their sums are never stored.
+  const __nv_bfloat16* x_row = x + static_cast<int64_t>(min(g, m - 1)) * k + 2 * r;
+  float c[4] = {0.f, 0.f, 0.f, 0.f};
+  dependents_may_start();
+  copy_batch(wt, 0);
+  copy_batch(wt + kWarps * kAhead, 1);
+  dependency_wait();
+  // The B fragment of this lane's row of x for super-tile |ko|, tile pair
+  // |p|, k-tile |t|: ordered loads, after the wait.
+  auto load_b = [&](uint32_t b[2], int ko, int p, int t) {
+    const int kk = (ko * IKT + 2 * p) * 16 + 16 * t;
+    b[0] = load_after_wait(x_row + kk);
+    b[1] = load_after_wait(x_row + kk + 8);
+  };
+  int stage = 0;
+  for (int ko0 = wt; ko0 < super_tiles; ko0 += kWarps * kAhead) {
+    uint32_t b_first[kHalf][2][2];
+#pragma unroll
+    for (int p = 0; p < kHalf; ++p)
+#pragma unroll
+      for (int t = 0; t < 2; ++t) load_b(b_first[p][t], ko0, p, t);
+    cp_async_wait<1>();
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u) {
+      const int ko = ko0 + kWarps * u;
+      if (ko >= super_tiles) break;
+#pragma unroll
+      for (int p = 0; p < kHalf; ++p) {
+        const uint32_t w0 = words_s[warp][stage][u][0][lane][p], w1 = words_s[warp][stage][u][1][lane][p];
+        const __nv_bfloat162 s0 = as_bf162(scales_s[warp][stage][u][0][lane][kOneGroup ? 0 : p]);
+        const __nv_bfloat162 s1 = as_bf162(scales_s[warp][stage][u][1][lane][kOneGroup ? 0 : p]);
+        const __nv_bfloat162 scale0 = __low2bfloat162(s0), zero0 = __high2bfloat162(s0);
+        const __nv_bfloat162 scale1 = __low2bfloat162(s1), zero1 = __high2bfloat162(s1);
+#pragma unroll
+        for (int t = 0; t < 2; ++t) {
+          uint32_t b[2];
+          if (u == 0) {
+            b[0] = b_first[p][t][0];
+            b[1] = b_first[p][t][1];
+          } else {
+            load_b(b, ko, p, t);
+          }
+          const uint32_t a[4] = {bits_of(int4_dequant_pair(w0, 2 * t, scale0, zero0)),
+                                 bits_of(int4_dequant_pair(w1, 2 * t, scale1, zero1)),
+                                 bits_of(int4_dequant_pair(w0, 2 * t + 1, scale0, zero0)),
+                                 bits_of(int4_dequant_pair(w1, 2 * t + 1, scale1, zero1))};
+          mma_bf16_16816(c, a, b[0], b[1]);
+        }
+      }
+    }
+    copy_batch(ko0 + 2 * kWarps * kAhead, stage);
+    stage ^= 1;
+  }
+  cp_async_wait<0>();
+  // c[0], c[1]: weight row g of the pair's first tile, rows 2r and 2r + 1
+  // of x; c[2], c[3]: row g of its second tile.
+  part[warp][g][2 * r] = c[0];
+  part[warp][g][2 * r + 1] = c[1];
+  part[warp][g + 8][2 * r] = c[2];
+  part[warp][g + 8][2 * r + 1] = c[3];
+  __syncthreads();
+  // A row of x at a time, so that neighbouring threads store neighbouring
+  // outputs: the block's pairs are 16 * kPairs consecutive columns.
+  for (int i = threadIdx.x; i < kPairs * 16 * kInt4PairRows; i += 256) {
+    const int mm = i / (kPairs * 16), col = i % (kPairs * 16);
+    const int pr = col / 16, wrow = col % 16;
+    const int tile = 2 * (static_cast<int>(blockIdx.x) * kPairs + pr) + wrow / 8;
+    if (mm < m && tile < tiles) {
+      float sum = 0.f;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) sum += part[pr * kWarps + w][wrow][mm];
+      out[static_cast<int64_t>(mm) * n + tile * 8 + wrow % 8] = __float2bfloat16_rn(sum);
+    }
+  }
+}
+
 struct Int4TileArgs {
   const __nv_bfloat16* x;
   const int32_t* packed;
@@ -603,14 +760,8 @@ struct Int4TileArgs {
   int m, n, k, group_shift;
 };
 
-template <int IKT, int kTiles>
-cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent) {
-  const unsigned blocks = static_cast<unsigned>((a.n / 8 + kTiles - 1) / kTiles);
-  const bool one_group = (1 << a.group_shift) >= IKT * 16, hi = a.m > 8;
-  auto kernel = one_group ? (hi ? int4pack_gemv_tile_kernel<IKT, true, kTiles, true>
-                                : int4pack_gemv_tile_kernel<IKT, true, kTiles, false>)
-                          : (hi ? int4pack_gemv_tile_kernel<IKT, false, kTiles, true>
-                                : int4pack_gemv_tile_kernel<IKT, false, kTiles, false>);
+template <class Kernel>
+cudaError_t launch_int4(Kernel kernel, unsigned blocks, const Int4TileArgs& a, cudaStream_t stream, bool dependent) {
   if (dependent)
     return cuda_launch_dependent(kernel, dim3(blocks), dim3(256), 0, stream, a.x, a.packed, a.sz, a.out, a.m, a.n,
                                  a.k, a.group_shift);
@@ -618,17 +769,34 @@ cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool de
   return cudaGetLastError();
 }
 
-// Tiles a block: two where each of a tile's 8 warps would have less than a
-// batch of super-tiles and the tiles are many (Llama's MLP gate and up
-// projections, k = 2048 in 16 super-tiles), so that blocks stay a few
+// |per_block| tiles (the tile kernel) or pairs of tiles (the pair kernel) a
+// block.
+template <int IKT, int kPer>
+cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent) {
+  const bool one_group = (1 << a.group_shift) >= IKT * 16;
+  if (a.m <= kInt4PairRows) {
+    const unsigned blocks = static_cast<unsigned>(((a.n / 8 + 1) / 2 + kPer - 1) / kPer);
+    return one_group ? launch_int4(int4pack_gemv_pair_kernel<IKT, true, kPer>, blocks, a, stream, dependent)
+                     : launch_int4(int4pack_gemv_pair_kernel<IKT, false, kPer>, blocks, a, stream, dependent);
+  }
+  const unsigned blocks = static_cast<unsigned>((a.n / 8 + kPer - 1) / kPer);
+  return one_group ? launch_int4(int4pack_gemv_tile_kernel<IKT, true, kPer>, blocks, a, stream, dependent)
+                   : launch_int4(int4pack_gemv_tile_kernel<IKT, false, kPer>, blocks, a, stream, dependent);
+}
+
+// Tiles (or pairs) a block: two where each of a tile's 8 warps would have
+// less than a batch of super-tiles and the blocks are many (Llama's MLP gate
+// and up projections, k = 2048 in 16 super-tiles), so that blocks stay a few
 // waves; one elsewhere, as fewer blocks than SM slots would leave SMs idle.
 template <int IKT>
-cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent, int tiles_per_block) {
-  constexpr int kAhead = Int4Batch<IKT, true>::kAhead;
-  const bool short_k = a.k / (IKT * 16) < 8 * kAhead;
-  if (tiles_per_block <= 0) tiles_per_block = short_k && a.n / 8 >= 1024 ? 2 : 1;
-  if (tiles_per_block == 4) return launch_int4_tile<IKT, 4>(a, stream, dependent);
-  if (tiles_per_block == 2) return launch_int4_tile<IKT, 2>(a, stream, dependent);
+cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent, int per_block) {
+  const bool pairs = a.m <= kInt4PairRows;
+  const int ahead = pairs ? Int4Batch<IKT, true>::kPairAhead : Int4Batch<IKT, true>::kAhead;
+  const int units = pairs ? (a.n / 8 + 1) / 2 : a.n / 8;
+  const bool short_k = a.k / (IKT * 16) < 8 * ahead;
+  if (per_block <= 0) per_block = short_k && units >= (pairs ? 512 : 1024) ? 2 : 1;
+  if (per_block == 4) return launch_int4_tile<IKT, 4>(a, stream, dependent);
+  if (per_block == 2) return launch_int4_tile<IKT, 2>(a, stream, dependent);
   return launch_int4_tile<IKT, 1>(a, stream, dependent);
 }
 

@@ -83,13 +83,15 @@ cudaError_t cuda_launch_int4pack_dequant(const int32_t* packed, const void* sz, 
                                          int ikt, int64_t group, cudaStream_t stream);
 // out[m, n] (bfloat16, contiguous) = x [m, k] (bfloat16, contiguous) @ the
 // packed weights^T, reading the packed words once (up to 16 rows, on
-// mma.sync) or once per row of x: for few rows, where the weights' bytes
-// bound the time. With |dependent_launch| (Hopper and later) the tile
-// kernel is launched with programmatic stream serialization and copies its
-// first weights before it waits for the kernel ahead; the per-row kernel
-// is always launched plainly. |tiles_per_block| (1, 2 or 4 tiles of eight
-// weight rows a block of the tile kernel) overrides its choice where
-// positive; for the timing case, which sweeps it.
+// mma.sync: the pair kernel up to 8 rows, the tile kernel above) or once
+// per row of x: for few rows, where the weights' bytes bound the time.
+// With |dependent_launch| (Hopper and later) the mma kernels are launched
+// with programmatic stream serialization and copy their first weights
+// before they wait for the kernel ahead; the per-row kernel is always
+// launched plainly. |tiles_per_block| (1, 2 or 4 tiles of eight weight rows
+// a block of the tile kernel, or pairs of tiles of the pair kernel)
+// overrides the kernel's choice where positive; for the timing case, which
+// sweeps it.
 cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, const void* sz, void* out, int64_t m,
                                       int64_t n, int64_t k, int ikt, int64_t group, cudaStream_t stream,
                                       bool dependent_launch = false, int tiles_per_block = 0);
