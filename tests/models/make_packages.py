@@ -255,10 +255,16 @@ def _ensure_one(zoo_name: str, name: str, device: str, root: Path, digest: str, 
         return {"name": name, "error": f"{type(exc).__name__}: {exc}"}
 
 
-def _worker_init() -> None:
+def _worker_init(caches: str) -> None:
     # Each export already compiles on its own; the parallel exports share
     # the cores instead of each starting a pool of compile workers.
     os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+    # torch's inductor cache names a compiled package's files by its code,
+    # not by its metadata: two workers exporting the same graph at once
+    # (mlp and mlp_plain differ only in aotirt's metadata) write the same
+    # files, and one package can take the other's metadata. Each worker
+    # compiles in a cache of its own, removed with the pool.
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(caches, str(os.getpid()))
     for p in (str(REPO / "python"), str(HERE)):
         if p not in sys.path:
             sys.path.insert(0, p)
@@ -301,9 +307,10 @@ def _ensure_packages_locked(device: str, root: Path, only: list | None, log, zoo
         import concurrent.futures
         import multiprocessing
 
-        with concurrent.futures.ProcessPoolExecutor(
-            max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init
-        ) as pool:
+        with tempfile.TemporaryDirectory(prefix="aotirt-zoo-inductor-") as caches, \
+                concurrent.futures.ProcessPoolExecutor(
+                    max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init,
+                    initargs=(caches,)) as pool:
             futures = {name: pool.submit(_ensure_one, zoo_name, name, device, root, digest, RECIPE)
                        for name in todo}
             for name, future in futures.items():
