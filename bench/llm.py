@@ -13,9 +13,8 @@ packages aotirt.export_llm makes of it) in a process of its own. Workloads:
 a 128-token prompt and 128 generated tokens, and a 1,920-token prompt with
 128 generated (a 2,048-token context), each in bfloat16 and in int4
 (torchao weight-only, groups of 128). Generation is greedy with no stop token.
-On CUDA, aotirt's bfloat16 rows run the pair exported with
-fuse_decode=True (docs/generate.md; aotirt's own shims), the other systems
-the plain pair.
+On CUDA, aotirt's rows run the pair exported with fuse_decode=True
+(docs/generate.md; aotirt's own shims), the other systems the plain pair.
 
 Per row: decode tokens/s, prefill tokens/s, time to the first token (warm),
 cold start to the first token (a fresh process, from its start), the time
@@ -123,9 +122,11 @@ def make_checkpoint(work: Path, tiny: bool, layers: int | None = None) -> Path:
 
 
 def aotirt_packages(kind: str, device: str) -> str:
-    """The work folder's packages aotirt runs for |kind|: on CUDA, the fused
-    decode layers for bfloat16 (their shims are aotirt's alone)."""
-    return "bf16-fused" if kind == "bf16" and device == "cuda" else kind
+    """The work folder's packages aotirt runs for |kind|: on CUDA, the pair
+    exported with fuse_decode=True (the fused decode layers for bfloat16,
+    the MLPs' SiLU-multiply in the gate/up product for int4; their shims
+    are aotirt's alone)."""
+    return f"{kind}-fused" if device == "cuda" else kind
 
 
 def packages_to_export(kinds, systems, device: str) -> list:
@@ -579,6 +580,7 @@ def report(args, work: Path, kinds: list, systems: list, shapes: list, t0: float
         "unshared_weight_bytes": {k: measured.get(("aotirt", k), {}).get("unshared_weight_bytes") for k in kinds},
         "reps": REPS,
         "aotirt_bf16_fused": measured.get(("aotirt", "bf16"), {}).get("packages") == "bf16-fused",
+        "aotirt_int4_fused": measured.get(("aotirt", "int4"), {}).get("packages") == "int4-fused",
     }
     if args.merge_from:
         # Rows of an earlier run (torch.compile's, say, which no aotirt change
@@ -655,6 +657,8 @@ def write_results(results: Path, stem: str, rows: list, meta: dict) -> None:
              f"token; first generation: its first whole generation (torch.compile compiles there). "
              + ("aotirt's bfloat16 rows run the decode package exported with fuse_decode=True (aotirt's fused "
                 "decode layers), the other systems the plain one. " if meta.get("aotirt_bf16_fused") else "")
+             + ("aotirt's int4 rows run the decode package exported with fuse_decode=True (SiLU-multiply in the "
+                "MLPs' gate/up product), the other systems the plain one. " if meta.get("aotirt_int4_fused") else "")
              + "Made by `bench/llm.py`.",
              "",
              "| workload | system | decode tok/s | limit tok/s | of limit | vs torch.compile | prefill tok/s | "

@@ -2,8 +2,8 @@
 // int4 packing, groups of 128, as torchao exports Llama's linear layers) on
 // Llama-3.2-1B's decode products (CudaInt4Test.GemvTiming), launched
 // plainly and as dependent launches, with the kernel's choice of tiles a
-// block and each choice: the bytes a second it reads, packed weights and
-// group scales together. Prints
+// block and each choice, and gate/up with SiLU-multiply in its store: the
+// bytes a second it reads, packed weights and group scales together. Prints
 // "[ timing ]" lines; fails only on a launch error. Its correctness is
 // checked against torch by tests/ops (the weight-only quantized GEMMs).
 #include <cuda_runtime_api.h>
@@ -83,13 +83,22 @@ TEST_F(CudaInt4Test, GemvTiming) {
     // Plain launches, then dependent ones (as the decode step's are on
     // Hopper), where a product's weight copies start under the one ahead;
     // the kernel's own choice of tiles a block (0), then each choice.
+    // For gate/up, also with SiLU-multiply in the store (the int4 fused
+    // decode export's MLP), which writes half the outputs.
     struct Variant {
       bool dependent;
       int tiles;
+      bool silu_mul = false;
     };
-    for (const Variant v : {Variant{false, 0}, Variant{true, 0}, Variant{true, 1}, Variant{true, 2}, Variant{true, 4}}) {
+    std::vector<Variant> variants = {{false, 0}, {true, 0}, {true, 1}, {true, 2}, {true, 4}};
+    if (s.n == 16384) variants.push_back({true, 0, true});
+    for (const Variant v : variants) {
       const bool dependent = v.dependent;
       auto call = [&](size_t copy) {
+        if (v.silu_mul)
+          return cuda_launch_int4pack_gemv_silu_mul(x.data_ptr(), packed[copy % copies], sz.data_ptr(),
+                                                    out.data_ptr(), 1, s.n, s.k, kInnerKTiles, kGroup, stream,
+                                                    dependent, v.tiles);
         return cuda_launch_int4pack_gemv(x.data_ptr(), packed[copy % copies], sz.data_ptr(), out.data_ptr(), 1, s.n,
                                          s.k, kInnerKTiles, kGroup, stream, dependent, v.tiles);
       };
@@ -101,10 +110,10 @@ TEST_F(CudaInt4Test, GemvTiming) {
       const double us = cuda_bench::graph_replay_us(stream, queue, iters);
       char tiles[24] = "chosen";
       if (v.tiles > 0) std::snprintf(tiles, sizeof(tiles), "%d", v.tiles);
-      std::printf("[ timing ] int4 gemv %s (1x%dx%d, groups of %d, %zu weight copies, %s, tiles a block %s): "
+      std::printf("[ timing ] int4 gemv %s%s (1x%dx%d, groups of %d, %zu weight copies, %s, tiles a block %s): "
                   "%.2f us, %.0f GB/s\n",
-                  s.what, s.n, s.k, kGroup, copies, dependent ? "dependent launch" : "plain launch", tiles, us,
-                  bytes / us * 1e-3);
+                  s.what, v.silu_mul ? " with SiLU-multiply" : "", s.n, s.k, kGroup, copies,
+                  dependent ? "dependent launch" : "plain launch", tiles, us, bytes / us * 1e-3);
     }
     for (auto* p : packed) cudaFree(p);
   }

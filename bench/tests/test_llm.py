@@ -158,8 +158,8 @@ def test_unknown_system_is_a_usage_error(tmp_path, monkeypatch, capsys):
 
 def test_only_the_packages_the_systems_run_are_exported():
     both = ["bf16", "int4"]
-    # On CUDA aotirt runs the fused bfloat16 pair, not the plain one.
-    assert llm.packages_to_export(both, ["aotirt"], "cuda") == [("bf16", "bf16-fused"), ("int4", "int4")]
+    # On CUDA aotirt runs the fused pairs, not the plain ones.
+    assert llm.packages_to_export(both, ["aotirt"], "cuda") == [("bf16", "bf16-fused"), ("int4", "int4-fused")]
     assert llm.packages_to_export(both, ["aotirt"], "cpu") == [("bf16", "bf16"), ("int4", "int4")]
     # libtorch's runner needs the plain pairs; transformers' systems none.
     assert llm.packages_to_export(["bf16"], ["aotirt", "libtorch-aoti"], "cuda") == [

@@ -1,7 +1,9 @@
 # Fused decode-step ops: custom ops that export_llm(fuse_decode=True) puts
 # into the decode package, each a product with the small steps around it
 # (the RMS norm before it, the residual add or the MLP's SiLU-multiply
-# after it), so that a decode step launches fewer kernels.
+# after it), so that a decode step launches fewer kernels. Weights that
+# torchao quantized to int4 take one of them: the MLP's gate/up product
+# with SiLU-multiply.
 # Inductor calls them as aotirt's C shims (aot_inductor.custom_ops_to_c_shims):
 # aoti_torch_<device>_aotirt_<name>. Their eager definitions here are the
 # reference, and round as transformers' modules do: each step's result is
@@ -63,6 +65,30 @@ def _(x, norm_weight, eps, weight):
     return x.new_empty((*x.shape[:-1], weight.shape[0] // 2))
 
 
+def _int4pack_mm(x, qdata, group_size: int, scale_and_zero):
+    """torch's int4 weight-only product of |x| [M, K] in the device's
+    packing: torchao's CPU one (Int4OpaqueTensor) or its CUDA tile packing
+    (Int4TilePackedTo4dTensor)."""
+    if x.device.type == "cpu":
+        return torch.ops.aten._weight_int4pack_mm_for_cpu(x, qdata, group_size, scale_and_zero)
+    return torch.ops.aten._weight_int4pack_mm(x, qdata, group_size, scale_and_zero)
+
+
+@torch.library.custom_op("aotirt::aotirt_int4pack_mm_silu_mul", mutates_args=())
+def int4pack_mm_silu_mul(x: torch.Tensor, qdata: torch.Tensor, group_size: int,
+                         scale_and_zero: torch.Tensor) -> torch.Tensor:
+    """silu(gate) * up, gate and up the two halves of the columns of the
+    int4 weight-only product of x [M, K] (the device's packing, as
+    _int4pack_mm)."""
+    gate, up = _int4pack_mm(x, qdata, group_size, scale_and_zero).chunk(2, dim=-1)
+    return F.silu(gate) * up
+
+
+@int4pack_mm_silu_mul.register_fake
+def _(x, qdata, group_size, scale_and_zero):
+    return x.new_empty((x.shape[0], scale_and_zero.shape[1] // 2))
+
+
 def c_shims(device: str) -> dict:
     """aot_inductor.custom_ops_to_c_shims for |device| ("cpu" or "cuda"):
     each op and its C declaration, as aotirt exports it."""
@@ -75,6 +101,8 @@ def c_shims(device: str) -> dict:
             f"{h} {p}linear_add({t} x, {t} weight, {t} residual, {t}* ret0)"],
         torch.ops.aotirt.aotirt_rms_norm_linear_silu_mul.default: [
             f"{h} {p}rms_norm_linear_silu_mul({t} x, {t} norm_weight, double eps, {t} weight, {t}* ret0)"],
+        torch.ops.aotirt.aotirt_int4pack_mm_silu_mul.default: [
+            f"{h} {p}int4pack_mm_silu_mul({t} x, {t} qdata, int64_t group_size, {t} scale_and_zero, {t}* ret0)"],
     }
 
 
@@ -137,6 +165,86 @@ def _fusable(layer) -> bool:
             and plain(getattr(mlp, "aotirt_gate_up_proj", None)) and mlp.aotirt_gate_up_proj.bias is None
             and plain(getattr(mlp, "down_proj", None))
             and mlp.down_proj.bias is None and type(getattr(mlp, "act_fn", None)).__name__ in SILU)
+
+
+def _int4_packed(weight):
+    """(qdata, group size, scale_and_zero, padded input width) of a torchao
+    int4 weight whose product int4pack_mm_silu_mul can take as it is: the
+    plain A16W4 form, no padding of its output rows, an even number of
+    them; else None."""
+    qdata, sz, block = (getattr(weight, n, None) for n in ("qdata", "scale_and_zero", "block_size"))
+    if qdata is None or sz is None or block is None or getattr(weight, "act_pre_scale", None) is not None:
+        return None
+    if getattr(weight, "act_mapping_type", None) is not None or weight.dim() != 2 or block[0] != 1:
+        return None
+    n, k = weight.shape
+    if sz.dim() != 3 or sz.shape[1] != n or n % 2:
+        return None
+    if qdata.dim() == 4:  # the CUDA tile packing: K padded as torchao's linear pads it
+        padded = qdata.shape[1] * qdata.shape[3] * 2 * 16
+    elif qdata.dim() == 2 and qdata.shape[0] == n:  # the CPU packing
+        padded = qdata.shape[1] * 2
+    else:
+        return None
+    if padded < k:
+        return None
+    return qdata, int(block[1]), sz, padded
+
+
+def _int4_mlp_forward(mlp, packed):
+    """An MLP's forward whose gate/up product (torchao int4 weights,
+    stacked) makes SiLU-multiply in its store."""
+    qdata, group, sz, padded = packed
+
+    def forward(x):
+        rows = x.reshape(-1, x.shape[-1]).contiguous()
+        if padded > rows.shape[-1]:
+            rows = F.pad(rows, (0, padded - rows.shape[-1]))
+        act = torch.ops.aotirt.aotirt_int4pack_mm_silu_mul(rows.to(torch.bfloat16) if qdata.dim() == 4 else rows,
+                                                          qdata, group, sz)
+        return mlp.down_proj(act.to(x.dtype).reshape(*x.shape[:-1], act.shape[-1]))
+
+    return forward
+
+
+def _int4_fusable(layer):
+    """The packed gate/up weight of |layer|'s MLP where it can take
+    _int4_mlp_forward, else None."""
+    mlp = getattr(layer, "mlp", None)
+    stack = getattr(getattr(mlp, "gate_proj", None), "_stack", None)
+    if stack is None or stack.name != "aotirt_gate_up_proj" or len(stack.bounds) != 3:
+        return None
+    gate_up = getattr(mlp, stack.name, None)
+    if gate_up is None or getattr(gate_up, "bias", None) is not None or stack.bounds[1] * 2 != stack.bounds[2]:
+        return None
+    if type(getattr(mlp, "act_fn", None)).__name__ not in SILU or getattr(mlp, "down_proj", None) is None:
+        return None
+    return _int4_packed(gate_up.weight)
+
+
+@contextlib.contextmanager
+def fused_int4_mlps(model):
+    """|model| (its projections stacked and quantized by torchao to int4)
+    with the forward of each decoder layer's MLP that _int4_fusable takes
+    replaced by one whose gate/up product makes SiLU-multiply
+    (aotirt_int4pack_mm_silu_mul) within; yields how many. The weights keep
+    their names, so the pair shares them. As it was after, also when the
+    body raises."""
+    swapped = []
+    try:
+        for parent in list(model.modules()):
+            layers = getattr(parent, "layers", None)
+            if not isinstance(layers, torch.nn.ModuleList):
+                continue
+            for layer in layers:
+                packed = _int4_fusable(layer)
+                if packed is not None:
+                    layer.mlp.forward = _int4_mlp_forward(layer.mlp, packed)
+                    swapped.append(layer.mlp)
+        yield len(swapped)
+    finally:
+        for mlp in swapped:
+            del mlp.forward
 
 
 @contextlib.contextmanager

@@ -419,7 +419,7 @@ CUDA_OPTIONS = {
 
 
 def _export_pair(model, out: Path, max_cache_len: int, device: str, layers: int, shape: tuple, dtype,
-                 inductor_configs, check_shims: bool, fuse_decode: bool = False) -> str:
+                 inductor_configs, check_shims: bool, fuse_decode: bool = False, quantized: bool = False) -> str:
     """Exports prefill.pt2 and decode.pt2 of |model| into |out|; returns the
     export id stamped on both."""
     from ._export import LEAN_OPTIONS, check_package_shims
@@ -445,7 +445,12 @@ def _export_pair(model, out: Path, max_cache_len: int, device: str, layers: int,
     }
     for name, (example, dynamic) in plans.items():
         fuse = fuse_decode and name == "decode"
-        fused_layers = _fused.fused_decoder_layers(model) if fuse else contextlib.nullcontext(0)
+        if not fuse:
+            fused_layers = contextlib.nullcontext(0)
+        elif quantized:
+            fused_layers = _fused.fused_int4_mlps(model)
+        else:
+            fused_layers = _fused.fused_decoder_layers(model)
         with torch.no_grad(), _packed_decode_attention(), fused_layers:
             ep = torch.export.export(wrapper, example, dynamic_shapes=dynamic)
             path = out / f"{name}.pt2"
@@ -478,9 +483,10 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
     |group_size| 32, 64, 128 or 256. The caches have room for
     |max_cache_len| tokens (prompt and generated). |stop_token_ids| defaults
     to the model's eos_token_id. With |fuse_decode|, each decoder layer of
-    the decode package (Llama, Qwen2, Mistral; weights not quantized) runs
-    as four fused products (_fused.py): aotirt's own shims, which other
-    runtimes lack.
+    the decode package (Llama, Qwen2, Mistral) runs as four fused products
+    (_fused.py), or, with |quantize| "int4", its MLP's gate/up product makes
+    SiLU-multiply in its store: aotirt's own shims, which other runtimes
+    lack.
     """
     from ._export import ExportError
 
@@ -490,8 +496,8 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
         raise ExportError(f"quantize must be one of {QUANTIZE_KINDS} or None, not {quantize!r}")
     if quantize == "int4" and group_size not in INT4_GROUP_SIZES:
         raise ExportError(f"group_size must be one of {INT4_GROUP_SIZES} for int4, not {group_size}")
-    if fuse_decode and quantize is not None:
-        raise ExportError(f"fuse_decode takes weights that are not quantized (quantize={quantize!r})")
+    if fuse_decode and quantize not in (None, "int4"):
+        raise ExportError(f"fuse_decode takes weights that are not quantized or int4, not quantize={quantize!r}")
     tokenizer_plan = _tokenizer_plan(tokenizer, ExportError) if tokenizer is not None else None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -503,7 +509,7 @@ def export_llm(model, out_dir, *, max_cache_len: int = 256, device: str = "cpu",
         if quantize is not None:
             quantize_llm(model, quantize, group_size, device)
         export_id = _export_pair(model, out, max_cache_len, device, layers, shape, dtype, inductor_configs,
-                                 check_shims, fuse_decode=fuse_decode)
+                                 check_shims, fuse_decode=fuse_decode, quantized=quantize is not None)
 
     text = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     if stop_token_ids is None:

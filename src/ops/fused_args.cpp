@@ -104,5 +104,24 @@ Result<FusedLinearArgs> rms_norm_linear_silu_mul_args(AtenTensorHandle x, AtenTe
   return a;
 }
 
+Result<WeightOnlyArgs> int4pack_mm_silu_mul_args(AtenTensorHandle x, AtenTensorHandle qdata, int64_t group,
+                                                 AtenTensorHandle scale_and_zero, bool cuda) {
+  Result<WeightOnlyArgs> r = [&]() -> Result<WeightOnlyArgs> {
+    WeightOnlyArgs a;
+    if (cuda) {
+      AOTIRT_ASSIGN_OR_RETURN(a, weight_int4pack_mm_cuda_args(x, qdata, group, scale_and_zero));
+    } else {
+      AOTIRT_ASSIGN_OR_RETURN(a, weight_int4pack_mm_cpu_args(x, qdata, scale_and_zero));
+      AOTIRT_RETURN_IF_ERROR(check_int4_group(a, group));
+      a.group = group;
+    }
+    // Both packings hold whole blocks of 8 (CUDA) or 16 (CPU) rows, so N
+    // is even and the halves are whole.
+    return a;
+  }();
+  if (!r.ok()) return r.take_status().annotate("aotirt_int4pack_mm_silu_mul");
+  return r;
+}
+
 }  // namespace ops
 }  // namespace aotirt

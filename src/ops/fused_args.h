@@ -9,6 +9,7 @@
 
 #include "aotirt/status.h"
 #include "core/tensor.h"
+#include "ops/linalg_args.h"
 #include "shim/shim_abi.h"
 
 namespace aotirt {
@@ -41,6 +42,16 @@ Result<FusedLinearArgs> rms_norm_linear_args(AtenTensorHandle x, AtenTensorHandl
 Result<FusedLinearArgs> linear_add_args(AtenTensorHandle x, AtenTensorHandle weight, AtenTensorHandle residual);
 Result<FusedLinearArgs> rms_norm_linear_silu_mul_args(AtenTensorHandle x, AtenTensorHandle norm_weight, double eps,
                                                       AtenTensorHandle weight);
+
+// aotirt_int4pack_mm_silu_mul(x, qdata, group_size, scale_and_zero):
+// silu(gate) * up, gate and up the two halves of the N columns of the
+// device's int4 weight-only product (_weight_int4pack_mm_cpu_tensor's
+// packing and rules on the CPU, _weight_int4pack_mm's on CUDA), each
+// rounded as those ops and transformers' MLP round. x [M, K] -> [M, N / 2]
+// (the packings' N is even). Errors name the fused op, then the product's
+// rule.
+Result<WeightOnlyArgs> int4pack_mm_silu_mul_args(AtenTensorHandle x, AtenTensorHandle qdata, int64_t group,
+                                                 AtenTensorHandle scale_and_zero, bool cuda);
 
 }  // namespace ops
 }  // namespace aotirt

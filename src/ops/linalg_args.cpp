@@ -356,16 +356,21 @@ Result<WeightOnlyArgs> weight_int8pack_mm_args(AtenTensorHandle self, AtenTensor
 
 Result<WeightOnlyArgs> weight_int4pack_mm_args(AtenTensorHandle x, AtenTensorHandle w, AtenTensorHandle group_size,
                                                AtenTensorHandle scales_zeros) {
+  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* g, require_tensor(group_size, "qGroupSize"));
+  AOTIRT_ENSURE(g->dtype() == DType::kInt64 && g->numel() == 1, kInvalidArgument,
+                "_weight_int4pack_mm_cpu_tensor: group size must be one int64, got {} of {}", shape_str(*g),
+                dtype_name(g->dtype()));
+  return weight_int4pack_mm_cpu_args(x, w, scales_zeros);
+}
+
+Result<WeightOnlyArgs> weight_int4pack_mm_cpu_args(AtenTensorHandle x, AtenTensorHandle w,
+                                                   AtenTensorHandle scales_zeros) {
   constexpr const char* kOp = "_weight_int4pack_mm_cpu";
   WeightOnlyArgs a;
   AOTIRT_ASSIGN_OR_RETURN(a.a, require_tensor(x, "X"));
   AOTIRT_ASSIGN_OR_RETURN(a.b, require_tensor(w, "w"));
-  AOTIRT_ASSIGN_OR_RETURN(const TensorImpl* g, require_tensor(group_size, "qGroupSize"));
   AOTIRT_ASSIGN_OR_RETURN(a.scales, require_tensor(scales_zeros, "qScaleAndZeros"));
   const TensorImpl &t = *a.a, &b = *a.b, &s = *a.scales;
-  AOTIRT_ENSURE(g->dtype() == DType::kInt64 && g->numel() == 1, kInvalidArgument,
-                "_weight_int4pack_mm_cpu_tensor: group size must be one int64, got {} of {}", shape_str(*g),
-                dtype_name(g->dtype()));
   AOTIRT_RETURN_IF_ERROR(check_weight_only_a(t, kOp));
   AOTIRT_ENSURE(t.numel() == 0 || t.is_contiguous(), kInvalidArgument, "{} : expect A to be contiguous, got {}", kOp,
                 layout_str(t));

@@ -103,6 +103,9 @@ Result<WeightOnlyArgs> weight_int8pack_mm_args(AtenTensorHandle self, AtenTensor
 // device); the other checks are here.
 Result<WeightOnlyArgs> weight_int4pack_mm_args(AtenTensorHandle x, AtenTensorHandle w, AtenTensorHandle group_size,
                                                AtenTensorHandle scales_zeros);
+// The same without the group size (which the caller holds as an integer).
+Result<WeightOnlyArgs> weight_int4pack_mm_cpu_args(AtenTensorHandle x, AtenTensorHandle w,
+                                                   AtenTensorHandle scales_zeros);
 Status check_int4_group(const WeightOnlyArgs& a, int64_t group);
 // _weight_int4pack_mm on CUDA: A [M, K] bfloat16 contiguous, B int32
 // [N / 8, K / (inner_k_tiles * 16), 32, inner_k_tiles / 2] contiguous in

@@ -161,6 +161,9 @@ def _export_pair(final: Path, cache: Path, device: str, variant: str) -> None:
         elif variant in ("int4", "int8"):
             aotirt.export_llm(_quant_model(variant, device), staging / "out", max_cache_len=64, device=device,
                               tokenizer=_bpe_tokenizer(), quantize=variant, group_size=INT4_GROUP)
+        elif variant == "int4-fused":
+            aotirt.export_llm(_quant_model("int4", device), staging / "out", max_cache_len=64, device=device,
+                              quantize="int4", group_size=INT4_GROUP, fuse_decode=True)
         else:
             tok = _train_tokenizer(staging / "sp")
             aotirt.export_llm(_model(), staging / "out", max_cache_len=MAX_CACHE_LEN, device=device,
@@ -349,6 +352,32 @@ def test_quantized_export_with_a_tokenizer_json_matches_torchao(device, kind):
     # A one-token prompt goes through the decode package alone.
     got = _generate(out, "--prompt-ids", "0", "-n", "8", "--ignore-eos")
     _check_greedy(eager, [0], got["tokens"], device, bf16=kind == "int4" and device != "cpu")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torchao") is None or importlib.util.find_spec("tokenizers") is None,
+                    reason="not installed: torchao, tokenizers (scripts/setup.sh installs them)")
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=requires_cuda)])
+def test_fused_int4_decode_matches_torchao(device):
+    """export_llm(quantize="int4", fuse_decode=True): the decode package's
+    MLPs make SiLU-multiply in their gate/up product
+    (aotirt_int4pack_mm_silu_mul), the prefill package's do not; greedy
+    tokens equal torchao's eager int4 model's, and the pair holds one copy
+    of the weights, as the plain int4 pair does."""
+    import aotirt
+
+    pair = _exported(device, "int4-fused")
+    fused = f"aoti_torch_{device}_aotirt_int4pack_mm_silu_mul"
+    assert fused in aotirt.imported_shims(pair / "decode.pt2")
+    assert fused not in aotirt.imported_shims(pair / "prefill.pt2")
+    eager = _quant_eager("int4", device)
+    bf16 = device != "cpu"
+    for prompt in ([0, 17, 42, 99, 5, 63], [0]):
+        got = _generate(pair, "--prompt-ids", ",".join(map(str, prompt)), "-n", "16", "--ignore-eos")
+        _check_greedy(eager, prompt, got["tokens"], device, bf16=bf16)
+    plain = _generate(_exported(device, "int4"), "--prompt-ids", "0,17,42", "-n", "2", "--ignore-eos")
+    assert got["weight_bytes"] < got["unshared_weight_bytes"], got
+    assert (got["weight_bytes"], got["unshared_weight_bytes"]) == (plain["weight_bytes"],
+                                                                   plain["unshared_weight_bytes"])
 
 
 def _check_greedy(model, prompt: list, tokens: list, device: str, bf16: bool):

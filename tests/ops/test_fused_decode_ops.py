@@ -160,3 +160,85 @@ def test_refusals(shims, device):
             shims.call(fn, *args, ctypes.byref(r))
     with pytest.raises(ShimError, match="ret0"):
         shims.call(name, shims.handle(x), shims.handle(g), eps, shims.handle(w), None, None)
+
+
+# aotirt_int4pack_mm_silu_mul: the int4 weight-only product in the device's
+# packing (torch's own packing ops make it), then SiLU-multiply of its
+# halves, against the op's eager definition; on CUDA also against aotirt's
+# plain int4 product followed by torch's SiLU-multiply, which sums each
+# output in the same order, so the pairing of gate and up rows must be
+# right to the last bit but SiLU's float32 exp.
+INT4_CPU_CASES = [(3, 128, 48, 32), (1, 256, 16, 128), (2, 64, 32, 64), (1, 2048, 256, 128), (0, 64, 16, 32)]
+# (m, k, n, group, inner k tiles): one row (the decode step's), up to 8 (the
+# pair kernel's last), 9 (the product and a SiLU-multiply kernel), tiles not
+# a multiple of two (the same), several batches a warp, Llama's gate/up.
+INT4_CUDA_CASES = [(1, 256, 64, 32, 8), (3, 512, 48, 64, 4), (8, 512, 32, 128, 8), (9, 512, 32, 128, 8),
+                   (1, 256, 24, 32, 2), (2, 4096, 32, 64, 8), (1, 2048, 16384, 128, 8), (5, 1024, 80, 256, 8),
+                   (0, 128, 16, 32, 2)]
+
+
+def _int4_weights(device, k, n, group, ikt, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    w = torch.randint(0, 16, (n, k), generator=g, dtype=torch.int32)
+    sz = torch.stack([torch.rand(k // group, n, generator=g) * 0.02 + 0.01,
+                      torch.randn(k // group, n, generator=g) * 0.01], dim=-1).to(dtype).to(device)
+    if device == "cpu":
+        return torch.ops.aten._convert_weight_to_int4pack_for_cpu(w, 1), sz
+    w_u8 = (w[:, ::2] << 4 | w[:, 1::2]).to(torch.uint8).to(device)
+    return torch.ops.aten._convert_weight_to_int4pack(w_u8, ikt), sz
+
+
+@pytest.mark.parametrize("device", ["cpu"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("case", INT4_CPU_CASES, ids=str)
+def test_int4pack_mm_silu_mul_cpu(shims, device, dtype, case):
+    name = need(shims, device, "int4pack_mm_silu_mul")
+    m, k, n, group = case
+    packed, sz = _int4_weights(device, k, n, group, 0, dtype)
+    x = rand((m, k), dtype, device, 1) * 4
+    got = call(shims, name, device, shims.handle(x), shims.handle(packed), ctypes.c_int64(group), shims.handle(sz))
+    assert got.shape == (m, n // 2) and got.dtype == dtype
+    if m:
+        # float32 sums over k of up to 2048 in another order than torch's.
+        want = _fused.int4pack_mm_silu_mul(x, packed, group, sz)
+        torch.testing.assert_close(got, want, **(dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else TOL[dtype]))
+
+
+@pytest.mark.parametrize("device", [d for d in devices() if d == "cuda"])
+@pytest.mark.parametrize("case", INT4_CUDA_CASES, ids=str)
+def test_int4pack_mm_silu_mul_cuda(shims, device, case):
+    name = need(shims, device, "int4pack_mm_silu_mul")
+    plain = f"aoti_torch_{device}__weight_int4pack_mm"
+    m, k, n, group, ikt = case
+    packed, sz = _int4_weights(device, k, n, group, ikt, torch.bfloat16)
+    x = rand((m, k), torch.bfloat16, device, 1) * 4
+    args = (shims.handle(x), shims.handle(packed), ctypes.c_int64(group), shims.handle(sz))
+    got = call(shims, name, device, *args)
+    assert got.shape == (m, n // 2) and got.dtype == torch.bfloat16
+    if not m:
+        return
+    check(got, _fused.int4pack_mm_silu_mul(x, packed, group, sz))
+    gate, up = call(shims, plain, device, *args).chunk(2, dim=-1)
+    torch.testing.assert_close(got, torch.nn.functional.silu(gate) * up, rtol=2 ** -7, atol=1e-6)
+
+
+@pytest.mark.parametrize("device", devices())
+def test_int4pack_mm_silu_mul_refusals(shims, device):
+    name = need(shims, device, "int4pack_mm_silu_mul")
+    k, n = 128, 32
+    packed, sz = _int4_weights(device, k, n, 32, 2, torch.bfloat16)
+    x = rand((2, k), torch.bfloat16, device, 1)
+    cases = [((x, packed, 48, sz), "qGroupSize"),  # a group size the op does not take
+             ((rand((2, 96), torch.bfloat16, device, 2), packed, 32, sz), "K"),  # x's K is not the weights'
+             ((x, packed, 32, sz[:, :16]), "qScaleAndZeros"),  # scales for other rows
+             ((None, packed, 32, sz), "null")]
+    if device != "cpu":
+        cases.append(((x.float(), packed, 32, sz), "bfloat16"))  # torch's CUDA op takes bfloat16 alone
+    (r,) = out_handles(1)
+    for (a, w, group, s), words in cases:
+        with pytest.raises(ShimError, match=words) as e:
+            shims.call(name, shims.handle(a) if a is not None else None, shims.handle(w), ctypes.c_int64(group),
+                       shims.handle(s), ctypes.byref(r))
+        assert "aotirt_int4pack_mm_silu_mul" in str(e.value) or words == "null", str(e.value)
+    with pytest.raises(ShimError, match="ret0"):
+        shims.call(name, shims.handle(x), shims.handle(packed), ctypes.c_int64(32), shims.handle(sz), None)

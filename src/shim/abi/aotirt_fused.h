@@ -16,6 +16,11 @@ AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_linear_add(AtenTensorHan
     AtenTensorHandle residual, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_rms_norm_linear_silu_mul(AtenTensorHandle x,
     AtenTensorHandle norm_weight, double eps, AtenTensorHandle weight, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+// silu(gate) * up of the int4 weight-only product, gate and up the halves
+// of its columns (ops/fused_args.h): the CPU's and CUDA's int4 packings.
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cpu_aotirt_int4pack_mm_silu_mul(AtenTensorHandle x,
+    AtenTensorHandle qdata, int64_t group_size, AtenTensorHandle scale_and_zero,
+    AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_rms_norm_linear(AtenTensorHandle x,
     AtenTensorHandle norm_weight, double eps, AtenTensorHandle weight, AtenTensorHandle* bias,
@@ -24,5 +29,8 @@ AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_linear_add(AtenTensorHa
     AtenTensorHandle residual, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_rms_norm_linear_silu_mul(AtenTensorHandle x,
     AtenTensorHandle norm_weight, double eps, AtenTensorHandle weight, AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
+AOTIRT_SHIM_EXPORT AOTITorchError aoti_torch_cuda_aotirt_int4pack_mm_silu_mul(AtenTensorHandle x,
+    AtenTensorHandle qdata, int64_t group_size, AtenTensorHandle scale_and_zero,
+    AtenTensorHandle* ret0) AOTIRT_NOEXCEPT;
 
 }  // extern "C"

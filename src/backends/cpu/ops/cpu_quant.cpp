@@ -62,7 +62,9 @@
 #include "core/dtype.h"
 #include "core/host_copy.h"
 #include "device/device.h"
+#include "ops/fused_args.h"
 #include "ops/linalg_args.h"
+#include "shim/abi/aotirt_fused.h"
 #include "package/cpu_features.h"
 #include "shim/abi/cpu_linalg.h"
 #include "shim/common/shim_util.h"
@@ -647,6 +649,63 @@ AOTITorchError aoti_torch_cpu__weight_int8pack_mm(AtenTensorHandle self, AtenTen
   });
 }
 
+namespace {
+
+Status check_int4_devices(const ops::WeightOnlyArgs& a, const char* x_name, const char* w_name) {
+  AOTIRT_RETURN_IF_ERROR(check_cpu(*a.a, x_name));
+  AOTIRT_RETURN_IF_ERROR(check_cpu(*a.b, w_name));
+  return check_cpu(*a.scales, "qScaleAndZeros");
+}
+
+// _weight_int4pack_mm_cpu_tensor of checked arguments and group size.
+Result<TensorImpl> int4pack_mm(const ops::WeightOnlyArgs& a, int64_t group) {
+  const uint8_t* pw = static_cast<const uint8_t*>(a.b->data_ptr());
+  const int64_t n = a.n, k = a.k;
+  const Int4Layout layout = int4_layout(aten_cpu_capability(cpu_options().aten_cpu_capability));
+  if (a.m > 0 && a.m <= in_place_rows(kInt4FewRows, kInt4FewRowsPortable) && n > 0 && k > 0 &&
+      layout.block_n <= kInt4MaxBlock) {
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl sz, contiguous_as(*a.scales, a.scales->dtype()));
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, contiguous_as(*a.a, DType::kFloat32));
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl c, empty_contiguous(DimVector{a.m, n}, DType::kFloat32, DeviceId{}));
+    int4_few_rows(Int4RowsProblem{layout, pw, sz.data_ptr(), sz.dtype(), static_cast<const float*>(x.data_ptr()),
+                                  static_cast<float*>(c.data_ptr()), a.m, n, k, group});
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, as_dtype(std::move(c), a.a->dtype()));
+    return out;
+  }
+  // [groups, N, 2] as float32, contiguous.
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl sz, contiguous_as(*a.scales, DType::kFloat32));
+  const float* psz = static_cast<const float*>(sz.data_ptr());
+  auto dequant = [&](int64_t n0, int64_t rows, float* dst) {
+    int4_dequant_columns(layout, pw, psz, n, k, group, n0, rows, dst);
+  };
+  return weight_only_gemm(a, a.a->dtype(), nullptr, SlabLayout::kColumns, dequant);
+}
+
+// out[m, n / 2] = silu(gate) * up of |prod| [m, n] (gate the first half of
+// each row), rounded to prod's dtype after silu and after the multiply, as
+// transformers' MLP rounds.
+Result<TensorImpl> silu_mul_halves(const TensorImpl& prod, int64_t m, int64_t n) {
+  const DType dtype = prod.dtype();
+  const int64_t half = n / 2;
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl pf, contiguous_as(prod, DType::kFloat32));
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl of, empty_contiguous(DimVector{m, half}, DType::kFloat32, DeviceId{}));
+  const float* pp = static_cast<const float*>(pf.data_ptr());
+  float* po = static_cast<float*>(of.data_ptr());
+  auto round_to = [dtype](float v) {
+    if (dtype == DType::kBFloat16) return bf16_to_float(float_to_bf16(v));
+    if (dtype == DType::kFloat16) return half_to_float(float_to_half(v));
+    return v;
+  };
+  for (int64_t r = 0; r < m; ++r) {
+    const float* gate = pp + r * n;
+    const float* up = gate + half;
+    for (int64_t i = 0; i < half; ++i) po[r * half + i] = round_to(round_to(gate[i] / (1.0f + std::exp(-gate[i]))) * up[i]);
+  }
+  return as_dtype(std::move(of), dtype);
+}
+
+}  // namespace
+
 AOTITorchError aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(AtenTensorHandle X, AtenTensorHandle w,
                                                              AtenTensorHandle qGroupSize,
                                                              AtenTensorHandle qScaleAndZeros,
@@ -654,34 +713,26 @@ AOTITorchError aoti_torch_cpu__weight_int4pack_mm_cpu_tensor(AtenTensorHandle X,
   return shim_call(__func__, [&]() -> Status {
     AOTIRT_REQUIRE_OUT(ret0);
     AOTIRT_ASSIGN_OR_RETURN(ops::WeightOnlyArgs a, ops::weight_int4pack_mm_args(X, w, qGroupSize, qScaleAndZeros));
-    AOTIRT_RETURN_IF_ERROR(check_cpu(*a.a, "X"));
-    AOTIRT_RETURN_IF_ERROR(check_cpu(*a.b, "w"));
     AOTIRT_RETURN_IF_ERROR(check_cpu(*impl_of(qGroupSize), "qGroupSize"));
-    AOTIRT_RETURN_IF_ERROR(check_cpu(*a.scales, "qScaleAndZeros"));
+    AOTIRT_RETURN_IF_ERROR(check_int4_devices(a, "X", "w"));
     const int64_t group = *static_cast<const int64_t*>(impl_of(qGroupSize)->data_ptr());
     AOTIRT_RETURN_IF_ERROR(ops::check_int4_group(a, group));
-    const uint8_t* pw = static_cast<const uint8_t*>(a.b->data_ptr());
-    const int64_t n = a.n, k = a.k;
-    const Int4Layout layout = int4_layout(aten_cpu_capability(cpu_options().aten_cpu_capability));
-    if (a.m > 0 && a.m <= in_place_rows(kInt4FewRows, kInt4FewRowsPortable) && n > 0 && k > 0 &&
-        layout.block_n <= kInt4MaxBlock) {
-      AOTIRT_ASSIGN_OR_RETURN(TensorImpl sz, contiguous_as(*a.scales, a.scales->dtype()));
-      AOTIRT_ASSIGN_OR_RETURN(TensorImpl x, contiguous_as(*a.a, DType::kFloat32));
-      AOTIRT_ASSIGN_OR_RETURN(TensorImpl c, empty_contiguous(DimVector{a.m, n}, DType::kFloat32, DeviceId{}));
-      int4_few_rows(Int4RowsProblem{layout, pw, sz.data_ptr(), sz.dtype(), static_cast<const float*>(x.data_ptr()),
-                                    static_cast<float*>(c.data_ptr()), a.m, n, k, group});
-      AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, as_dtype(std::move(c), a.a->dtype()));
-      *ret0 = new_handle(std::move(out));
-      return Status();
-    }
-    // [groups, N, 2] as float32, contiguous.
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl sz, contiguous_as(*a.scales, DType::kFloat32));
-    const float* psz = static_cast<const float*>(sz.data_ptr());
-    auto dequant = [&](int64_t n0, int64_t rows, float* dst) {
-      int4_dequant_columns(layout, pw, psz, n, k, group, n0, rows, dst);
-    };
-    Result<TensorImpl> r = weight_only_gemm(a, a.a->dtype(), nullptr, SlabLayout::kColumns, dequant);
-    AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, std::move(r));
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, int4pack_mm(a, group));
+    *ret0 = new_handle(std::move(out));
+    return Status();
+  });
+}
+
+AOTITorchError aoti_torch_cpu_aotirt_int4pack_mm_silu_mul(AtenTensorHandle x, AtenTensorHandle qdata,
+                                                          int64_t group_size, AtenTensorHandle scale_and_zero,
+                                                          AtenTensorHandle* ret0) noexcept {
+  return shim_call(__func__, [&]() -> Status {
+    AOTIRT_REQUIRE_OUT(ret0);
+    AOTIRT_ASSIGN_OR_RETURN(ops::WeightOnlyArgs a,
+                            ops::int4pack_mm_silu_mul_args(x, qdata, group_size, scale_and_zero, /*cuda=*/false));
+    AOTIRT_RETURN_IF_ERROR(check_int4_devices(a, "x", "qdata"));
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl prod, int4pack_mm(a, group_size));
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, silu_mul_halves(prod, a.m, a.n));
     *ret0 = new_handle(std::move(out));
     return Status();
   });

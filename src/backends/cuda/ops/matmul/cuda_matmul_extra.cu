@@ -406,6 +406,15 @@ __device__ __forceinline__ void mma_bf16_16816(float c[4], const uint32_t a[4], 
 #endif
 }
 
+// silu(gate) * up from the two float32 sums, rounded as a product's
+// bfloat16 output, F.silu's and the multiply's are in turn.
+__device__ __forceinline__ __nv_bfloat16 silu_mul_bf16(float gate, float up) {
+  const float g = __bfloat162float(__float2bfloat16_rn(gate));
+  const float u = __bfloat162float(__float2bfloat16_rn(up));
+  const float s = __bfloat162float(__float2bfloat16_rn(g / (1.f + expf(-g))));
+  return __float2bfloat16_rn(s * u);
+}
+
 __device__ __forceinline__ uint32_t bits_of(__nv_bfloat162 v) {
   uint32_t u;
   memcpy(&u, &v, sizeof(u));
@@ -636,7 +645,13 @@ __global__ void __launch_bounds__(256) int4pack_gemv_tile_kernel(const __nv_bflo
 // the second tile (A's row g + 8), then both at k 2r + 8: pairs 2t and
 // 2t + 1 of each word. With an odd number of tiles the last pair's second
 // tile repeats its first, unstored.
-template <int IKT, bool kOneGroup, int kPairs>
+//
+// kSiluMul (a MLP's stacked gate and up projections, n / 2 rows each): pair
+// p is tile p of the gate half and tile p of the up half, so that a lane's
+// sums hold a gate row and its up row, and the store writes
+// out[m, n / 2] = silu(gate) * up, each rounded as the separate ops round.
+// This saves the decode step the kernel that would read the product back.
+template <int IKT, bool kOneGroup, int kPairs, bool kSiluMul = false>
 __global__ void __launch_bounds__(256) int4pack_gemv_pair_kernel(const __nv_bfloat16* x, const int32_t* packed,
                                                                  const __nv_bfloat16* sz, __nv_bfloat16* out,
                                                                  int m, int n, int k, int group_shift) {
@@ -652,10 +667,17 @@ __global__ void __launch_bounds__(256) int4pack_gemv_pair_kernel(const __nv_bflo
   __shared__ float part[8][16][kInt4PairRows];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int g = lane >> 2, r = lane & 3;
-  const int tiles = n / 8, pairs = (tiles + 1) / 2;
+  const int tiles = n / 8, pairs = kSiluMul ? tiles / 2 : (tiles + 1) / 2;
   const int pair = static_cast<int>(blockIdx.x) * kPairs + warp / kWarps;
   const int wt = warp % kWarps;  // the warp's turn among its pair's
-  const int t0 = min(2 * pair, tiles - 1), t1 = min(2 * pair + 1, tiles - 1);
+  int t0, t1;
+  if constexpr (kSiluMul) {
+    t0 = min(pair, pairs - 1);
+    t1 = t0 + pairs;
+  } else {
+    t0 = min(2 * pair, tiles - 1);
+    t1 = min(2 * pair + 1, tiles - 1);
+  }
   // A warp past the last pair (the grid's last block) sums nothing.
   const int super_tiles = pair < pairs ? k / kTileK : 0;
   const int64_t tile_words = static_cast<int64_t>(k / kTileK) * 32 * kHalf;
@@ -737,6 +759,27 @@ __global__ void __launch_bounds__(256) int4pack_gemv_pair_kernel(const __nv_bflo
   part[warp][g + 8][2 * r] = c[2];
   part[warp][g + 8][2 * r + 1] = c[3];
   __syncthreads();
+  if constexpr (kSiluMul) {
+    // Output 8p + g of the n / 2 takes gate row 8p + g (the pair's first
+    // tile) and up row 8p + g (its second): the block's pairs are 8 * kPairs
+    // consecutive outputs.
+    const int half = n / 2;
+    for (int i = threadIdx.x; i < kPairs * 8 * kInt4PairRows; i += 256) {
+      const int mm = i / (kPairs * 8), col = i % (kPairs * 8);
+      const int pr = col / 8, wrow = col % 8;
+      const int p = static_cast<int>(blockIdx.x) * kPairs + pr;
+      if (mm < m && p < pairs) {
+        float gate = 0.f, up = 0.f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+          gate += part[pr * kWarps + w][wrow][mm];
+          up += part[pr * kWarps + w][wrow + 8][mm];
+        }
+        out[static_cast<int64_t>(mm) * half + p * 8 + wrow] = silu_mul_bf16(gate, up);
+      }
+    }
+    return;
+  }
   // A row of x at a time, so that neighbouring threads store neighbouring
   // outputs: the block's pairs are 16 * kPairs consecutive columns.
   for (int i = threadIdx.x; i < kPairs * 16 * kInt4PairRows; i += 256) {
@@ -772,8 +815,13 @@ cudaError_t launch_int4(Kernel kernel, unsigned blocks, const Int4TileArgs& a, c
 // |per_block| tiles (the tile kernel) or pairs of tiles (the pair kernel) a
 // block.
 template <int IKT, int kPer>
-cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent) {
+cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent, bool silu_mul) {
   const bool one_group = (1 << a.group_shift) >= IKT * 16;
+  if (silu_mul) {
+    const unsigned blocks = static_cast<unsigned>((a.n / 16 + kPer - 1) / kPer);
+    return one_group ? launch_int4(int4pack_gemv_pair_kernel<IKT, true, kPer, true>, blocks, a, stream, dependent)
+                     : launch_int4(int4pack_gemv_pair_kernel<IKT, false, kPer, true>, blocks, a, stream, dependent);
+  }
   if (a.m <= kInt4PairRows) {
     const unsigned blocks = static_cast<unsigned>(((a.n / 8 + 1) / 2 + kPer - 1) / kPer);
     return one_group ? launch_int4(int4pack_gemv_pair_kernel<IKT, true, kPer>, blocks, a, stream, dependent)
@@ -789,15 +837,37 @@ cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool de
 // and up projections, k = 2048 in 16 super-tiles), so that blocks stay a few
 // waves; one elsewhere, as fewer blocks than SM slots would leave SMs idle.
 template <int IKT>
-cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent, int per_block) {
+cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent, int per_block,
+                             bool silu_mul = false) {
   const bool pairs = a.m <= kInt4PairRows;
   const int ahead = pairs ? Int4Batch<IKT, true>::kPairAhead : Int4Batch<IKT, true>::kAhead;
   const int units = pairs ? (a.n / 8 + 1) / 2 : a.n / 8;
   const bool short_k = a.k / (IKT * 16) < 8 * ahead;
   if (per_block <= 0) per_block = short_k && units >= (pairs ? 512 : 1024) ? 2 : 1;
-  if (per_block == 4) return launch_int4_tile<IKT, 4>(a, stream, dependent);
-  if (per_block == 2) return launch_int4_tile<IKT, 2>(a, stream, dependent);
-  return launch_int4_tile<IKT, 1>(a, stream, dependent);
+  if (per_block == 4) return launch_int4_tile<IKT, 4>(a, stream, dependent, silu_mul);
+  if (per_block == 2) return launch_int4_tile<IKT, 2>(a, stream, dependent, silu_mul);
+  return launch_int4_tile<IKT, 1>(a, stream, dependent, silu_mul);
+}
+
+// Whether the mma kernels take the product: up to 16 rows, whole tiles of
+// rows and k, a power-of-two group of at least a super-tile pair's 32 k,
+// 32-bit offsets and aligned rows of x.
+bool int4_tile_fits(const void* x, const int32_t* packed, const void* sz, int64_t m, int64_t n, int64_t k, int ikt,
+                    int64_t group) {
+  const bool pow2 = group >= 32 && (group & (group - 1)) == 0;
+  const bool tiles = n % 8 == 0 && k % (ikt * 16) == 0 && k % 2 == 0;
+  const bool small = m * k < (int64_t{1} << 31) && n * k / 8 < (int64_t{1} << 31) && n / 8 < (int64_t{1} << 31);
+  return m <= kInt4TileRows && pow2 && tiles && small && reinterpret_cast<uintptr_t>(x) % 4 == 0 &&
+         reinterpret_cast<uintptr_t>(sz) % 4 == 0 && reinterpret_cast<uintptr_t>(packed) % 16 == 0;
+}
+
+Int4TileArgs int4_tile_args(const void* x, const int32_t* packed, const void* sz, void* out, int64_t m, int64_t n,
+                            int64_t k, int64_t group) {
+  int shift = 0;
+  while ((int64_t{1} << shift) < group) ++shift;
+  return Int4TileArgs{static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),
+                      static_cast<__nv_bfloat16*>(out), static_cast<int>(m), static_cast<int>(n),
+                      static_cast<int>(k), shift};
 }
 
 }  // namespace
@@ -817,19 +887,8 @@ cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, cons
                                       bool dependent_launch, int tiles_per_block) {
   if (m <= 0 || n <= 0) return cudaSuccess;
   if (ikt != 2 && ikt != 4 && ikt != 8) return cudaErrorInvalidValue;
-  // The tile kernel: up to 16 rows, whole tiles of rows and k, a
-  // power-of-two group of at least a super-tile pair's 32 k, 32-bit offsets
-  // and aligned rows of x.
-  const bool pow2 = group >= 32 && (group & (group - 1)) == 0;
-  const bool tiles = n % 8 == 0 && k % (ikt * 16) == 0 && k % 2 == 0;
-  const bool small = m * k < (int64_t{1} << 31) && n * k / 8 < (int64_t{1} << 31) && n / 8 < (int64_t{1} << 31);
-  if (m <= kInt4TileRows && pow2 && tiles && small && reinterpret_cast<uintptr_t>(x) % 4 == 0 && reinterpret_cast<uintptr_t>(sz) % 4 == 0 &&
-      reinterpret_cast<uintptr_t>(packed) % 16 == 0) {
-    int shift = 0;
-    while ((int64_t{1} << shift) < group) ++shift;
-    const Int4TileArgs args{static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),
-                            static_cast<__nv_bfloat16*>(out), static_cast<int>(m), static_cast<int>(n),
-                            static_cast<int>(k), shift};
+  if (int4_tile_fits(x, packed, sz, m, n, k, ikt, group)) {
+    const Int4TileArgs args = int4_tile_args(x, packed, sz, out, m, n, k, group);
     if (ikt == 8) return launch_int4_tile<8>(args, stream, dependent_launch, tiles_per_block);
     if (ikt == 4) return launch_int4_tile<4>(args, stream, dependent_launch, tiles_per_block);
     return launch_int4_tile<2>(args, stream, dependent_launch, tiles_per_block);
@@ -838,6 +897,24 @@ cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, cons
       static_cast<const __nv_bfloat16*>(x), packed, static_cast<const __nv_bfloat16*>(sz),
       static_cast<__nv_bfloat16*>(out), m, n, k, ikt, group);
   return cudaGetLastError();
+}
+
+bool cuda_int4pack_silu_mul_fits(const void* x, const int32_t* packed, const void* sz, int64_t m, int64_t n,
+                                 int64_t k, int ikt, int64_t group) {
+  return m > 0 && m <= kInt4PairRows && n % 16 == 0 && (ikt == 2 || ikt == 4 || ikt == 8) &&
+         int4_tile_fits(x, packed, sz, m, n, k, ikt, group);
+}
+
+cudaError_t cuda_launch_int4pack_gemv_silu_mul(const void* x, const int32_t* packed, const void* sz, void* out,
+                                               int64_t m, int64_t n, int64_t k, int ikt, int64_t group,
+                                               cudaStream_t stream, bool dependent_launch, int pairs_per_block) {
+  if (!cuda_int4pack_silu_mul_fits(x, packed, sz, m, n, k, ikt, group)) return cudaErrorInvalidValue;
+  if (pairs_per_block != 0 && pairs_per_block != 1 && pairs_per_block != 2 && pairs_per_block != 4)
+    return cudaErrorInvalidValue;
+  const Int4TileArgs args = int4_tile_args(x, packed, sz, out, m, n, k, group);
+  if (ikt == 8) return launch_int4_tile<8>(args, stream, dependent_launch, pairs_per_block, true);
+  if (ikt == 4) return launch_int4_tile<4>(args, stream, dependent_launch, pairs_per_block, true);
+  return launch_int4_tile<2>(args, stream, dependent_launch, pairs_per_block, true);
 }
 
 cudaError_t cuda_launch_scaled_epilogue(const float* acc, void* out, int out_dtype, int64_t ors, int64_t ocs,

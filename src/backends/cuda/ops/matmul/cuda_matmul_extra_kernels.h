@@ -95,5 +95,19 @@ cudaError_t cuda_launch_int4pack_dequant(const int32_t* packed, const void* sz, 
 cudaError_t cuda_launch_int4pack_gemv(const void* x, const int32_t* packed, const void* sz, void* out, int64_t m,
                                       int64_t n, int64_t k, int ikt, int64_t group, cudaStream_t stream,
                                       bool dependent_launch = false, int tiles_per_block = 0);
+// out[m, n / 2] (bfloat16, contiguous) = silu(gate) * up, gate and up the
+// first and second halves of the n columns cuda_launch_int4pack_gemv would
+// write, each rounded to bfloat16 as that product's output is, then silu
+// and the multiply each rounded: one pair kernel that pairs gate tile p
+// with up tile p. It takes what _fits says: up to 8 rows, n a multiple of
+// 16, and the mma kernels' rules; elsewhere cudaErrorInvalidValue, and
+// the caller runs the product and SiLU-multiply apart. |pairs_per_block|
+// as |tiles_per_block| above (0: the kernel's choice).
+bool cuda_int4pack_silu_mul_fits(const void* x, const int32_t* packed, const void* sz, int64_t m, int64_t n,
+                                 int64_t k, int ikt, int64_t group);
+cudaError_t cuda_launch_int4pack_gemv_silu_mul(const void* x, const int32_t* packed, const void* sz, void* out,
+                                               int64_t m, int64_t n, int64_t k, int ikt, int64_t group,
+                                               cudaStream_t stream, bool dependent_launch = false,
+                                               int pairs_per_block = 0);
 
 }  // namespace aotirt

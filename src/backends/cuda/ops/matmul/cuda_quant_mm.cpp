@@ -13,17 +13,23 @@
 // CUDA kernel does. _weight_int4pack_mm reads torch's CUDA int4 packing
 // (_convert_weight_to_int4pack on CUDA; see cuda_matmul_extra_kernels.h):
 // in place for few rows, dequantized to bfloat16 and multiplied on
-// cuBLASLt for more.
+// cuBLASLt for more. aotirt's own aotirt_int4pack_mm_silu_mul (a decode
+// step's MLP gate and up product, shim/abi/aotirt_fused.h) runs on the
+// few-row kernel with SiLU-multiply in its store, else as the product and a
+// SiLU-multiply kernel.
 #include <memory>
 #include <utility>
 
 #include "backends/cuda/ops/cuda_op_util.h"
+#include "backends/cuda/ops/matmul/cuda_fused_decode_kernels.h"
 #include "backends/cuda/ops/matmul/cuda_matmul_extra_kernels.h"
 #include "backends/cuda/ops/matmul/cuda_matmul_impl.h"
 #include "backends/cuda/runtime/cuda_device.h"
 #include "backends/cuda/runtime/cuda_status.h"
 #include "base/status.h"
+#include "ops/fused_args.h"
 #include "ops/linalg_args.h"
+#include "shim/abi/aotirt_fused.h"
 #include "shim/abi/cuda_matmul.h"
 #include "shim/common/shim_util.h"
 
@@ -95,15 +101,10 @@ Status run_weight_int8(AtenTensorHandle self, AtenTensorHandle mat2, AtenTensorH
 // past it they are dequantized once and multiplied on cuBLASLt.
 constexpr int64_t kInt4GemvMaxRows = 16;
 
-Status run_weight_int4(AtenTensorHandle self, AtenTensorHandle mat2, int64_t group, AtenTensorHandle sz,
-                       AtenTensorHandle* ret) {
-  AOTIRT_REQUIRE_OUT(ret);
-  AOTIRT_ASSIGN_OR_RETURN(ops::WeightOnlyArgs a, ops::weight_int4pack_mm_cuda_args(self, mat2, group, sz));
-  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*a.a, "self"));
-  AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.b, "mat2"));
-  AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.scales, "qScaleAndZeros"));
-  const int device = scope->device();
-  cudaStream_t stream = scope->stream();
+// _weight_int4pack_mm of checked arguments, on |scope|'s stream.
+Result<TensorImpl> weight_int4(const ops::WeightOnlyArgs& a, CudaOpScope& scope) {
+  const int device = scope.device();
+  cudaStream_t stream = scope.stream();
   AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, cuda_empty_contiguous(DimVector{a.m, a.n}, DType::kBFloat16, device));
   const int ikt = static_cast<int>(a.inner_k_tiles);
   const int32_t* packed = static_cast<const int32_t*>(a.b->data_ptr());
@@ -126,6 +127,47 @@ Status run_weight_int4(AtenTensorHandle self, AtenTensorHandle mat2, int64_t gro
         cuda_launch_int4pack_dequant(packed, a.scales->data_ptr(), w.data_ptr(), a.n, a.k, ikt, a.group, stream));
     const TensorImpl wt(w.storage(), w.dtype(), DimVector{a.k, a.n}, DimVector{1, a.k}, w.storage_offset());
     AOTIRT_RETURN_IF_ERROR(cuda_addmm_tensors(out, nullptr, *a.a, wt, 0.0, 1.0));
+  }
+  return out;
+}
+
+Status run_weight_int4(AtenTensorHandle self, AtenTensorHandle mat2, int64_t group, AtenTensorHandle sz,
+                       AtenTensorHandle* ret) {
+  AOTIRT_REQUIRE_OUT(ret);
+  AOTIRT_ASSIGN_OR_RETURN(ops::WeightOnlyArgs a, ops::weight_int4pack_mm_cuda_args(self, mat2, group, sz));
+  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*a.a, "self"));
+  AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.b, "mat2"));
+  AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.scales, "qScaleAndZeros"));
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, weight_int4(a, *scope));
+  *ret = new_handle(std::move(out));
+  return Status();
+}
+
+Status run_int4_silu_mul(AtenTensorHandle x, AtenTensorHandle qdata, int64_t group, AtenTensorHandle sz,
+                         AtenTensorHandle* ret) {
+  AOTIRT_REQUIRE_OUT(ret);
+  AOTIRT_ASSIGN_OR_RETURN(ops::WeightOnlyArgs a, ops::int4pack_mm_silu_mul_args(x, qdata, group, sz, /*cuda=*/true));
+  AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*a.a, "x"));
+  AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.b, "qdata"));
+  AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.scales, "scale_and_zero"));
+  const int device = scope->device();
+  cudaStream_t stream = scope->stream();
+  const int ikt = static_cast<int>(a.inner_k_tiles);
+  const int32_t* packed = static_cast<const int32_t*>(a.b->data_ptr());
+  AOTIRT_ASSIGN_OR_RETURN(TensorImpl out, cuda_empty_contiguous(DimVector{a.m, a.n / 2}, DType::kBFloat16, device));
+  if (out.numel() > 0 &&
+      cuda_int4pack_silu_mul_fits(a.a->data_ptr(), packed, a.scales->data_ptr(), a.m, a.n, a.k, ikt, a.group)) {
+    AOTIRT_ASSIGN_OR_RETURN(CudaDevice * dev, cuda_device(device));
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_launch_int4pack_gemv_silu_mul(a.a->data_ptr(), packed, a.scales->data_ptr(),
+                                                                   out.data_ptr(), a.m, a.n, a.k, ikt, a.group,
+                                                                   stream, cuda_dependent_launches(*dev)));
+  } else if (out.numel() > 0) {
+    // More rows, or a shape the pair kernel does not take: the product,
+    // then SiLU-multiply of its halves.
+    AOTIRT_ASSIGN_OR_RETURN(TensorImpl prod, weight_int4(a, *scope));
+    AOTIRT_CUDA_RETURN_IF_ERROR(cuda_fused_prologue_launch(CudaFusedPrologue::kSiluMul,
+                                                           static_cast<int>(DType::kBFloat16), prod.data_ptr(),
+                                                           nullptr, 0.f, out.data_ptr(), a.m, a.n / 2, stream));
   }
   *ret = new_handle(std::move(out));
   return Status();
@@ -151,6 +193,12 @@ AOTITorchError aoti_torch_cuda__weight_int8pack_mm(AtenTensorHandle self, AtenTe
 AOTITorchError aoti_torch_cuda__weight_int4pack_mm(AtenTensorHandle self, AtenTensorHandle mat2, int64_t qGroupSize,
                                                    AtenTensorHandle qScaleAndZeros, AtenTensorHandle* ret0) noexcept {
   return shim_call(__func__, [&]() -> Status { return run_weight_int4(self, mat2, qGroupSize, qScaleAndZeros, ret0); });
+}
+
+AOTITorchError aoti_torch_cuda_aotirt_int4pack_mm_silu_mul(AtenTensorHandle x, AtenTensorHandle qdata,
+                                                           int64_t group_size, AtenTensorHandle scale_and_zero,
+                                                           AtenTensorHandle* ret0) noexcept {
+  return shim_call(__func__, [&]() -> Status { return run_int4_silu_mul(x, qdata, group_size, scale_and_zero, ret0); });
 }
 
 }  // extern "C"
