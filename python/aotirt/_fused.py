@@ -191,12 +191,15 @@ def _int4_packed(weight):
     return qdata, int(block[1]), sz, padded
 
 
-def _int4_mlp_forward(mlp, packed):
+def _int4_mlp_forward(mlp, gate_up: str):
     """An MLP's forward whose gate/up product (torchao int4 weights,
-    stacked) makes SiLU-multiply in its store."""
-    qdata, group, sz, padded = packed
+    stacked as |gate_up|) makes SiLU-multiply in its store. The packed
+    tensors are read from the weight at each call, not kept: under export
+    they must come from the traced weight, or they would be constants of
+    their own, a second copy the pair would not share."""
 
     def forward(x):
+        qdata, group, sz, padded = _int4_packed(getattr(mlp, gate_up).weight)
         rows = x.reshape(-1, x.shape[-1]).contiguous()
         if padded > rows.shape[-1]:
             rows = F.pad(rows, (0, padded - rows.shape[-1]))
@@ -237,9 +240,8 @@ def fused_int4_mlps(model):
             if not isinstance(layers, torch.nn.ModuleList):
                 continue
             for layer in layers:
-                packed = _int4_fusable(layer)
-                if packed is not None:
-                    layer.mlp.forward = _int4_mlp_forward(layer.mlp, packed)
+                if _int4_fusable(layer) is not None:
+                    layer.mlp.forward = _int4_mlp_forward(layer.mlp, layer.mlp.gate_proj._stack.name)
                     swapped.append(layer.mlp)
         yield len(swapped)
     finally:

@@ -257,9 +257,13 @@ Result<std::unique_ptr<Generator>> Generator::load(const std::string& dir, const
                   state->prefill->device().to_string(), state->decode->device().to_string());
     const PackageInfo& a = state->prefill->package();
     const PackageInfo& b = state->decode->package();
-    AOTIRT_ENSURE(a.weight_bytes == b.weight_bytes, kIncompatible,
-                  "the prefill and decode packages carry {} and {} bytes of weights: they are not one model's pair",
-                  a.weight_bytes, b.weight_bytes);
+    // The decode package borrows the prefill's weights; it may carry fewer
+    // bytes (a fused op that takes a group size as a number, where the
+    // prefill's op takes it as a tensor), never more.
+    AOTIRT_ENSURE(b.weight_bytes <= a.weight_bytes, kIncompatible,
+                  "the decode package carries {} bytes of weights, more than the prefill package's {}: it needs "
+                  "weights the prefill lacks, so they are not one model's pair",
+                  b.weight_bytes, a.weight_bytes);
     state->device = state->prefill->device();
     return std::unique_ptr<Generator>(new Generator(std::move(state)));
   } catch (const std::bad_alloc&) {
