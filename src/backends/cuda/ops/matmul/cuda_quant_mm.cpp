@@ -144,8 +144,8 @@ Status run_weight_int4(AtenTensorHandle self, AtenTensorHandle mat2, int64_t gro
 }
 
 Status run_int4_silu_mul(AtenTensorHandle x, AtenTensorHandle qdata, int64_t group, AtenTensorHandle sz,
-                         AtenTensorHandle* ret) {
-  AOTIRT_REQUIRE_OUT(ret);
+                         AtenTensorHandle* ret0) {
+  AOTIRT_REQUIRE_OUT(ret0);
   AOTIRT_ASSIGN_OR_RETURN(ops::WeightOnlyArgs a, ops::int4pack_mm_silu_mul_args(x, qdata, group, sz, /*cuda=*/true));
   AOTIRT_ASSIGN_OR_RETURN(std::unique_ptr<CudaOpScope> scope, CudaOpScope::enter(*a.a, "x"));
   AOTIRT_RETURN_IF_ERROR(scope->check_same_device(*a.b, "qdata"));
@@ -169,7 +169,7 @@ Status run_int4_silu_mul(AtenTensorHandle x, AtenTensorHandle qdata, int64_t gro
                                                            static_cast<int>(DType::kBFloat16), prod.data_ptr(),
                                                            nullptr, 0.f, out.data_ptr(), a.m, a.n / 2, stream));
   }
-  *ret = new_handle(std::move(out));
+  *ret0 = new_handle(std::move(out));
   return Status();
 }
 
