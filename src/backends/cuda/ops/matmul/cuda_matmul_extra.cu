@@ -833,16 +833,19 @@ cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool de
 }
 
 // Tiles (or pairs) a block: two where each of a tile's 8 warps would have
-// less than a batch of super-tiles and the blocks are many (Llama's MLP gate
-// and up projections, k = 2048 in 16 super-tiles), so that blocks stay a few
-// waves; one elsewhere, as fewer blocks than SM slots would leave SMs idle.
+// less than a batch of super-tiles (a pair's warps at most one: their
+// batches are half as deep) and the blocks are many (Llama's MLP gate and
+// up projections, k = 2048 in 16 super-tiles), so that blocks stay a few
+// waves and a pair's warps each copy a second batch ahead; one elsewhere,
+// as fewer blocks than SM slots would leave SMs idle.
 template <int IKT>
 cudaError_t launch_int4_tile(const Int4TileArgs& a, cudaStream_t stream, bool dependent, int per_block,
                              bool silu_mul = false) {
   const bool pairs = a.m <= kInt4PairRows;
   const int ahead = pairs ? Int4Batch<IKT, true>::kPairAhead : Int4Batch<IKT, true>::kAhead;
   const int units = pairs ? (a.n / 8 + 1) / 2 : a.n / 8;
-  const bool short_k = a.k / (IKT * 16) < 8 * ahead;
+  const int super_tiles = a.k / (IKT * 16);
+  const bool short_k = pairs ? super_tiles <= 8 * ahead : super_tiles < 8 * ahead;
   if (per_block <= 0) per_block = short_k && units >= (pairs ? 512 : 1024) ? 2 : 1;
   if (per_block == 4) return launch_int4_tile<IKT, 4>(a, stream, dependent, silu_mul);
   if (per_block == 2) return launch_int4_tile<IKT, 2>(a, stream, dependent, silu_mul);
