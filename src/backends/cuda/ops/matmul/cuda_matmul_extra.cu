@@ -778,19 +778,19 @@ __global__ void __launch_bounds__(256) int4pack_gemv_pair_kernel(const __nv_bflo
         out[static_cast<int64_t>(mm) * half + p * 8 + wrow] = silu_mul_bf16(gate, up);
       }
     }
-    return;
-  }
-  // A row of x at a time, so that neighbouring threads store neighbouring
-  // outputs: the block's pairs are 16 * kPairs consecutive columns.
-  for (int i = threadIdx.x; i < kPairs * 16 * kInt4PairRows; i += 256) {
-    const int mm = i / (kPairs * 16), col = i % (kPairs * 16);
-    const int pr = col / 16, wrow = col % 16;
-    const int tile = 2 * (static_cast<int>(blockIdx.x) * kPairs + pr) + wrow / 8;
-    if (mm < m && tile < tiles) {
-      float sum = 0.f;
+  } else {
+    // A row of x at a time, so that neighbouring threads store neighbouring
+    // outputs: the block's pairs are 16 * kPairs consecutive columns.
+    for (int i = threadIdx.x; i < kPairs * 16 * kInt4PairRows; i += 256) {
+      const int mm = i / (kPairs * 16), col = i % (kPairs * 16);
+      const int pr = col / 16, wrow = col % 16;
+      const int tile = 2 * (static_cast<int>(blockIdx.x) * kPairs + pr) + wrow / 8;
+      if (mm < m && tile < tiles) {
+        float sum = 0.f;
 #pragma unroll
-      for (int w = 0; w < kWarps; ++w) sum += part[pr * kWarps + w][wrow][mm];
-      out[static_cast<int64_t>(mm) * n + tile * 8 + wrow % 8] = __float2bfloat16_rn(sum);
+        for (int w = 0; w < kWarps; ++w) sum += part[pr * kWarps + w][wrow][mm];
+        out[static_cast<int64_t>(mm) * n + tile * 8 + wrow % 8] = __float2bfloat16_rn(sum);
+      }
     }
   }
 }
