@@ -225,6 +225,14 @@ def _int4_fusable(layer):
     return _int4_packed(gate_up.weight)
 
 
+def _decoder_layers(model):
+    """The layers of each `layers` ModuleList in |model| (the decoder's)."""
+    for parent in list(model.modules()):
+        layers = getattr(parent, "layers", None)
+        if isinstance(layers, torch.nn.ModuleList):
+            yield from layers
+
+
 @contextlib.contextmanager
 def fused_int4_mlps(model):
     """|model| (its projections stacked and quantized by torchao to int4)
@@ -235,14 +243,10 @@ def fused_int4_mlps(model):
     body raises."""
     swapped = []
     try:
-        for parent in list(model.modules()):
-            layers = getattr(parent, "layers", None)
-            if not isinstance(layers, torch.nn.ModuleList):
-                continue
-            for layer in layers:
-                if _int4_fusable(layer) is not None:
-                    layer.mlp.forward = _int4_mlp_forward(layer.mlp, layer.mlp.gate_proj._stack.name)
-                    swapped.append(layer.mlp)
+        for layer in _decoder_layers(model):
+            if _int4_fusable(layer) is not None:
+                layer.mlp.forward = _int4_mlp_forward(layer.mlp, layer.mlp.gate_proj._stack.name)
+                swapped.append(layer.mlp)
         yield len(swapped)
     finally:
         for mlp in swapped:
@@ -257,18 +261,14 @@ def fused_decoder_layers(model):
     also when the body raises."""
     swapped = []
     try:
-        for parent in list(model.modules()):
-            layers = getattr(parent, "layers", None)
-            if not isinstance(layers, torch.nn.ModuleList):
+        for layer in _decoder_layers(model):
+            if not _fusable(layer):
                 continue
-            for i, layer in enumerate(layers):
-                if not _fusable(layer):
-                    continue
-                o_proj, residual = layer.self_attn.o_proj, _Residual()
-                # Instance attributes: nn.Module calls self.forward.
-                o_proj.forward = _residual_linear_forward(o_proj, residual)
-                layer.forward = _fused_layer_forward(layer, layer.self_attn.q_proj._stack, residual)
-                swapped.append((layer, o_proj))
+            o_proj, residual = layer.self_attn.o_proj, _Residual()
+            # Instance attributes: nn.Module calls self.forward.
+            o_proj.forward = _residual_linear_forward(o_proj, residual)
+            layer.forward = _fused_layer_forward(layer, layer.self_attn.q_proj._stack, residual)
+            swapped.append((layer, o_proj))
         yield len(swapped)
     finally:
         for layer, o_proj in swapped:
